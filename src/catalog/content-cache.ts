@@ -1,0 +1,38 @@
+// Verified bytes in memory, bounded by total size, keyed by (server, URI, digest):
+// a new digest is a new key, so stale content can never answer for fresh.
+import { LRUCache } from 'lru-cache';
+import type { VerifiedContent } from './verified-content.js';
+
+export class ContentCache {
+  private readonly cache: LRUCache<string, VerifiedContent>;
+
+  constructor(maxBytes: number) {
+    this.cache = new LRUCache<string, VerifiedContent>({
+      maxSize: Math.max(1, maxBytes),
+      // Empty files still take a slot; oversized ones are simply not kept.
+      sizeCalculation: (content) => Math.max(1, content.bytes.length),
+    });
+  }
+
+  get(server: string, uri: string, digest: string): VerifiedContent | undefined {
+    return this.cache.get(key(server, uri, digest));
+  }
+
+  set(server: string, content: VerifiedContent): void {
+    this.cache.set(key(server, content.uri, content.digest), content);
+  }
+
+  /** Drops every version of one server's content (server removed or reset). */
+  dropServer(server: string): void {
+    const prefix = `${server}\0`;
+    for (const cacheKey of [...this.cache.keys()]) if (cacheKey.startsWith(prefix)) this.cache.delete(cacheKey);
+  }
+
+  get sizeBytes(): number {
+    return this.cache.calculatedSize;
+  }
+}
+
+function key(server: string, uri: string, digest: string): string {
+  return `${server}\0${uri}\0${digest}`;
+}

@@ -1,0 +1,600 @@
+// One server's skill namespace as the filesystem sees it: discovery (listing, index or
+// none), lookups of paths nobody listed, directory reads, and verified content with
+// single-flight fetches. Paths are relative to the server's label directory ("" is it).
+import { IntegrityError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
+import type { Logger } from '../mcp/connection.js';
+import { DIRECTORY_MIME_TYPE, INDEX_URI } from '../mcp/protocol.js';
+import type { ConnectionStatus, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
+import type { ContentCache } from './content-cache.js';
+import { Namespace, type FileFacts } from './namespace.js';
+import { recordFromIndex, recordFromListing, type Generation, type SkillRecord } from './skill-record.js';
+import { nameProblem, segmentsToUri, splitPath, uriToSegments } from './uri-path.js';
+import { verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
+
+export interface CatalogOptions {
+  log: Logger;
+  cache: ContentCache;
+  hideDynamic: boolean;
+  /** After this, the next operation refreshes the listing in the background. */
+  listingTtlMs: number;
+  /** How long a path the server said does not exist stays ENOENT without asking again. */
+  negativeTtlMs: number;
+  /** How long a directory read stands for the directory's children. */
+  directoryTtlMs: number;
+  /** How long fetched bytes with no listing digest stand for the file's current version. */
+  unverifiedTtlMs: number;
+  /** At most this many resources are subscribed to for update notifications. */
+  maxSubscriptions: number;
+  now?: () => number;
+}
+
+export const DEFAULT_CATALOG_TIMINGS = {
+  listingTtlMs: 60_000,
+  negativeTtlMs: 5_000,
+  directoryTtlMs: 10_000,
+  unverifiedTtlMs: 10_000,
+  maxSubscriptions: 10_000,
+} as const;
+
+export interface CatalogNode {
+  kind: 'file' | 'directory';
+  uri: string;
+  sizeBytes: number;
+  /** Content digest when known (listing or fetched bytes). */
+  digest: string | undefined;
+  /** True when a listing digest vouches for the file's bytes. */
+  verified: boolean;
+}
+
+export interface SkillSummary {
+  name: string;
+  description: string;
+  uri: string;
+  /** Skill directory, relative to the label directory. */
+  path: string;
+  digest: string | undefined;
+  /** verified: every file checked against a manifest; skill-md-verified: index generation; dynamic: nothing checkable. */
+  integrity: 'verified' | 'skill-md-verified' | 'dynamic';
+  declined: string | undefined;
+}
+
+export interface CatalogSummary {
+  label: string;
+  connection: ConnectionStatus;
+  generation: Generation | undefined;
+  listingComplete: boolean;
+  skills: SkillSummary[];
+  problems: string[];
+}
+
+const MAX_REMEMBERED_PROBLEMS = 50;
+
+export class ServerCatalog {
+  readonly label: string;
+  private generation: Generation | undefined;
+  private records = new Map<string, SkillRecord>();
+  private namespace = new Namespace(segmentsToUri([]));
+  private listingComplete = false;
+  private listedAtMs = Number.NEGATIVE_INFINITY;
+  private problems: string[] = [];
+  private refreshing: Promise<void> | undefined;
+  private readonly negative = new Map<string, number>();
+  private readonly directoryReads = new Map<string, { atMs: number; pending?: Promise<void> }>();
+  private readonly unverifiedVersions = new Map<string, { digest: string; sizeBytes: number; atMs: number }>();
+  private readonly inflight = new Map<string, Promise<VerifiedContent>>();
+  private readonly subscribed = new Set<string>();
+  private readonly skillRefreshedAtMs = new Map<string, number>();
+  private readonly now: () => number;
+
+  constructor(
+    private readonly source: SkillSource,
+    private readonly options: CatalogOptions,
+  ) {
+    this.label = source.label;
+    this.now = options.now ?? Date.now;
+    source.onEvent((event) => {
+      switch (event.type) {
+        case 'connected':
+          // A restarted server may speak another generation: decide again.
+          this.generation = undefined;
+          void this.refresh();
+          break;
+        case 'list-changed':
+          this.forgetObservations();
+          void this.refresh();
+          break;
+        case 'resource-updated':
+          this.unverifiedVersions.delete(event.uri);
+          this.forgetObservations();
+          void this.refresh();
+          break;
+        case 'disconnected':
+          break;
+      }
+    });
+  }
+
+  /** Discovers the server's skills (listing, else index, else none); never throws. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.discover().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */
+  async lookup(path: string): Promise<CatalogNode> {
+    this.refreshIfStale();
+    const node = this.namespace.get(path) ?? (await this.resolve(path));
+    if (node.kind === 'directory') return { kind: 'directory', uri: node.uri, sizeBytes: 0, digest: undefined, verified: false };
+    const facts = node.facts;
+    if (facts.sizeBytes !== undefined) {
+      const observed = facts.digest === undefined ? this.freshUnverified(facts.uri) : undefined;
+      return { kind: 'file', uri: facts.uri, sizeBytes: facts.sizeBytes, digest: facts.digest ?? observed?.digest, verified: facts.digest !== undefined };
+    }
+    const observed = this.freshUnverified(facts.uri);
+    if (observed) return { kind: 'file', uri: facts.uri, sizeBytes: observed.sizeBytes, digest: observed.digest, verified: false };
+    const content = await this.contentFor(path, facts);
+    return { kind: 'file', uri: facts.uri, sizeBytes: content.bytes.length, digest: content.digest, verified: content.verified };
+  }
+
+  /** readdir: names of the directory's children. */
+  async list(path: string): Promise<string[]> {
+    this.refreshIfStale();
+    let node = this.namespace.get(path) ?? (await this.resolve(path));
+    if (node.kind === 'file') throw new NotADirectoryError(`${this.label}: ${path} is a file`, { server: this.label, uri: node.facts.uri });
+    if (this.shouldReadDirectory(path)) {
+      await this.readDirectory(path);
+      node = this.namespace.get(path) ?? node;
+    }
+    return node.kind === 'directory' ? [...node.children.keys()] : [];
+  }
+
+  /** open: the file's verified bytes, from the cache or one resources/read. */
+  async read(path: string): Promise<VerifiedContent> {
+    this.refreshIfStale();
+    const node = this.namespace.get(path) ?? (await this.resolve(path));
+    if (node.kind === 'directory') throw new NotFoundError(`${this.label}: ${path} is a directory`, { server: this.label, uri: node.uri });
+    return this.contentFor(path, node.facts);
+  }
+
+  /** The URI a path stands for, if the path is known. */
+  uriOf(path: string): string | undefined {
+    const node = this.namespace.get(path);
+    return node?.kind === 'file' ? node.facts.uri : node?.uri;
+  }
+
+  summary(): CatalogSummary {
+    const skills: SkillSummary[] = [...this.records.values()].map((record) => ({
+      name: record.name,
+      description: record.description,
+      uri: record.uri,
+      path: record.segments.slice(0, -1).join('/'),
+      digest: record.skillMdDigest,
+      integrity: record.files === 'dynamic' ? 'dynamic' : record.files === 'unlisted' ? 'skill-md-verified' : 'verified',
+      declined: record.declined,
+    }));
+    return {
+      label: this.label,
+      connection: this.source.connection(),
+      generation: this.generation,
+      listingComplete: this.listingComplete,
+      skills,
+      problems: [...this.problems],
+    };
+  }
+
+  // ---- discovery ----
+
+  private async discover(): Promise<void> {
+    const startedAt = this.now();
+    try {
+      if (this.generation !== 'index') {
+        try {
+          const listing = await this.source.listSkills();
+          this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete);
+          return;
+        } catch (error) {
+          // -32601: an index-generation server (or none at all).
+          if (!(error instanceof NotSupportedError)) throw error;
+        }
+      }
+      try {
+        const index = await this.source.readIndex();
+        this.install('index', index.items.map(recordFromIndex), index.problems, index.complete);
+        this.addIndexFile(index.content);
+        return;
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+      }
+      this.install('none', [], [], true);
+    } catch (error) {
+      // A broken listing proves nothing: keep what we knew and try again later.
+      this.listedAtMs = startedAt;
+      this.remember(`discovery failed: ${(error as Error).message}`);
+    }
+  }
+
+  private install(generation: Generation, results: Array<SkillRecord | { problem: string }>, problems: string[], complete: boolean): void {
+    const records = new Map<string, SkillRecord>();
+    const namespace = new Namespace(segmentsToUri([]));
+    const allProblems = [...problems];
+    // Shallow skills first, so a nested skill's own entry refines the files its encloser also lists.
+    const valid = results.filter((result): result is SkillRecord => 'uri' in result);
+    for (const result of results) if ('problem' in result) allProblems.push(result.problem);
+    valid.sort((a, b) => a.segments.length - b.segments.length);
+    for (const record of valid) {
+      if (records.has(record.uri)) {
+        allProblems.push(`skill ${record.uri} listed twice; the first entry is used`);
+        continue;
+      }
+      records.set(record.uri, record);
+      addRecordToNamespace(namespace, record);
+    }
+    allProblems.push(...namespace.problems);
+    for (const record of records.values()) {
+      if (record.declined) allProblems.push(`skill ${record.uri} declined: ${record.declined}`);
+    }
+    this.generation = generation;
+    this.records = records;
+    this.namespace = namespace;
+    this.listingComplete = complete;
+    this.listedAtMs = this.now();
+    this.negative.clear();
+    this.directoryReads.clear();
+    this.problems = [];
+    for (const problem of allProblems) this.remember(problem);
+    const declined = [...records.values()].filter((record) => record.declined).length;
+    this.options.log(
+      `[${this.label}] ${generation === 'none' ? 'no skill listing (skills reachable by path only)' : `${generation} generation: ${records.size - declined} skills`}` +
+        `${declined ? `, ${declined} declined` : ''}${complete ? '' : ' (partial listing)'}${allProblems.length ? `, ${allProblems.length} problems` : ''}`,
+    );
+  }
+
+  private addIndexFile(content: UnverifiedContent): void {
+    const verified = verifyContent(this.label, content, {});
+    this.options.cache.set(this.label, verified);
+    this.unverifiedVersions.set(INDEX_URI, { digest: verified.digest, sizeBytes: verified.bytes.length, atMs: this.now() });
+    this.namespace.addFile(['index.json'], { uri: INDEX_URI, sizeBytes: undefined, digest: undefined, frontmatter: undefined, skillUri: undefined });
+  }
+
+  private refreshIfStale(): void {
+    if (this.now() - this.listedAtMs > this.options.listingTtlMs) void this.refresh();
+  }
+
+  private forgetObservations(): void {
+    this.negative.clear();
+    this.directoryReads.clear();
+  }
+
+  private remember(problem: string): void {
+    this.options.log(`[${this.label}] ${problem}`);
+    this.problems.push(problem);
+    if (this.problems.length > MAX_REMEMBERED_PROBLEMS) this.problems.shift();
+  }
+
+  // ---- lookups of paths nobody listed ----
+
+  private async resolve(path: string): Promise<NonNullable<ReturnType<Namespace['get']>>> {
+    const segments = splitPath(path);
+    const notFound = () => new NotFoundError(`${this.label}: ${path}: no such file or directory`, { server: this.label });
+    const expiresAtMs = this.negative.get(path);
+    if (expiresAtMs !== undefined && expiresAtMs > this.now()) throw notFound();
+    const name = segments[segments.length - 1];
+    if (name === undefined || nameProblem(name)) throw notFound();
+    const parentPath = segments.slice(0, -1).join('/');
+    const parent = this.namespace.get(parentPath) ?? (await this.resolve(parentPath));
+    if (parent.kind === 'file') throw new NotADirectoryError(`${this.label}: ${parentPath} is a file`, { server: this.label });
+
+    const found = await this.askServer(segments, parentPath, parent.uri).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    });
+    if (found) return found;
+    this.negative.set(path, this.now() + this.options.negativeTtlMs);
+    throw notFound();
+  }
+
+  private async askServer(segments: string[], parentPath: string, parentUri: string) {
+    const path = segments.join('/');
+    const name = segments[segments.length - 1]!;
+    const owner = this.manifestOwner(segments);
+    if (owner) {
+      // The manifest is authoritative for its skill: a file it lacks appears only after skills/get says so.
+      const lastMs = this.skillRefreshedAtMs.get(owner.uri) ?? Number.NEGATIVE_INFINITY;
+      if (this.now() - lastMs < this.options.negativeTtlMs) return undefined;
+      this.skillRefreshedAtMs.set(owner.uri, this.now());
+      await this.refreshSkill(owner.uri);
+      return this.namespace.get(path);
+    }
+    if (this.isUnderDeclinedSkill(segments)) return undefined;
+    if (this.shouldReadDirectory(parentPath)) {
+      await this.readDirectory(parentPath);
+      return this.namespace.get(path);
+    }
+    if (parentPath === '' && /^[a-z][a-z0-9+.-]*:$/.test(name)) {
+      // A scheme directory exists for every scheme; what is inside is asked for separately.
+      this.namespace.addDirectory(segments, `${name}//`);
+      return this.namespace.get(path);
+    }
+    const uri = childUri(parentUri, name);
+    if (name === 'SKILL.md' && this.generation === 'listing') {
+      const registered = await this.registerSkill(uri);
+      if (registered) return this.namespace.get(path);
+    }
+    try {
+      const content = await this.source.readResource(uri);
+      this.namespace.addFile(segments, { uri, sizeBytes: undefined, digest: undefined, frontmatter: undefined, skillUri: undefined });
+      this.keep(verifyContent(this.label, content, {}));
+      return this.namespace.get(path);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    // Not a file: perhaps the root of a skill nobody listed.
+    const skillUri = `${uri}/SKILL.md`;
+    if (this.generation === 'listing') {
+      return (await this.registerSkill(skillUri)) ? this.namespace.get(path) : undefined;
+    }
+    const content = await this.source.readResource(skillUri);
+    this.namespace.addFile([...segments, 'SKILL.md'], { uri: skillUri, sizeBytes: undefined, digest: undefined, frontmatter: undefined, skillUri: undefined });
+    this.keep(verifyContent(this.label, content, {}));
+    return this.namespace.get(path);
+  }
+
+  /** skills/get for a SKILL.md URI; adds the skill on success, false when it is not a skill. */
+  private async registerSkill(skillUri: string): Promise<boolean> {
+    let entry;
+    try {
+      entry = await this.source.getSkill(skillUri);
+    } catch (error) {
+      if (error instanceof NotFoundError || error instanceof NotSupportedError) return false;
+      throw error;
+    }
+    const record = recordFromListing(entry, this.options);
+    if ('problem' in record) {
+      this.remember(record.problem);
+      return false;
+    }
+    this.records.set(record.uri, record);
+    if (record.declined) {
+      this.remember(`skill ${record.uri} declined: ${record.declined}`);
+      return false;
+    }
+    addRecordToNamespace(this.namespace, record);
+    for (const problem of this.namespace.problems.splice(0)) this.remember(problem);
+    return true;
+  }
+
+  /** Re-fetches one skill's entry (after a verification failure, or for a file its manifest lacks). */
+  private async refreshSkill(skillUri: string): Promise<void> {
+    if (this.generation === 'index') {
+      await this.refresh();
+      return;
+    }
+    const previous = this.records.get(skillUri);
+    let entry;
+    try {
+      entry = await this.source.getSkill(skillUri);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        // The server no longer serves it: rebuild without it.
+        this.records.delete(skillUri);
+        this.rebuildNamespace();
+        return;
+      }
+      throw error;
+    }
+    const record = recordFromListing(entry, this.options);
+    if ('problem' in record) {
+      this.remember(record.problem);
+      return;
+    }
+    if (previous && sameManifest(previous, record)) return;
+    this.records.set(record.uri, record);
+    this.rebuildNamespace();
+  }
+
+  private rebuildNamespace(): void {
+    const namespace = new Namespace(segmentsToUri([]));
+    const records = [...this.records.values()].sort((a, b) => a.segments.length - b.segments.length);
+    for (const record of records) addRecordToNamespace(namespace, record);
+    const indexFile = this.namespace.get('index.json');
+    if (indexFile?.kind === 'file') namespace.addFile(['index.json'], indexFile.facts);
+    this.namespace = namespace;
+    this.directoryReads.clear();
+    this.negative.clear();
+  }
+
+  /** The innermost skill with an array manifest whose directory strictly contains the path. */
+  private manifestOwner(segments: string[]): SkillRecord | undefined {
+    let best: SkillRecord | undefined;
+    for (let depth = segments.length - 1; depth >= 1 && !best; depth--) {
+      const skillUri = this.skillMdUriAt(segments.slice(0, depth));
+      const record = skillUri ? this.records.get(skillUri) : undefined;
+      if (record && Array.isArray(record.files) && !record.declined) best = record;
+    }
+    return best;
+  }
+
+  private isUnderDeclinedSkill(segments: string[]): boolean {
+    for (let depth = segments.length; depth >= 1; depth--) {
+      const skillUri = this.skillMdUriAt(segments.slice(0, depth));
+      if (skillUri && this.records.get(skillUri)?.declined) return true;
+    }
+    return false;
+  }
+
+  private skillMdUriAt(directorySegments: string[]): string | undefined {
+    const node = this.namespace.get([...directorySegments, 'SKILL.md'].join('/'));
+    return node?.kind === 'file' ? node.facts.uri : segmentsToUri([...directorySegments, 'SKILL.md']);
+  }
+
+  // ---- directory reads ----
+
+  private shouldReadDirectory(path: string): boolean {
+    if (!this.source.features().directoryRead || path === '') return false;
+    const segments = splitPath(path);
+    if (segments.length === 1 && segments[0]!.endsWith(':')) return false;
+    // Inside a skill with a manifest, the manifest already says everything a directory read could.
+    return !this.manifestOwner([...segments, '']) && !this.isUnderDeclinedSkill(segments);
+  }
+
+  private async readDirectory(path: string): Promise<void> {
+    const state = this.directoryReads.get(path);
+    if (state?.pending) return state.pending;
+    if (state && this.now() - state.atMs < this.options.directoryTtlMs) return;
+    const pending = this.fetchDirectory(path).finally(() => {
+      const current = this.directoryReads.get(path);
+      if (current?.pending === pending) this.directoryReads.set(path, { atMs: this.now() });
+    });
+    this.directoryReads.set(path, { atMs: state?.atMs ?? Number.NEGATIVE_INFINITY, pending });
+    return pending;
+  }
+
+  private async fetchDirectory(path: string): Promise<void> {
+    const directory = this.namespace.get(path);
+    if (directory?.kind !== 'directory') return;
+    const parentSegments = splitPath(path);
+    const listing = await this.source.readDirectory(directory.uri);
+    for (const problem of listing.problems) this.remember(`resources/directory/read ${directory.uri}: ${problem}`);
+    const seen = new Set<string>();
+    let skillMdUri: string | undefined;
+    for (const child of listing.items) {
+      const segments = uriToSegments(child.uri);
+      if ('problem' in segments) {
+        this.remember(`resources/directory/read ${directory.uri}: child ${child.uri}: ${segments.problem}`);
+        continue;
+      }
+      const isDirectChild = segments.length === parentSegments.length + 1 && parentSegments.every((segment, i) => segments[i] === segment);
+      if (!isDirectChild) {
+        this.remember(`resources/directory/read ${directory.uri}: child ${child.uri} is not inside the directory`);
+        continue;
+      }
+      const name = segments[segments.length - 1]!;
+      if (seen.has(name)) {
+        this.remember(`resources/directory/read ${directory.uri}: child "${name}" listed twice; the first is used`);
+        continue;
+      }
+      seen.add(name);
+      if (child.mimeType === DIRECTORY_MIME_TYPE) {
+        this.namespace.addDirectory(segments, child.uri);
+      } else {
+        this.namespace.addFile(segments, { uri: child.uri, sizeBytes: child.size, digest: undefined, frontmatter: undefined, skillUri: undefined });
+        if (name === 'SKILL.md') skillMdUri = child.uri;
+      }
+    }
+    for (const problem of this.namespace.problems.splice(0)) this.remember(problem);
+    // A skill seen only through a directory read: fetch its entry so its manifest governs its files.
+    if (skillMdUri && this.generation === 'listing' && !this.records.has(skillMdUri)) await this.registerSkill(skillMdUri);
+  }
+
+  // ---- content ----
+
+  private freshUnverified(uri: string) {
+    const observed = this.unverifiedVersions.get(uri);
+    return observed && this.now() - observed.atMs < this.options.unverifiedTtlMs ? observed : undefined;
+  }
+
+  private contentFor(path: string, facts: FileFacts): Promise<VerifiedContent> {
+    const knownDigest = facts.digest ?? this.freshUnverified(facts.uri)?.digest;
+    if (knownDigest !== undefined) {
+      const cached = this.options.cache.get(this.label, facts.uri, knownDigest);
+      if (cached) return Promise.resolve(cached);
+    }
+    const flightKey = `${facts.uri}\0${facts.digest ?? ''}`;
+    let flight = this.inflight.get(flightKey);
+    if (!flight) {
+      flight = this.fetchVerified(path, facts).finally(() => this.inflight.delete(flightKey));
+      this.inflight.set(flightKey, flight);
+    }
+    return flight;
+  }
+
+  private async fetchVerified(path: string, facts: FileFacts): Promise<VerifiedContent> {
+    try {
+      return this.keep(verifyContent(this.label, await this.source.readResource(facts.uri), expectationOf(facts)));
+    } catch (error) {
+      if (!(error instanceof IntegrityError)) throw error;
+      this.options.log(`[${this.label}] verification failed: ${error.message}; refreshing the entry once`);
+      const refreshed = await this.refreshedFacts(path, facts);
+      if (!refreshed) throw error;
+      try {
+        return this.keep(verifyContent(this.label, await this.source.readResource(refreshed.uri), expectationOf(refreshed)));
+      } catch (retryError) {
+        if (retryError instanceof IntegrityError) this.options.log(`[${this.label}] verification failed again: ${retryError.message}`);
+        throw retryError;
+      }
+    }
+  }
+
+  /** The file's facts after refreshing its entry, or undefined when nothing changed (so a retry is pointless). */
+  private async refreshedFacts(path: string, facts: FileFacts): Promise<FileFacts | undefined> {
+    const skillUri = facts.skillUri;
+    if (skillUri === undefined) return undefined;
+    await this.refreshSkill(skillUri).catch((error: unknown) => {
+      if (!(error instanceof SkillsMountError)) throw error;
+      this.remember(`refreshing ${skillUri} failed: ${error.message}`);
+    });
+    const node = this.namespace.get(path);
+    if (node?.kind !== 'file') return undefined;
+    const next = node.facts;
+    const changed = next.digest !== facts.digest || next.sizeBytes !== facts.sizeBytes || JSON.stringify(next.frontmatter) !== JSON.stringify(facts.frontmatter);
+    return changed ? next : undefined;
+  }
+
+  private keep(content: VerifiedContent): VerifiedContent {
+    this.options.cache.set(this.label, content);
+    if (!content.verified) {
+      this.unverifiedVersions.set(content.uri, { digest: content.digest, sizeBytes: content.bytes.length, atMs: this.now() });
+    }
+    this.subscribe(content.uri);
+    return content;
+  }
+
+  private subscribe(uri: string): void {
+    if (!this.source.features().subscribe || this.subscribed.has(uri) || this.subscribed.size >= this.options.maxSubscriptions) return;
+    this.subscribed.add(uri);
+    this.source.subscribe(uri).catch((error: unknown) => {
+      this.subscribed.delete(uri);
+      this.options.log(`[${this.label}] resources/subscribe ${uri} failed: ${(error as Error).message}`);
+    });
+  }
+}
+
+function addRecordToNamespace(namespace: Namespace, record: SkillRecord): void {
+  if (record.declined) return;
+  const skillMd = {
+    uri: record.uri,
+    digest: record.skillMdDigest,
+    frontmatter: record.frontmatter,
+    skillUri: record.uri,
+  };
+  if (Array.isArray(record.files)) {
+    for (const file of record.files) {
+      const isSkillMd = file.uri === record.uri;
+      namespace.addFile(file.segments, {
+        uri: file.uri,
+        sizeBytes: file.sizeBytes,
+        digest: file.digest,
+        frontmatter: isSkillMd ? record.frontmatter : undefined,
+        skillUri: record.uri,
+      });
+    }
+    return;
+  }
+  namespace.addFile(record.segments, { ...skillMd, sizeBytes: undefined });
+}
+
+function expectationOf(facts: FileFacts): Expectation {
+  return { digest: facts.digest, sizeBytes: facts.sizeBytes, frontmatter: facts.frontmatter };
+}
+
+function sameManifest(a: SkillRecord, b: SkillRecord): boolean {
+  return JSON.stringify([a.files, a.frontmatter]) === JSON.stringify([b.files, b.frontmatter]);
+}
+
+/** The URI of a child named `name` in the directory `parentUri`, spelled canonically. */
+function childUri(parentUri: string, name: string): string {
+  const encoded = segmentsToUri([name]).slice('skill://'.length);
+  return parentUri.endsWith('//') ? `${parentUri}${encoded}` : `${parentUri}/${encoded}`;
+}

@@ -1,0 +1,27 @@
+// The contract between the FUSE edge and the filesystem core: paths in, attributes,
+// names and verified bytes out, domain errors (src/errors.ts) on failure. No errno here.
+
+/** What stat needs to know about a node. Modes and ownership are the edge's policy. */
+export interface NodeAttributes {
+  kind: 'file' | 'directory';
+  sizeBytes: number;
+  /** Changes whenever the node's content version changes, so kernel caches are invalidated. */
+  mtimeMs: number;
+  /** Stable for one content version of one path; a new version gets a new number. */
+  inode: number;
+}
+
+/** The filesystem the FUSE edge serves. Every method may throw a SkillsMountError. */
+export interface FilesystemCore {
+  getattr(path: string): Promise<NodeAttributes>;
+  /** Names of the direct children (without "." and ".."). */
+  readdir(path: string): Promise<string[]>;
+  /** Opens a file for reading; the handle pins one verified version until release. */
+  open(path: string): Promise<number>;
+  /** Copies up to `length` bytes at `position` of an open handle; returns the bytes (may be shorter at EOF). */
+  read(handle: number, position: number, length: number): Buffer;
+  release(handle: number): void;
+  listxattr(path: string): Promise<string[]>;
+  /** Throws NoAttributeError when the node has no such attribute. */
+  getxattr(path: string, name: string): Promise<Buffer>;
+}

@@ -1,0 +1,171 @@
+// The filesystem core: "/" holds one directory per server label and skills.json;
+// "/<label>/<path>" is that server's resource. Pins one content version per open
+// handle, numbers inodes per content version, and answers xattrs. No FUSE, no SDK.
+import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError } from '../errors.js';
+import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
+import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
+import { renderSkillsJson } from './skills-json.js';
+
+export const SKILLS_JSON = 'skills.json';
+
+/** Extended attributes carried by nodes, in listing order. */
+export const XATTR = {
+  server: 'user.mcp.server',
+  uri: 'user.mcp.uri',
+  digest: 'user.mcp.digest',
+  verified: 'user.mcp.verified',
+} as const;
+
+interface PathVersion {
+  digest: string | undefined;
+  inode: number;
+  mtimeMs: number;
+}
+
+export interface SkillsFilesystemOptions {
+  now?: () => number;
+  /** How long one rendering of skills.json is reused by getattr/open. */
+  skillsJsonTtlMs?: number;
+}
+
+export class SkillsFilesystem implements FilesystemCore {
+  private readonly catalogs: Map<string, ServerCatalog>;
+  private readonly handles = new Map<number, Buffer>();
+  private readonly versions = new Map<string, PathVersion>();
+  private nextHandle = 1;
+  private nextInode = 2;
+  private readonly mountedAtMs: number;
+  private readonly now: () => number;
+  private skillsJson: { bytes: Buffer; atMs: number } | undefined;
+
+  constructor(catalogs: readonly ServerCatalog[], private readonly options: SkillsFilesystemOptions = {}) {
+    this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
+    this.now = options.now ?? Date.now;
+    this.mountedAtMs = this.now();
+  }
+
+  async getattr(path: string): Promise<NodeAttributes> {
+    const target = this.route(path);
+    switch (target.kind) {
+      case 'root':
+        return this.directoryAttributes('/');
+      case 'skills-json':
+        return this.attributes(path, { kind: 'file', sizeBytes: this.renderSkillsJson().length, digest: undefined });
+      case 'label':
+        return this.directoryAttributes(path);
+      case 'node':
+        return this.attributes(path, await target.catalog.lookup(target.path));
+    }
+  }
+
+  async readdir(path: string): Promise<string[]> {
+    const target = this.route(path);
+    switch (target.kind) {
+      case 'root':
+        return [...this.catalogs.keys(), SKILLS_JSON];
+      case 'skills-json':
+        throw new NotADirectoryError(`${path} is a file`);
+      case 'label':
+      case 'node':
+        return target.catalog.list(target.path);
+    }
+  }
+
+  async open(path: string): Promise<number> {
+    const target = this.route(path);
+    let bytes: Buffer;
+    switch (target.kind) {
+      case 'root':
+      case 'label':
+        throw new IsADirectoryError(`${path} is a directory`);
+      case 'skills-json':
+        // Fresh on every open, then fixed for the life of the handle.
+        this.skillsJson = undefined;
+        bytes = this.renderSkillsJson();
+        break;
+      case 'node':
+        bytes = (await target.catalog.read(target.path)).bytes;
+        break;
+    }
+    const handle = this.nextHandle++;
+    this.handles.set(handle, bytes);
+    return handle;
+  }
+
+  read(handle: number, position: number, length: number): Buffer {
+    const bytes = this.handles.get(handle);
+    if (!bytes) throw new NotFoundError(`no open file with handle ${handle}`);
+    if (position >= bytes.length) return Buffer.alloc(0);
+    return bytes.subarray(position, Math.min(bytes.length, position + length));
+  }
+
+  release(handle: number): void {
+    this.handles.delete(handle);
+  }
+
+  async listxattr(path: string): Promise<string[]> {
+    return Object.keys(await this.xattrs(path));
+  }
+
+  async getxattr(path: string, name: string): Promise<Buffer> {
+    const value = (await this.xattrs(path))[name];
+    if (value === undefined) throw new NoAttributeError(`${path} has no attribute ${name}`);
+    return Buffer.from(value, 'utf8');
+  }
+
+  private async xattrs(path: string): Promise<Record<string, string>> {
+    const target = this.route(path);
+    if (target.kind === 'root' || target.kind === 'skills-json') return {};
+    const values: Record<string, string> = { [XATTR.server]: target.catalog.label };
+    if (target.kind === 'label') return values;
+    const node = await target.catalog.lookup(target.path);
+    values[XATTR.uri] = node.uri;
+    if (node.kind === 'file') {
+      if (node.digest !== undefined) values[XATTR.digest] = node.digest;
+      values[XATTR.verified] = node.verified ? 'true' : 'false';
+    }
+    return values;
+  }
+
+  private renderSkillsJson(): Buffer {
+    const ttlMs = this.options.skillsJsonTtlMs ?? 1_000;
+    if (!this.skillsJson || this.now() - this.skillsJson.atMs > ttlMs) {
+      const summaries = [...this.catalogs.values()].map((catalog) => catalog.summary());
+      this.skillsJson = { bytes: Buffer.from(renderSkillsJson(summaries), 'utf8'), atMs: this.now() };
+    }
+    return this.skillsJson.bytes;
+  }
+
+  private directoryAttributes(path: string): NodeAttributes {
+    return { kind: 'directory', sizeBytes: 0, mtimeMs: this.mountedAtMs, inode: this.versionOf(path, undefined).inode };
+  }
+
+  private attributes(path: string, node: Pick<CatalogNode, 'kind' | 'sizeBytes' | 'digest'>): NodeAttributes {
+    const version = this.versionOf(path, node.digest);
+    return { kind: node.kind, sizeBytes: node.sizeBytes, mtimeMs: version.mtimeMs, inode: version.inode };
+  }
+
+  /** A new inode and mtime whenever a path's known digest changes, so kernel caches drop the old bytes. */
+  private versionOf(path: string, digest: string | undefined): PathVersion {
+    const known = this.versions.get(path);
+    if (known && (digest === undefined || known.digest === undefined || known.digest === digest)) {
+      if (known.digest === undefined && digest !== undefined) known.digest = digest;
+      return known;
+    }
+    const version = { digest, inode: this.nextInode++, mtimeMs: known ? this.now() : this.mountedAtMs };
+    this.versions.set(path, version);
+    return version;
+  }
+
+  private route(path: string) {
+    const relative = path.replace(/^\/+/, '');
+    if (relative === '') return { kind: 'root' as const };
+    if (relative === SKILLS_JSON) return { kind: 'skills-json' as const };
+    const slash = relative.indexOf('/');
+    const label = slash === -1 ? relative : relative.slice(0, slash);
+    const catalog = this.catalogs.get(label);
+    if (!catalog) throw new NotFoundError(`${path}: no such server label`);
+    if (slash === -1) return { kind: 'label' as const, catalog, path: '' };
+    return { kind: 'node' as const, catalog, path: relative.slice(slash + 1).replace(/\/+$/, '') };
+  }
+}

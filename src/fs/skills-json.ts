@@ -1,0 +1,73 @@
+// Renders MOUNTPOINT/skills.json: every server's state and skills, with qualified names
+// that are unique across the mount and collisions shown, never silently resolved.
+import type { CatalogSummary } from '../catalog/server-catalog.js';
+
+export interface SkillsJsonSkill {
+  name: string;
+  /** `<label>/<name>`, or `<label>/<skill path>` when the name repeats within the server. */
+  qualifiedName: string;
+  description: string;
+  uri: string;
+  /** Path of the skill directory relative to the mountpoint. */
+  path: string;
+  digest: string | null;
+  integrity: 'verified' | 'skill-md-verified' | 'dynamic';
+  /** Qualified names of the other skills, on any server, with the same name. */
+  collidesWith?: string[];
+  declined?: string;
+}
+
+export interface SkillsJsonServer {
+  label: string;
+  state: 'connected' | 'connecting' | 'failed' | 'closed';
+  reason?: string;
+  generation: 'listing' | 'index' | 'none' | null;
+  listingComplete: boolean;
+  skills: SkillsJsonSkill[];
+  problems: string[];
+}
+
+/** The skills.json document for the given catalogs, as pretty-printed JSON text. */
+export function renderSkillsJson(catalogs: readonly CatalogSummary[]): string {
+  const servers: SkillsJsonServer[] = catalogs.map((catalog) => {
+    const nameCounts = countBy(catalog.skills.map((skill) => skill.name));
+    const connection = catalog.connection;
+    return {
+      label: catalog.label,
+      state: connection.status,
+      ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
+      generation: catalog.generation ?? null,
+      listingComplete: catalog.listingComplete,
+      skills: catalog.skills
+        .map((skill) => ({
+          name: skill.name,
+          qualifiedName: `${catalog.label}/${nameCounts.get(skill.name) === 1 ? skill.name : skill.path}`,
+          description: skill.description,
+          uri: skill.uri,
+          path: `${catalog.label}/${skill.path}`,
+          digest: skill.digest ?? null,
+          integrity: skill.integrity,
+          ...(skill.declined ? { declined: skill.declined } : {}),
+        }))
+        .sort((a, b) => a.qualifiedName.localeCompare(b.qualifiedName)),
+      problems: catalog.problems,
+    };
+  });
+  const byName = new Map<string, string[]>();
+  for (const server of servers) {
+    for (const skill of server.skills) byName.set(skill.name, [...(byName.get(skill.name) ?? []), skill.qualifiedName]);
+  }
+  for (const server of servers) {
+    for (const skill of server.skills) {
+      const others = (byName.get(skill.name) ?? []).filter((qualifiedName) => qualifiedName !== skill.qualifiedName);
+      if (others.length > 0) skill.collidesWith = others;
+    }
+  }
+  return `${JSON.stringify({ servers }, null, 2)}\n`;
+}
+
+function countBy(values: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return counts;
+}

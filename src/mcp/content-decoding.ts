@@ -1,0 +1,35 @@
+// Turns a resources/read result into bytes: picks the content whose uri matches,
+// UTF-8-encodes text, strictly decodes base64 blobs. Anything else is a ProtocolError.
+import { ProtocolError } from '../errors.js';
+import type { UnverifiedContent } from './skill-source.js';
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Decodes the content for `uri` out of a resources/read result, or throws ProtocolError. */
+export function decodeReadResult(server: string, uri: string, result: { contents: unknown[] }): UnverifiedContent {
+  const context = { server, uri };
+  const matching = result.contents.filter(
+    (content): content is Record<string, unknown> =>
+      content !== null && typeof content === 'object' && (content as { uri?: unknown }).uri === uri,
+  );
+  if (matching.length === 0) {
+    const got = result.contents.length === 0 ? 'no contents' : `${result.contents.length} contents, none for this uri`;
+    throw new ProtocolError(`${server}: resources/read ${uri}: ${got}`, context);
+  }
+  if (matching.length > 1) {
+    throw new ProtocolError(`${server}: resources/read ${uri}: ${matching.length} contents for the same uri`, context);
+  }
+  const content = matching[0]!;
+  const mimeType = typeof content.mimeType === 'string' ? content.mimeType : undefined;
+  const hasText = typeof content.text === 'string';
+  const hasBlob = typeof content.blob === 'string';
+  if (hasText === hasBlob) {
+    throw new ProtocolError(`${server}: resources/read ${uri}: content must carry exactly one of text or blob`, context);
+  }
+  if (hasText) return { uri, mimeType, bytes: Buffer.from(content.text as string, 'utf8') };
+  const blob = content.blob as string;
+  if (blob.length % 4 !== 0 || !BASE64.test(blob)) {
+    throw new ProtocolError(`${server}: resources/read ${uri}: blob is not valid base64`, context);
+  }
+  return { uri, mimeType, bytes: Buffer.from(blob, 'base64') };
+}

@@ -1,0 +1,188 @@
+// SkillSource over a live MCP connection: the extension's methods, every page of
+// every list (bounded against endless cursors), shapes checked entry by entry.
+import { z } from 'zod';
+import { ProtocolError } from '../errors.js';
+import { Connection, type ConnectionOptions } from './connection.js';
+import { decodeReadResult } from './content-decoding.js';
+import {
+  DirectoryChildSchema,
+  DirectoryReadResultSchema,
+  INDEX_URI,
+  IndexDocumentSchema,
+  IndexEntrySchema,
+  SKILLS_EXTENSION,
+  SkillEntrySchema,
+  SkillsGetResultSchema,
+  SkillsListResultSchema,
+  type DirectoryChild,
+  type IndexEntry,
+  type SkillEntry,
+  type SkillsCapability,
+} from './protocol.js';
+import type { ServerConfig } from './server-config.js';
+import type { ConnectionStatus, Listing, SkillSource, SourceEvent, SourceFeatures, UnverifiedContent } from './skill-source.js';
+
+/** Bounds on paging, so a hostile server cannot keep the mount listing forever. */
+export interface PagingLimits {
+  maxPages: number;
+  maxItems: number;
+}
+
+export const DEFAULT_PAGING_LIMITS: PagingLimits = { maxPages: 10_000, maxItems: 1_000_000 };
+
+const ReadResultSchema = z.looseObject({ contents: z.array(z.unknown()) });
+const EmptyResultSchema = z.looseObject({});
+
+/** One configured server, reached over stdio or Streamable HTTP. */
+export class McpSkillSource implements SkillSource {
+  private readonly connectionToServer: Connection;
+  private readonly paging: PagingLimits;
+
+  constructor(
+    readonly label: string,
+    config: ServerConfig,
+    options: ConnectionOptions & { paging?: PagingLimits },
+  ) {
+    this.connectionToServer = new Connection(label, config, options);
+    this.paging = options.paging ?? DEFAULT_PAGING_LIMITS;
+  }
+
+  start(): Promise<void> {
+    return this.connectionToServer.start();
+  }
+
+  close(): Promise<void> {
+    return this.connectionToServer.close();
+  }
+
+  connection(): ConnectionStatus {
+    return this.connectionToServer.connection();
+  }
+
+  onEvent(listener: (event: SourceEvent) => void): void {
+    this.connectionToServer.onEvent(listener);
+  }
+
+  features(): SourceFeatures {
+    const capabilities = this.connectionToServer.serverCapabilities();
+    const extensions = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+    const skills = extensions?.[SKILLS_EXTENSION] as SkillsCapability | undefined;
+    return {
+      directoryRead: skills?.directoryRead === true,
+      subscribe: capabilities?.resources?.subscribe === true,
+    };
+  }
+
+  listSkills(): Promise<Listing<SkillEntry>> {
+    return this.paginate('skills/list', {}, SkillsListResultSchema, (page) => page.skills, (raw) => parseSkillEntry(raw));
+  }
+
+  async getSkill(uri: string): Promise<SkillEntry> {
+    const result = await this.connectionToServer.request('skills/get', { uri }, SkillsGetResultSchema, uri);
+    const parsed = parseSkillEntry(result.skill);
+    if (typeof parsed === 'string') throw new ProtocolError(`${this.label}: skills/get ${uri}: ${parsed}`, { server: this.label, uri });
+    if (parsed.uri !== uri) {
+      throw new ProtocolError(`${this.label}: skills/get ${uri}: answered for another skill (${parsed.uri})`, { server: this.label, uri });
+    }
+    return parsed;
+  }
+
+  async readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }> {
+    const content = await this.readResource(INDEX_URI);
+    let document: unknown;
+    try {
+      document = JSON.parse(content.bytes.toString('utf8'));
+    } catch (error) {
+      throw new ProtocolError(`${this.label}: ${INDEX_URI}: not JSON: ${(error as Error).message}`, { server: this.label, uri: INDEX_URI });
+    }
+    const parsed = IndexDocumentSchema.safeParse(document);
+    if (!parsed.success) {
+      throw new ProtocolError(`${this.label}: ${INDEX_URI}: not an index: ${parsed.error.issues[0]?.message ?? 'bad shape'}`, {
+        server: this.label,
+        uri: INDEX_URI,
+      });
+    }
+    const items: IndexEntry[] = [];
+    const problems: string[] = [];
+    for (const [position, raw] of parsed.data.skills.entries()) {
+      const entry = IndexEntrySchema.safeParse(raw);
+      if (entry.success) items.push(entry.data);
+      else problems.push(`index entry ${position}: ${describeIssue(entry.error)}`);
+    }
+    return { items, problems, complete: true, content };
+  }
+
+  async readResource(uri: string): Promise<UnverifiedContent> {
+    const result = await this.connectionToServer.request('resources/read', { uri }, ReadResultSchema, uri);
+    return decodeReadResult(this.label, uri, result);
+  }
+
+  readDirectory(uri: string): Promise<Listing<DirectoryChild>> {
+    return this.paginate('resources/directory/read', { uri }, DirectoryReadResultSchema, (page) => page.resources, (raw) => {
+      const child = DirectoryChildSchema.safeParse(raw);
+      return child.success ? child.data : describeIssue(child.error);
+    });
+  }
+
+  async subscribe(uri: string): Promise<void> {
+    await this.connectionToServer.request('resources/subscribe', { uri }, EmptyResultSchema, uri);
+  }
+
+  /** Follows nextCursor to the end, within the paging limits; a failing later page yields a partial listing. */
+  private async paginate<P extends { nextCursor?: string | undefined }, T>(
+    method: string,
+    params: Record<string, unknown>,
+    schema: z.ZodType<P>,
+    itemsOf: (page: P) => unknown[],
+    parse: (raw: unknown) => T | string,
+  ): Promise<Listing<T>> {
+    const items: T[] = [];
+    const problems: string[] = [];
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    const uri = typeof params.uri === 'string' ? params.uri : undefined;
+    for (let page = 0; ; page++) {
+      if (page >= this.paging.maxPages) {
+        problems.push(`stopped after ${page} pages`);
+        return { items, problems, complete: false };
+      }
+      let result: P;
+      try {
+        result = await this.connectionToServer.request(method, cursor === undefined ? params : { ...params, cursor }, schema, uri);
+      } catch (error) {
+        // The first page failing means we know nothing: let the caller see why.
+        if (page === 0) throw error;
+        problems.push(`page ${page + 1}: ${(error as Error).message}`);
+        return { items, problems, complete: false };
+      }
+      for (const raw of itemsOf(result)) {
+        if (items.length >= this.paging.maxItems) {
+          problems.push(`stopped at ${this.paging.maxItems} entries`);
+          return { items, problems, complete: false };
+        }
+        const parsed = parse(raw);
+        if (typeof parsed === 'string') problems.push(`entry ${items.length + problems.length}: ${parsed}`);
+        else items.push(parsed);
+      }
+      const next = result.nextCursor;
+      if (next === undefined) return { items, problems, complete: true };
+      if (seenCursors.has(next)) {
+        problems.push(`cursor ${JSON.stringify(next).slice(0, 40)} returned twice`);
+        return { items, problems, complete: false };
+      }
+      seenCursors.add(next);
+      cursor = next;
+    }
+  }
+}
+
+function parseSkillEntry(raw: unknown): SkillEntry | string {
+  const entry = SkillEntrySchema.safeParse(raw);
+  return entry.success ? entry.data : describeIssue(entry.error);
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid entry';
+  return `${issue.path.length ? issue.path.join('.') + ': ' : ''}${issue.message}`;
+}

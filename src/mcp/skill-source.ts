@@ -1,0 +1,55 @@
+// What the catalog needs from one server: the backend contract, implemented over MCP
+// by McpSkillSource and in memory by tests. Results are shape-checked, never trusted.
+import type { DirectoryChild, IndexEntry, SkillEntry } from './protocol.js';
+
+/** Bytes as a server sent them: decoded, not yet verified against anything. */
+export interface UnverifiedContent {
+  uri: string;
+  bytes: Buffer;
+  mimeType: string | undefined;
+}
+
+/** A listing and what was wrong with it: entries that failed their shape check are dropped and named. */
+export interface Listing<T> {
+  items: T[];
+  problems: string[];
+  /** False when paging stopped early (error, cap, cursor loop): absence proves nothing. */
+  complete: boolean;
+}
+
+export interface SourceFeatures {
+  /** The server declared `directoryRead: true`. */
+  directoryRead: boolean;
+  /** The server accepts `resources/subscribe`. */
+  subscribe: boolean;
+}
+
+export type ConnectionStatus =
+  | { status: 'connecting'; reason?: string }
+  | { status: 'connected' }
+  | { status: 'failed'; reason: string }
+  | { status: 'closed' };
+
+export type SourceEvent =
+  | { type: 'connected' }
+  | { type: 'disconnected'; reason: string }
+  | { type: 'list-changed' }
+  | { type: 'resource-updated'; uri: string };
+
+/**
+ * One server's skill namespace as raw protocol operations. Methods throw NotFoundError
+ * (-32602), NotSupportedError (-32601), UnavailableError or ProtocolError.
+ */
+export interface SkillSource {
+  readonly label: string;
+  features(): SourceFeatures;
+  connection(): ConnectionStatus;
+  onEvent(listener: (event: SourceEvent) => void): void;
+  listSkills(): Promise<Listing<SkillEntry>>;
+  getSkill(uri: string): Promise<SkillEntry>;
+  /** Reads and parses skill://index.json; `content` is the raw document, for serving as a file. */
+  readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }>;
+  readResource(uri: string): Promise<UnverifiedContent>;
+  readDirectory(uri: string): Promise<Listing<DirectoryChild>>;
+  subscribe(uri: string): Promise<void>;
+}
