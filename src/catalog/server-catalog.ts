@@ -330,7 +330,14 @@ export class ServerCatalog {
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
     }
-    // Not a file: perhaps the root of a skill nobody listed.
+    // Not a file. Inside a skill whose files nobody enumerates (index generation, dynamic
+    // skills) on a server without directory reads, nothing can tell a directory from a
+    // typo, and relative references like references/GUIDE.md must resolve: presume a directory.
+    if (this.insideUnenumeratedSkill(segments)) {
+      this.namespace.addDirectory(segments, uri);
+      return this.namespace.get(path);
+    }
+    // Perhaps the root of a skill nobody listed.
     const skillUri = `${uri}/SKILL.md`;
     if (this.generation === 'listing') {
       return (await this.registerSkill(skillUri)) ? this.namespace.get(path) : undefined;
@@ -414,6 +421,15 @@ export class ServerCatalog {
       if (record && Array.isArray(record.files) && !record.declined) best = record;
     }
     return best;
+  }
+
+  private insideUnenumeratedSkill(segments: string[]): boolean {
+    for (let depth = segments.length - 1; depth >= 1; depth--) {
+      const skillUri = this.skillMdUriAt(segments.slice(0, depth));
+      const record = skillUri ? this.records.get(skillUri) : undefined;
+      if (record && !record.declined) return !Array.isArray(record.files);
+    }
+    return false;
   }
 
   private isUnderDeclinedSkill(segments: string[]): boolean {

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Sets up, then runs every test (unit, integration, end-to-end through real kernel mounts).
+# Extra arguments go to vitest (e.g. scripts/test.sh test/unit).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+scripts/setup.sh
+report="$(mktemp)"
+trap 'rm -f "$report"; ../shared/tools/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true' EXIT
+status=0
+npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+# One plain closing line for CI: "N passed, N failed, N skipped".
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
+  if (r.numTotalTests === 0) { console.error("no tests ran"); process.exit(1); }
+' "$report" || status=1
+exit "$status"

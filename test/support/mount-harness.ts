@@ -1,0 +1,109 @@
+// Serves a real skills-mount from a child process (never from the test process, which
+// would deadlock on its own mount) and always unmounts, even when a test fails.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { run } from './fuse-harness.js';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const SHARED = path.resolve(REPO, '..', 'shared');
+export const CORPUS_DIR = path.join(SHARED, 'corpus', 'anthropic-skills');
+export const SKILLS_MOUNT = path.join(REPO, 'dist', 'cli', 'skills-mount.js');
+export const SKILLS_SERVE = path.join(REPO, 'dist', 'cli', 'skills-serve.js');
+const CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+
+/** Temp dirs share this prefix so scripts/test.sh can clean up after a crashed run. */
+export function makeTestDir(): Promise<string> {
+  return mkdtemp('/tmp/skills-mount-test-');
+}
+
+/** A stdio config entry running the reference server on `dir` with extra flags. */
+export function serveEntry(dir: string, ...flags: string[]) {
+  return { command: process.execPath, args: [SKILLS_SERVE, dir, ...flags] };
+}
+
+export interface RunningMount {
+  readonly mountpoint: string;
+  readonly dir: string;
+  /** Everything the daemon wrote to stderr so far. */
+  log(): string;
+  /** Resolves once a log line matches. */
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  readonly child: ChildProcess;
+  /** SIGTERM, wait for exit, then force-clean whatever is left; resolves the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface StartOptions {
+  config?: Record<string, unknown>;
+  args?: string[];
+  dir?: string;
+  env?: NodeJS.ProcessEnv;
+  readyTimeoutMs?: number;
+}
+
+/** Starts skills-mount on DIR/mnt and resolves once it reports the mount is ready. */
+export async function startMount(options: StartOptions = {}): Promise<RunningMount> {
+  const dir = options.dir ?? (await makeTestDir());
+  const mountpoint = path.join(dir, 'mnt');
+  const args = [SKILLS_MOUNT, mountpoint, ...(options.args ?? [])];
+  if (options.config) {
+    const configPath = path.join(dir, 'config.json');
+    await writeFile(configPath, JSON.stringify({ mcpServers: options.config }));
+    args.push('--config', configPath);
+  }
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: options.env ?? process.env });
+  let stderr = '';
+  const waiters: Array<() => void> = [];
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    for (const waiter of waiters.splice(0)) waiter();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let stopped: Promise<number | null> | undefined;
+
+  const mount: RunningMount = {
+    mountpoint,
+    dir,
+    child,
+    log: () => stderr,
+    waitForLog(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in:\n${stderr}`)), timeoutMs);
+        const check = () => {
+          if (pattern.test(stderr)) {
+            clearTimeout(timer);
+            resolve();
+          } else waiters.push(check);
+        };
+        void exited.then((code) => {
+          clearTimeout(timer);
+          if (!pattern.test(stderr)) reject(new Error(`skills-mount exited (${code}) before ${pattern}:\n${stderr}`));
+        });
+        check();
+      });
+    },
+    stop(signal = 'SIGTERM') {
+      stopped ??= (async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+        const code = await Promise.race([exited, delay(5_000).then(() => 'timeout' as const)]);
+        if (code === 'timeout') child.kill('SIGKILL');
+        await run('bash', [CLEANUP, dir]);
+        return code === 'timeout' ? null : code;
+      })();
+      return stopped;
+    },
+  };
+  try {
+    await mount.waitForLog(/mounted /, options.readyTimeoutMs ?? 30_000);
+  } catch (error) {
+    await mount.stop();
+    throw error;
+  }
+  return mount;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
