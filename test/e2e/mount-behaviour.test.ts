@@ -1,0 +1,304 @@
+// What a user of a real kernel mount notices: verification failures cost only the bad
+// file an EIO and a log line, writes fail with EROFS, modes and xattrs tell origin,
+// skills.json shows every skill, and ls -l costs no content reads.
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, runBytes } from '../support/fuse-harness.js';
+import { CORPUS_DIR, REPO, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { requireFuse } from '../support/require-fuse.js';
+
+requireFuse();
+
+const SCRIPTED = path.join(REPO, 'test', 'support', 'scripted-server.mjs');
+const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+function skill(name: string, description: string, files: Record<string, Record<string, unknown>> = {}, extra: Record<string, unknown> = {}) {
+  const uri = `skill://${name}/SKILL.md`;
+  const text = `---\nname: ${name.split('/').pop()}\ndescription: ${description}\n---\n# ${name}\n`;
+  return {
+    uri,
+    frontmatter: { name: name.split('/').pop(), description },
+    files: { [uri]: { text }, ...files },
+    ...extra,
+  };
+}
+
+function scenarioEntry(file: string) {
+  return { command: process.execPath, args: [SCRIPTED, file] };
+}
+
+async function writeScenario(dir: string, name: string, scenario: unknown): Promise<string> {
+  const file = path.join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify(scenario));
+  return file;
+}
+
+describe('verification through the mount', () => {
+  let mount: RunningMount;
+  let root: string;
+
+  beforeAll(async () => {
+    const dir = await makeTestDir();
+    const bigSkillFiles: Record<string, Record<string, unknown>> = {};
+    // 512 supporting files plus SKILL.md: one over the limit.
+    for (let i = 0; i < 512; i++) bigSkillFiles[`skill://too-many/f${i}.txt`] = { text: `${i}\n` };
+    const lying = await writeScenario(dir, 'lying', {
+      listing: true,
+      skills: [
+        skill('good', 'Fine', { 'skill://good/ref.md': { text: 'reference\n' } }),
+        skill('tampered', 'Bytes differ', { 'skill://tampered/ref.md': { text: 'evil\n', listedText: 'good\n' } }),
+        skill('wrong-digest', 'Digest differs', { 'skill://wrong-digest/ref.md': { text: 'x\n', listedDigest: sha256('y\n') } }),
+        skill('wrong-size', 'Size differs', { 'skill://wrong-size/ref.md': { text: 'abc\n', listedSize: 5 } }),
+        { ...skill('fm-mismatch', 'Listed description'), files: { 'skill://fm-mismatch/SKILL.md': { text: '---\nname: fm-mismatch\ndescription: Served description\n---\n' } } },
+        {
+          ...skill('updated', 'Updated since the listing', { 'skill://updated/ref.md': { text: 'new\n', listedText: 'old\n' } }),
+          getFiles: {
+            'skill://updated/SKILL.md': { text: '---\nname: updated\ndescription: Updated since the listing\n---\n# updated\n' },
+            'skill://updated/ref.md': { text: 'new\n' },
+          },
+        },
+        skill('dyn', 'Dynamic', { 'skill://dyn/data.txt': { text: 'generated\n' } }, { dynamic: true }),
+        skill('too-many', 'Over the limit', bigSkillFiles),
+        skill('hidden', 'Not in the listing', { 'skill://hidden/notes.md': { text: 'found by path\n' } }, { inListing: false }),
+      ],
+    });
+    mount = await startMount({ dir, config: { lying: scenarioEntry(lying) } });
+    root = path.join(mount.mountpoint, 'lying');
+  });
+  afterAll(async () => {
+    await mount?.stop();
+  });
+
+  it('serves verified files byte for byte, with origin xattrs', async () => {
+    expect((await run('cat', [path.join(root, 'good/ref.md')])).stdout).toBe('reference\n');
+    const xattrs = await run('python3', ['-c', 'import os,sys,json; p=sys.argv[1]; print(json.dumps({n: os.getxattr(p,n).decode() for n in os.listxattr(p)}))', path.join(root, 'good/ref.md')]);
+    expect(JSON.parse(xattrs.stdout)).toEqual({
+      'user.mcp.server': 'lying',
+      'user.mcp.uri': 'skill://good/ref.md',
+      'user.mcp.digest': sha256('reference\n'),
+      'user.mcp.verified': 'true',
+    });
+  });
+
+  for (const [name, what] of [
+    ['tampered', 'digest mismatch'],
+    ['wrong-digest', 'digest mismatch'],
+    ['wrong-size', 'size mismatch'],
+  ] as const) {
+    it(`${name}: EIO for that file only, and a log line with server, URI, expected and actual`, async () => {
+      const result = await run('cat', [path.join(root, name, 'ref.md')]);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/Input\/output error/);
+      expect(mount.log()).toMatch(new RegExp(`lying: skill://${name}/ref.md: ${what}: expected \\S+.*, got \\S+`));
+      // The skill's other file and other skills are unaffected.
+      expect((await run('cat', [path.join(root, name, 'SKILL.md')])).code).toBe(0);
+      expect((await run('cat', [path.join(root, 'good/ref.md')])).stdout).toBe('reference\n');
+    });
+  }
+
+  it('a SKILL.md whose frontmatter differs from the listing is EIO', async () => {
+    const result = await run('cat', [path.join(root, 'fm-mismatch/SKILL.md')]);
+    expect(result.stderr).toMatch(/Input\/output error/);
+    expect(mount.log()).toMatch(/skill:\/\/fm-mismatch\/SKILL.md: frontmatter field "description" mismatch: expected "Listed description", got "Served description"/);
+  });
+
+  it('a failure is never cached as success: the second read fails the same way', async () => {
+    for (let i = 0; i < 2; i++) expect((await run('cat', [path.join(root, 'tampered/ref.md')])).code).not.toBe(0);
+  });
+
+  it('a skill updated since the listing verifies after one skills/get refresh', async () => {
+    expect((await run('cat', [path.join(root, 'updated/ref.md')])).stdout).toBe('new\n');
+    expect(mount.log()).toMatch(/request skills\/get skill:\/\/updated\/SKILL.md/);
+  });
+
+  it('dynamic skills are served, marked unverified', async () => {
+    expect((await run('cat', [path.join(root, 'dyn/data.txt')])).stdout).toBe('generated\n');
+    const verified = await run('python3', ['-c', 'import os,sys; print(os.getxattr(sys.argv[1], "user.mcp.verified").decode())', path.join(root, 'dyn/data.txt')]);
+    expect(verified.stdout.trim()).toBe('false');
+  });
+
+  it('a skill over the per-skill limits is declined: absent from the tree, reason in skills.json', async () => {
+    expect((await run('ls', [root])).stdout.split('\n')).not.toContain('too-many');
+    expect((await run('cat', [path.join(root, 'too-many/f1.txt')])).code).not.toBe(0);
+    const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
+    const declined = skillsJson.servers[0].skills.find((entry: { name: string }) => entry.name === 'too-many');
+    expect(declined.declined).toMatch(/over the per-skill limits \(513 files/);
+  });
+
+  it('a skill nobody listed is reachable by path; a path that does not exist is ENOENT', async () => {
+    expect((await run('ls', [root])).stdout.split('\n')).not.toContain('hidden');
+    expect((await run('cat', [path.join(root, 'hidden/SKILL.md')])).code).toBe(0);
+    expect((await run('cat', [path.join(root, 'hidden/notes.md')])).stdout).toBe('found by path\n');
+    const missing = await run('cat', [path.join(root, 'nope/SKILL.md')]);
+    expect(missing.stderr).toMatch(/No such file or directory/);
+  });
+
+  it('the daemon is still alive after all of it', async () => {
+    expect(mount.child.exitCode).toBeNull();
+    expect((await run('cat', [path.join(root, 'good/SKILL.md')])).code).toBe(0);
+  });
+});
+
+describe('a read-only, host-private filesystem', () => {
+  let mount: RunningMount;
+  let skillDir: string;
+
+  beforeAll(async () => {
+    mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR) }, args: ['--verbose'] });
+    skillDir = path.join(mount.mountpoint, 'corpus', 'slack-gif-creator');
+  });
+  afterAll(async () => {
+    await mount?.stop();
+  });
+
+  it('mounts ro,nosuid,nodev,noexec without allow_other', async () => {
+    const line = (await readFile('/proc/mounts', 'utf8')).split('\n').find((entry) => entry.split(' ')[1] === mount.mountpoint);
+    expect(line).toBeDefined();
+    const options = line!.split(' ')[3]!.split(',');
+    expect(options).toEqual(expect.arrayContaining(['ro', 'nosuid', 'nodev', 'noexec']));
+    expect(options).not.toContain('allow_other');
+  });
+
+  it('files are 0400 and directories 0500, owned by the mounting user', async () => {
+    const uid = String(process.getuid!());
+    const stat = await run('stat', ['-c', '%a %u %F', skillDir, path.join(skillDir, 'SKILL.md'), path.join(skillDir, 'requirements.txt')]);
+    expect(stat.stdout.trim().split('\n')).toEqual([`500 ${uid} directory`, `400 ${uid} regular file`, `400 ${uid} regular file`]);
+  });
+
+  it('nothing executes', async () => {
+    const result = await run('sh', ['-c', `"${path.join(skillDir, 'requirements.txt')}"`]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/Permission denied/);
+  });
+
+  it('every write operation fails with EROFS', async () => {
+    const file = path.join(skillDir, 'SKILL.md');
+    const attempts: Array<[string, string[]]> = [
+      ['sh', ['-c', `echo x > "${file}"`]],
+      ['sh', ['-c', `echo x >> "${file}"`]],
+      ['touch', [path.join(skillDir, 'new-file')]],
+      ['truncate', ['-s', '0', file]],
+      ['rm', ['-f', file]],
+      ['mkdir', [path.join(skillDir, 'new-dir')]],
+      ['rmdir', [path.join(mount.mountpoint, 'corpus', 'theme-factory', 'themes')]],
+      ['mv', [file, path.join(skillDir, 'moved.md')]],
+      ['ln', [file, path.join(skillDir, 'hard-link')]],
+      ['ln', ['-s', file, path.join(skillDir, 'sym-link')]],
+      ['chmod', ['700', file]],
+      ['chown', ['1:1', file]],
+      ['touch', ['-d', '2001-01-01', file]],
+      ['mknod', [path.join(skillDir, 'fifo'), 'p']],
+      ['python3', ['-c', 'import os,sys; os.setxattr(sys.argv[1], "user.x", b"1")', file]],
+      ['python3', ['-c', 'import os,sys; os.removexattr(sys.argv[1], "user.mcp.uri")', file]],
+    ];
+    for (const [command, args] of attempts) {
+      const result = await run(command, args);
+      expect(result.code, `${command} ${args.join(' ')}`).not.toBe(0);
+      expect(result.stderr, `${command} ${args.join(' ')}`).toMatch(/Read-only file system/);
+    }
+    // And nothing changed.
+    expect((await runBytes('cat', [file])).stdout.equals(await readFile(path.join(CORPUS_DIR, 'slack-gif-creator', 'SKILL.md')))).toBe(true);
+  });
+
+  it('ls -lR costs zero content reads; a cold cat exactly one; a warm cat none', async () => {
+    const reads = () => (mount.log().match(/\] resources\/read /g) ?? []).length;
+    const before = reads();
+    const listing = await run('ls', ['-lR', path.join(mount.mountpoint, 'corpus')]);
+    expect(listing.code).toBe(0);
+    expect(listing.stdout).toMatch(/LICENSE\.txt/);
+    expect(reads()).toBe(before);
+    const file = path.join(mount.mountpoint, 'corpus', 'theme-factory', 'theme-showcase.pdf');
+    const cold = await runBytes('cat', [file]);
+    expect(cold.stdout.equals(await readFile(path.join(CORPUS_DIR, 'theme-factory', 'theme-showcase.pdf')))).toBe(true);
+    expect(reads()).toBe(before + 1);
+    await runBytes('cat', [file]);
+    await run('stat', [file]);
+    expect(reads()).toBe(before + 1);
+  });
+});
+
+describe('several servers', () => {
+  it('two servers serving the same URIs stay apart; skills.json shows the collision', async () => {
+    const dir = await makeTestDir();
+    const first = await writeScenario(dir, 'first', { listing: true, skills: [skill('refunds', 'First server refunds')] });
+    const second = await writeScenario(dir, 'second', { listing: true, skills: [skill('refunds', 'Second server refunds')] });
+    const mount = await startMount({ dir, config: { alpha: scenarioEntry(first), beta: scenarioEntry(second) } });
+    try {
+      expect((await run('cat', [path.join(mount.mountpoint, 'alpha/refunds/SKILL.md')])).stdout).toMatch(/First server/);
+      expect((await run('cat', [path.join(mount.mountpoint, 'beta/refunds/SKILL.md')])).stdout).toMatch(/Second server/);
+      const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
+      const alpha = skillsJson.servers.find((server: { label: string }) => server.label === 'alpha').skills[0];
+      expect(alpha).toMatchObject({ name: 'refunds', qualifiedName: 'alpha/refunds', path: 'alpha/refunds', collidesWith: ['beta/refunds'] });
+    } finally {
+      await mount.stop();
+    }
+  });
+
+  it('a server that cannot start leaves an empty directory and does not stop the others', async () => {
+    const dir = await makeTestDir();
+    const good = await writeScenario(dir, 'good', { listing: true, skills: [skill('ok', 'Works')] });
+    const mount = await startMount({ dir, config: { broken: { command: '/nonexistent/server' }, good: scenarioEntry(good) } });
+    try {
+      expect((await run('ls', [path.join(mount.mountpoint, 'broken')])).stdout).toBe('');
+      expect((await run('cat', [path.join(mount.mountpoint, 'good/ok/SKILL.md')])).code).toBe(0);
+      const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
+      const broken = skillsJson.servers.find((server: { label: string }) => server.label === 'broken');
+      expect(['failed', 'connecting']).toContain(broken.state);
+      expect(broken.reason).toMatch(/ENOENT|not found|cannot connect/i);
+      expect(mount.log()).toMatch(/\[broken\] cannot connect/);
+    } finally {
+      await mount.stop();
+    }
+  });
+});
+
+describe('lifecycle', () => {
+  it('SIGTERM unmounts and exits 0 within 2 s', async () => {
+    const mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR) } });
+    const exited = new Promise<number | null>((resolve) => mount.child.once('exit', (code) => resolve(code)));
+    const startedAt = Date.now();
+    mount.child.kill('SIGTERM');
+    const code = await exited;
+    const elapsedMs = Date.now() - startedAt;
+    await mount.stop();
+    expect(code).toBe(0);
+    expect(elapsedMs).toBeLessThan(2_000);
+    expect(await readFile('/proc/mounts', 'utf8')).not.toContain(mount.mountpoint);
+  });
+
+  it('refuses a non-empty directory that is not a mount, with a clear error', async () => {
+    const dir = await makeTestDir();
+    await mkdir(path.join(dir, 'mnt'));
+    await writeFile(path.join(dir, 'mnt', 'keep.txt'), 'mine');
+    await expect(startMount({ dir, config: { corpus: serveEntry(CORPUS_DIR) } })).rejects.toThrow(/not empty/);
+    expect(await readFile(path.join(dir, 'mnt', 'keep.txt'), 'utf8')).toBe('mine');
+  });
+
+  it('recovers a stale mount left by a daemon killed with SIGKILL', async () => {
+    const first = await startMount({ config: { corpus: serveEntry(CORPUS_DIR) } });
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const second = await startMount({ dir: first.dir, config: { corpus: serveEntry(CORPUS_DIR) } });
+    try {
+      expect((await run('cat', [path.join(second.mountpoint, 'corpus/canvas-design/SKILL.md')])).code).toBe(0);
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  });
+
+  it('with no config file, mounts the bundled demo as "demo"', async () => {
+    const dir = await makeTestDir();
+    const mount = await startMount({ dir, env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'empty-config') } });
+    try {
+      const listing = await run('ls', [path.join(mount.mountpoint, 'demo')]);
+      expect(listing.code).toBe(0);
+      expect(listing.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(3);
+      expect((await run('cat', [path.join(mount.mountpoint, 'demo/acme/billing/refunds/SKILL.md')])).stdout).toMatch(/name: refunds/);
+    } finally {
+      await mount.stop();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// A stdio MCP skills server that serves exactly what a scenario file says, including
+// lies: manifests whose digest, size or frontmatter disagree with the bytes it serves.
+// Every request is logged on stderr as "request <method> <uri>" so tests can count them.
+//
+// Scenario (JSON, path in argv[2]):
+// { "directoryRead": bool, "listing": bool, "index": bool,
+//   "skills": [{ "uri", "frontmatter", "dynamic"?: bool, "inListing"?: bool (default true),
+//                "files": { "<uri>": { "text"? , "blob"? (base64), "listedText"?, "listedDigest"?, "listedSize"? } },
+//                "getFiles"?: same shape, used by skills/get instead of "files" (a skill updated since the listing) }],
+//   "extraFiles": { "<uri>": { "text"|"blob" } } }
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ErrorCode, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const log = (line) => process.stderr.write(`${line}\n`);
+
+const sha256 = (bytes) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+const bytesOf = (file) => (file.blob !== undefined ? Buffer.from(file.blob, 'base64') : Buffer.from(file.text ?? '', 'utf8'));
+
+function entry(skill, files) {
+  if (skill.dynamic) return { uri: skill.uri, frontmatter: skill.frontmatter, resources: 'dynamic' };
+  const resources = Object.entries(files).map(([uri, file]) => {
+    const listed = file.listedText !== undefined ? Buffer.from(file.listedText, 'utf8') : bytesOf(file);
+    return { uri, digest: file.listedDigest ?? sha256(listed), size: file.listedSize ?? listed.length };
+  });
+  return { uri: skill.uri, frontmatter: skill.frontmatter, resources };
+}
+
+const allFiles = new Map();
+for (const skill of scenario.skills ?? []) for (const [uri, file] of Object.entries(skill.getFiles ?? skill.files)) allFiles.set(uri, file);
+for (const [uri, file] of Object.entries(scenario.extraFiles ?? {})) allFiles.set(uri, file);
+if (scenario.index) {
+  const index = {
+    skills: (scenario.skills ?? [])
+      .filter((skill) => skill.inListing !== false)
+      .map((skill) => {
+        const file = skill.files[skill.uri];
+        const listed = file.listedText !== undefined ? Buffer.from(file.listedText, 'utf8') : bytesOf(file);
+        return { url: skill.uri, digest: file.listedDigest ?? sha256(listed), frontmatter: skill.frontmatter };
+      }),
+  };
+  allFiles.set('skill://index.json', { text: JSON.stringify(index) });
+}
+
+const extension = scenario.directoryRead ? { directoryRead: true } : {};
+const server = new Server(
+  { name: 'scripted', version: '1.0.0' },
+  { capabilities: { resources: {}, extensions: { 'io.modelcontextprotocol/skills': extension } } },
+);
+
+server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+  const { uri } = request.params;
+  log(`request resources/read ${uri}`);
+  const file = allFiles.get(uri);
+  if (!file) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`, { uri });
+  return { contents: [file.blob !== undefined ? { uri, blob: file.blob } : { uri, text: file.text }] };
+});
+
+if (scenario.listing) {
+  server.setRequestHandler(z.object({ method: z.literal('skills/list'), params: z.any().optional() }), () => {
+    log('request skills/list');
+    return { skills: (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => entry(skill, skill.files)) };
+  });
+  server.setRequestHandler(z.object({ method: z.literal('skills/get'), params: z.object({ uri: z.string() }).passthrough() }), (request) => {
+    const { uri } = request.params;
+    log(`request skills/get ${uri}`);
+    const skill = (scenario.skills ?? []).find((candidate) => candidate.uri === uri);
+    if (!skill) throw new McpError(ErrorCode.InvalidParams, `not a skill: ${uri}`, { uri });
+    return { skill: entry(skill, skill.getFiles ?? skill.files) };
+  });
+}
+
+if (scenario.directoryRead) {
+  server.setRequestHandler(
+    z.object({ method: z.literal('resources/directory/read'), params: z.object({ uri: z.string() }).passthrough() }),
+    (request) => {
+      const { uri } = request.params;
+      log(`request resources/directory/read ${uri}`);
+      const children = new Map();
+      for (const [fileUri, file] of allFiles) {
+        if (!fileUri.startsWith(`${uri}/`) || fileUri === 'skill://index.json') continue;
+        const rest = fileUri.slice(uri.length + 1);
+        const name = rest.split('/')[0];
+        if (rest.includes('/')) children.set(name, { uri: `${uri}/${name}`, name, mimeType: 'inode/directory' });
+        else children.set(name, { uri: fileUri, name, mimeType: 'text/plain', size: bytesOf(file).length });
+      }
+      if (children.size === 0) throw new McpError(ErrorCode.InvalidParams, `not a directory: ${uri}`, { uri });
+      return { resources: [...children.values()] };
+    },
+  );
+}
+
+await server.connect(new StdioServerTransport());
