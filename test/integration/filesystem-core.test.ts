@@ -1,0 +1,157 @@
+// The filesystem core over the real MCP stack (reference server, SDK client, in-memory
+// transport): no kernel in the loop, so request counts and versions are exact.
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ContentCache } from '../../src/catalog/content-cache.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
+import { NotFoundError, UnavailableError } from '../../src/errors.js';
+import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
+import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
+import { createSkillsServer, type DiscoveryProtocol } from '../../src/server/index.js';
+import { CORPUS_DIR } from '../support/mount-harness.js';
+
+interface Harness {
+  filesystem: SkillsFilesystem;
+  catalog: ServerCatalog;
+  requests: string[];
+  logs: string[];
+  root: string;
+  stopServer(): Promise<void>;
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(options: { root?: string; protocol?: DiscoveryProtocol; directoryRead?: boolean } = {}): Promise<Harness> {
+  const root = options.root ?? CORPUS_DIR;
+  const served = await createSkillsServer({ root, protocol: options.protocol ?? 'both', directoryRead: options.directoryRead ?? true, debounceMs: 30, log: () => undefined });
+  const logs: string[] = [];
+  const requests: string[] = [];
+  const source = new McpSkillSource(
+    'lab',
+    { kind: 'stdio', command: 'unused', args: [], env: {}, cwd: undefined },
+    {
+      timeoutMs: 5_000,
+      verbose: true,
+      log: (line) => {
+        logs.push(line);
+        const request = /^\[lab\] (\S+)(?: (\S+))? [\d.]+ms/.exec(line);
+        if (request) requests.push(`${request[1]} ${request[2] ?? ''}`.trim());
+      },
+      createTransport: () => {
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+        void served.server.connect(serverSide);
+        return clientSide;
+      },
+      minBackoffMs: 60_000,
+    },
+  );
+  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: (line) => logs.push(line), cache: new ContentCache(64 * 1024 * 1024), hideDynamic: false });
+  await source.start();
+  await catalog.refresh();
+  cleanups.push(() => source.close(), () => served.close());
+  return { filesystem: new SkillsFilesystem([catalog]), catalog, requests, logs, root, stopServer: () => served.server.close() };
+}
+
+async function readWhole(filesystem: SkillsFilesystem, filePath: string): Promise<Buffer> {
+  const handle = await filesystem.open(filePath);
+  try {
+    const { sizeBytes } = await filesystem.getattr(filePath);
+    return Buffer.from(filesystem.read(handle, 0, sizeBytes + 1));
+  } finally {
+    filesystem.release(handle);
+  }
+}
+
+async function walk(filesystem: SkillsFilesystem, dir: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const name of (await filesystem.readdir(dir)).sort()) {
+    const child = `${dir}/${name}`;
+    if ((await filesystem.getattr(child)).kind === 'directory') files.push(...(await walk(filesystem, child)));
+    else files.push(child);
+  }
+  return files;
+}
+
+async function localFiles(dir: string, prefix = ''): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.isDirectory()) files.push(...(await localFiles(path.join(dir, entry.name), `${prefix}/${entry.name}`)));
+    else files.push(`${prefix}/${entry.name}`);
+  }
+  return files;
+}
+
+describe('filesystem core over MCP', () => {
+  it('walks the corpus with exact sizes and zero content reads, then reads each file once', async () => {
+    const { filesystem, requests } = await harness();
+    const expected = await localFiles(CORPUS_DIR);
+    const seen = await walk(filesystem, '/lab');
+    expect(seen.sort()).toEqual(expected.map((file) => `/lab${file}`).sort());
+    for (const file of expected) {
+      expect((await filesystem.getattr(`/lab${file}`)).sizeBytes).toBe((await readFile(path.join(CORPUS_DIR, file))).length);
+    }
+    expect(requests.filter((request) => request.startsWith('resources/read'))).toEqual([]);
+    for (const file of expected) expect((await readWhole(filesystem, `/lab${file}`)).equals(await readFile(path.join(CORPUS_DIR, file)))).toBe(true);
+    expect(requests.filter((request) => request.startsWith('resources/read'))).toHaveLength(expected.length);
+    for (const file of expected.slice(0, 10)) await readWhole(filesystem, `/lab${file}`);
+    expect(requests.filter((request) => request.startsWith('resources/read'))).toHaveLength(expected.length);
+  });
+
+  it('concurrent cold opens of one file cost one resources/read', async () => {
+    const { filesystem, requests } = await harness();
+    await Promise.all(Array.from({ length: 8 }, () => readWhole(filesystem, '/lab/theme-factory/theme-showcase.pdf')));
+    expect(requests.filter((request) => request === 'resources/read skill://theme-factory/theme-showcase.pdf')).toHaveLength(1);
+  });
+
+  it('index generation: sizes of SKILL.md come from one verified fetch that later reads reuse', async () => {
+    const { filesystem, requests } = await harness({ protocol: 'index', directoryRead: false });
+    const skillMd = '/lab/canvas-design/SKILL.md';
+    const { sizeBytes } = await filesystem.getattr(skillMd);
+    expect(sizeBytes).toBe((await readFile(path.join(CORPUS_DIR, 'canvas-design/SKILL.md'))).length);
+    await readWhole(filesystem, skillMd);
+    expect(requests.filter((request) => request === 'resources/read skill://canvas-design/SKILL.md')).toHaveLength(1);
+    expect((await filesystem.getxattr(skillMd, 'user.mcp.verified')).toString()).toBe('true');
+  });
+
+  it('unknown paths are ENOENT and remembered for a while', async () => {
+    const { filesystem, requests } = await harness({ directoryRead: false });
+    await expect(filesystem.getattr('/lab/no-such-skill')).rejects.toBeInstanceOf(NotFoundError);
+    const asked = requests.length;
+    await expect(filesystem.getattr('/lab/no-such-skill')).rejects.toBeInstanceOf(NotFoundError);
+    expect(requests.length).toBe(asked);
+    await expect(filesystem.getattr('/nolabel')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('a file changed on the server: new bytes after the notification, the open handle keeps its version', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
+    cleanups.push(() => rm(root, { recursive: true, force: true }));
+    await cp(path.join(CORPUS_DIR, 'brand-guidelines'), path.join(root, 'brand-guidelines'), { recursive: true });
+    const { filesystem, logs } = await harness({ root });
+    const file = '/lab/brand-guidelines/LICENSE.txt';
+    const before = await readWhole(filesystem, file);
+    const inodeBefore = (await filesystem.getattr(file)).inode;
+    const handle = await filesystem.open(file);
+    await writeFile(path.join(root, 'brand-guidelines/LICENSE.txt'), 'a new license\n');
+    await expect.poll(async () => (await readWhole(filesystem, file)).toString(), { timeout: 5_000 }).toBe('a new license\n');
+    expect((await filesystem.getattr(file)).inode).not.toBe(inodeBefore);
+    expect(Buffer.from(filesystem.read(handle, 0, before.length + 10)).equals(before)).toBe(true);
+    filesystem.release(handle);
+    expect(logs.join('\n')).toMatch(/listing generation: 1 skills/);
+  });
+
+  it('a server that goes away: uncached reads fail fast, verified cached content is still served', async () => {
+    const { filesystem, stopServer } = await harness();
+    const cached = await readWhole(filesystem, '/lab/canvas-design/SKILL.md');
+    await stopServer();
+    await expect(readWhole(filesystem, '/lab/brand-guidelines/SKILL.md')).rejects.toBeInstanceOf(UnavailableError);
+    expect((await readWhole(filesystem, '/lab/canvas-design/SKILL.md')).equals(cached)).toBe(true);
+    const status = JSON.parse((await readWhole(filesystem, '/skills.json')).toString());
+    expect(status.servers[0].state).toBe('failed');
+  });
+});
