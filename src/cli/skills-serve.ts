@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// skills-serve: serves a directory of Agent Skills over MCP (SEP-2640), on stdio or
+// Streamable HTTP. Argument parsing, wiring and signals only; the server lives in src/server.
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ConfigError } from '../errors.js';
+import { createSkillsSession, DEFAULT_PAGE_SIZE, serveHttp, SkillTree, type DiscoveryProtocol, type Log } from '../server/index.js';
+
+const USAGE = `usage: skills-serve DIR [options]
+
+Serves every skill (a directory holding SKILL.md) under DIR as skill:// resources.
+
+options:
+  --http [HOST:]PORT       serve Streamable HTTP at http://HOST:PORT/mcp (default host 127.0.0.1;
+                           port 0 picks a free one) instead of stdio
+  --protocol P             index | listing | both (default both): skill://index.json,
+                           skills/list + skills/get, or both
+  --page-size N            items per page of every paginated result (default ${DEFAULT_PAGE_SIZE})
+  --no-directory-read      do not offer resources/directory/read
+  --strict                 also refuse skills whose description/compatibility exceed length limits
+  --verbose                log every request
+  -h, --help               show this help
+`;
+
+const log: Log = (line) => process.stderr.write(`skills-serve: ${line}\n`);
+
+interface Options {
+  dir: string;
+  http?: { host: string; port: number };
+  protocol: DiscoveryProtocol;
+  pageSize: number;
+  directoryRead: boolean;
+  strict: boolean;
+  verbose: boolean;
+}
+
+function parseOptions(argv: string[]): Options | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      http: { type: 'string' },
+      protocol: { type: 'string' },
+      'page-size': { type: 'string' },
+      'no-directory-read': { type: 'boolean' },
+      strict: { type: 'boolean' },
+      verbose: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  if (positionals.length !== 1) throw new ConfigError(positionals.length === 0 ? 'DIR is required' : `exactly one DIR expected, got ${positionals.length}`);
+  const protocol = values.protocol ?? 'both';
+  if (protocol !== 'index' && protocol !== 'listing' && protocol !== 'both') {
+    throw new ConfigError(`--protocol must be index, listing or both, not "${protocol}"`);
+  }
+  let pageSize = DEFAULT_PAGE_SIZE;
+  if (values['page-size'] !== undefined) {
+    pageSize = Number(values['page-size']);
+    if (!/^\d+$/.test(values['page-size']) || !Number.isSafeInteger(pageSize) || pageSize < 1) {
+      throw new ConfigError(`--page-size must be a positive integer, not "${values['page-size']}"`);
+    }
+  }
+  return {
+    dir: positionals[0]!,
+    ...(values.http !== undefined && { http: parseHostPort(values.http) }),
+    protocol,
+    pageSize,
+    directoryRead: !values['no-directory-read'],
+    strict: values.strict ?? false,
+    verbose: values.verbose ?? false,
+  };
+}
+
+function parseHostPort(value: string): { host: string; port: number } {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) throw new ConfigError(`--http must be [HOST:]PORT (e.g. 127.0.0.1:0), not "${value}"`);
+  const host = match[1] ?? '127.0.0.1';
+  return { host: host.startsWith('[') ? host.slice(1, -1) : host, port };
+}
+
+async function main(): Promise<void> {
+  let options: Options | 'help';
+  try {
+    options = parseOptions(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`skills-serve: error: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (options === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+
+  let tree: SkillTree;
+  try {
+    tree = await SkillTree.open({ root: options.dir, strict: options.strict, log });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`skills-serve: error: ${error.message}\n`);
+    process.exit(2);
+  }
+  const sessionOptions = {
+    protocol: options.protocol,
+    pageSize: options.pageSize,
+    directoryRead: options.directoryRead,
+    verbose: options.verbose,
+    log,
+  };
+
+  let closing = false;
+  let stop: () => Promise<void>;
+  const shutdown = (reason: string): void => {
+    if (closing) return;
+    closing = true;
+    log(`${reason}; shutting down`);
+    const forced = setTimeout(() => process.exit(0), 2000);
+    forced.unref();
+    void stop()
+      .catch((error: unknown) => log(`error while closing: ${(error as Error).message}`))
+      .finally(() => {
+        tree.close();
+        process.exit(0);
+      });
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  if (options.http) {
+    const serving = await serveHttp({ tree, host: options.http.host, port: options.http.port, ...sessionOptions });
+    stop = () => serving.close();
+    log(`listening on ${serving.url}`);
+  } else {
+    // stdout carries the protocol; every log line goes to stderr.
+    const session = createSkillsSession(tree, sessionOptions);
+    stop = () => session.close();
+    session.server.onclose = () => shutdown('transport closed');
+    process.stdin.once('end', () => shutdown('stdin closed'));
+    await session.server.connect(new StdioServerTransport());
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`skills-serve: fatal: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

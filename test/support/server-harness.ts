@@ -1,0 +1,207 @@
+// Shared helpers for skills-serve tests: temp skill trees, clients over in-memory,
+// stdio and HTTP, paging, and independent digests (node:crypto, not src/format/digest).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { z } from 'zod';
+import { createSkillsServer, type SkillsServerOptions } from '../../src/server/index.js';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const CLI = join(REPO_ROOT, 'dist/cli/skills-serve.js');
+export const CORPUS = resolve(REPO_ROOT, '../shared/corpus/anthropic-skills');
+
+/** Independent sha256 in the extension's format. */
+export function sha256(bytes: Uint8Array | string): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
+
+export async function makeTempDir(label: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `skills-serve-${label}-`));
+}
+
+/** Copies the read-only corpus to a writable temp dir. */
+export async function copyCorpus(): Promise<string> {
+  const dir = await makeTempDir('corpus');
+  await cp(CORPUS, dir, { recursive: true });
+  // The corpus is read-only; the copy must be writable so tests can change and delete it.
+  execFileSync('chmod', ['-R', 'u+w', dir]);
+  return dir;
+}
+
+/** Writes files (relative path -> content) under root, creating directories. */
+export async function writeTree(root: string, files: Record<string, string | Uint8Array>): Promise<void> {
+  for (const [rel, content] of Object.entries(files)) {
+    const path = join(root, rel);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, content);
+  }
+}
+
+export function skillMd(name: string, description = `Does ${name} things`, extra = ''): string {
+  return `---\nname: ${name}\ndescription: ${description}\n${extra}---\n\n# ${name}\n\nBody of ${name}.\n`;
+}
+
+export const ListResult = z.looseObject({ skills: z.array(z.any()), nextCursor: z.string().optional() });
+export const GetResult = z.looseObject({ skill: z.any() });
+export const DirResult = z.looseObject({ resources: z.array(z.any()), nextCursor: z.string().optional() });
+
+export interface Entry {
+  uri: string;
+  frontmatter: Record<string, unknown>;
+  resources: Array<{ uri: string; digest: string; size: number }>;
+}
+
+export interface DirChild {
+  uri: string;
+  name: string;
+  mimeType: string;
+  size?: number;
+}
+
+/** Every page of skills/list, and the number of pages. */
+export async function listAllSkills(client: Client): Promise<{ skills: Entry[]; pages: number }> {
+  const skills: Entry[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const result = await client.request({ method: 'skills/list', params: cursor === undefined ? {} : { cursor } }, ListResult);
+    skills.push(...(result.skills as Entry[]));
+    cursor = result.nextCursor;
+    pages++;
+  } while (cursor !== undefined);
+  return { skills, pages };
+}
+
+export async function readDirectoryAll(client: Client, uri: string): Promise<DirChild[]> {
+  const children: DirChild[] = [];
+  let cursor: string | undefined;
+  do {
+    const result = await client.request(
+      { method: 'resources/directory/read', params: cursor === undefined ? { uri } : { uri, cursor } },
+      DirResult,
+    );
+    children.push(...(result.resources as DirChild[]));
+    cursor = result.nextCursor;
+  } while (cursor !== undefined);
+  return children;
+}
+
+/** The bytes of a resources/read result's single content. */
+export async function readBytes(client: Client, uri: string): Promise<{ bytes: Buffer; mimeType: string | undefined; kind: 'text' | 'blob' }> {
+  const result = await client.readResource({ uri });
+  const content = result.contents[0]!;
+  if ('text' in content && typeof content.text === 'string') {
+    return { bytes: Buffer.from(content.text, 'utf8'), mimeType: content.mimeType, kind: 'text' };
+  }
+  return { bytes: Buffer.from((content as { blob: string }).blob, 'base64'), mimeType: content.mimeType, kind: 'blob' };
+}
+
+/** The JSON-RPC error code (and data) a call fails with. */
+export async function errorOf(call: Promise<unknown>): Promise<{ code: number; data: unknown; message: string }> {
+  try {
+    await call;
+  } catch (error) {
+    const e = error as { code: number; data: unknown; message: string };
+    return { code: e.code, data: e.data, message: e.message };
+  }
+  throw new Error('expected the call to fail');
+}
+
+export interface Connected {
+  client: Client;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** An in-process server on `root` and a client linked to it in memory. */
+export async function connectInMemory(options: Omit<SkillsServerOptions, 'log'> & { root: string }): Promise<Connected & { tree: Awaited<ReturnType<typeof createSkillsServer>>['tree'] }> {
+  const logs: string[] = [];
+  const served = await createSkillsServer({ debounceMs: 50, ...options, log: (line) => logs.push(line) });
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test', version: '0' });
+  await served.server.connect(serverTransport);
+  await client.connect(clientTransport);
+  return {
+    client,
+    logs,
+    tree: served.tree,
+    close: async () => {
+      await client.close();
+      await served.close();
+    },
+  };
+}
+
+/** skills-serve as a child process on stdio. */
+export async function connectStdio(args: string[]): Promise<Connected> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'pipe' });
+  const logs: string[] = [];
+  transport.stderr?.on('data', (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  const client = new Client({ name: 'test', version: '0' });
+  await client.connect(transport);
+  return { client, logs, close: () => client.close() };
+}
+
+export interface SpawnedHttp {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** skills-serve --http 127.0.0.1:0 as a child process; resolves once it printed its URL. */
+export async function spawnHttp(args: string[]): Promise<SpawnedHttp> {
+  const child = spawn(process.execPath, [CLI, ...args, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const url = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL printed; stderr:\n${stderr}`)), 15_000);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      const match = /skills-serve: listening on (http:\/\/\S+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise(match[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}; stderr:\n${stderr}`));
+    });
+  });
+  return {
+    child,
+    url,
+    stderr: () => stderr,
+    stop: () => stopChild(child),
+  };
+}
+
+/** SIGTERM, then SIGKILL after 5 s; resolves with the exit code. */
+export function stopChild(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolvePromise) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolvePromise(code);
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export async function connectHttp(url: string): Promise<Client> {
+  const client = new Client({ name: 'test', version: '0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+export async function removeDir(dir: string | undefined): Promise<void> {
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
