@@ -531,15 +531,12 @@ export class ServerCatalog {
       return this.keep(verifyContent(this.label, await this.source.readResource(facts.uri), expectationOf(facts)));
     } catch (error) {
       if (!(error instanceof IntegrityError)) throw error;
-      this.options.log(`[${this.label}] verification failed: ${error.message}; refreshing the entry once`);
+      // Perhaps the skill changed since its entry was fetched: refresh it once. The final
+      // failure is logged where it becomes an errno, so only the retry is noted here.
       const refreshed = await this.refreshedFacts(path, facts);
       if (!refreshed) throw error;
-      try {
-        return this.keep(verifyContent(this.label, await this.source.readResource(refreshed.uri), expectationOf(refreshed)));
-      } catch (retryError) {
-        if (retryError instanceof IntegrityError) this.options.log(`[${this.label}] verification failed again: ${retryError.message}`);
-        throw retryError;
-      }
+      this.options.log(`[${this.label}] ${error.message}; the refreshed entry differs, fetching again`);
+      return this.keep(verifyContent(this.label, await this.source.readResource(refreshed.uri), expectationOf(refreshed)));
     }
   }
 

@@ -1,0 +1,429 @@
+// Mount lifecycle: checks and recovers the mountpoint, mounts a FilesystemCore read-only
+// through fuse-native (loaded lazily so a missing libfuse becomes a clear error) and
+// unmounts quickly. After mounting, this process must never touch the mountpoint itself.
+
+import { execFile } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdir, readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type Fuse from 'fuse-native';
+import { ConfigError } from '../errors.js';
+import type { FilesystemCore } from '../fs/filesystem-core.js';
+import { Errno } from './errno.js';
+import { createFuseOperations, encodeXattrNames, encodeXattrValue, type LogLine } from './fuse-operations.js';
+
+/** The mount could not be set up or torn down for a reason outside the user's input. */
+export class MountError extends Error {
+  override name = 'MountError';
+  readonly code = 'MOUNT_FAILED';
+}
+
+export interface MountOptions {
+  /**
+   * fuse-native's per-operation deadline; it answers ETIMEDOUT after this. Must exceed
+   * the core's own deadline (the MCP request timeout), e.g. requestTimeoutMs + 5000.
+   */
+  operationTimeoutMs: number;
+  /**
+   * How long the kernel trusts a name lookup / a node's attributes without asking again.
+   * 1 s keeps `ls -l` and repeated stats in the kernel (~3 µs instead of ~140 µs per
+   * stat) while a changed or removed skill shows up within a second. 0 asks every time.
+   */
+  entryTimeoutSeconds?: number;
+  attrTimeoutSeconds?: number;
+  /** How long a "no such file" answer is cached; same trade-off for newly added skills. */
+  negativeTimeoutSeconds?: number;
+  /**
+   * Keep file pages in the kernel cache across opens unless size or mtime changed when
+   * the file is opened again (libfuse `auto_cache`). A new content version changes mtime,
+   * so it drops stale pages; `kernel_cache` would keep them and is never used.
+   */
+  autoCache?: boolean;
+  /**
+   * Let fusermount remove the mount when this process dies (even by SIGKILL), instead of
+   * leaving a stale "Transport endpoint is not connected" mount. Needs `fusermount`.
+   */
+  autoUnmount?: boolean;
+  /** Receives one line per unexpected error; defaults to stderr. */
+  log?: LogLine;
+  /** Give up when the kernel has not completed the mount within this time. */
+  mountTimeoutMs?: number;
+}
+
+export interface MountHandle {
+  /** Absolute path of the mountpoint. */
+  readonly mountpoint: string;
+  /** The `-o` argument given to libfuse (the kernel shows its own subset in /proc/mounts). */
+  readonly fuseOptions: string;
+  /** Unmounts within about 2 s, even with operations in flight; idempotent. */
+  unmount(): Promise<void>;
+}
+
+const DEFAULT_CACHE_TIMEOUT_SECONDS = 1;
+const DEFAULT_MOUNT_TIMEOUT_MS = 10_000;
+const COMMAND_TIMEOUT_MS = 500;
+const PROBE_TIMEOUT_MS = 2_000;
+const UNMOUNT_DEADLINE_MS = 1_200;
+const INSTALL_HINT = 'install fuse libfuse2 (Debian/Ubuntu: apt-get install fuse libfuse2)';
+
+/** The libfuse `-o` options for these settings; read-only and host-private by construction. */
+export function buildMountOptions(options: MountOptions): string[] {
+  const seconds = (name: keyof MountOptions, value: number | undefined): string => {
+    const resolved = value ?? DEFAULT_CACHE_TIMEOUT_SECONDS;
+    if (!Number.isFinite(resolved) || resolved < 0) {
+      throw new ConfigError(`${name} must be a number of seconds >= 0, got ${String(value)}`);
+    }
+    return String(resolved);
+  };
+  const list = [
+    // The kernel refuses every write with EROFS before it reaches us.
+    'ro',
+    'nosuid',
+    'nodev',
+    'noexec',
+    'fsname=skills-mount',
+    'subtype=skills-mount',
+    // The kernel enforces the 0400/0500 modes; allow_other is never set, so only the
+    // mounting user can enter the mount at all.
+    'default_permissions',
+    // Pass NodeAttributes.inode through as st_ino (libfuse otherwise invents numbers).
+    'use_ino',
+    `entry_timeout=${seconds('entryTimeoutSeconds', options.entryTimeoutSeconds)}`,
+    `attr_timeout=${seconds('attrTimeoutSeconds', options.attrTimeoutSeconds)}`,
+    `negative_timeout=${seconds('negativeTimeoutSeconds', options.negativeTimeoutSeconds)}`,
+  ];
+  if (options.autoCache ?? true) list.push('auto_cache');
+  if (options.autoUnmount ?? true) list.push('auto_unmount');
+  return list;
+}
+
+/**
+ * Makes `dir` ready to be mounted on: creates it (mode 0700) if missing, lazily unmounts a
+ * stale FUSE mount left by a dead daemon, refuses live mounts, files and non-empty
+ * directories with a ConfigError. Returns the absolute mountpoint.
+ */
+export async function prepareMountpoint(dir: string): Promise<string> {
+  const mountpoint = await canonicalPath(dir);
+  const mounted = await findMount(mountpoint);
+  if (mounted !== undefined) {
+    if (!mounted.fsType.startsWith('fuse')) {
+      throw new ConfigError(
+        `mountpoint ${mountpoint} is already a mount point (${mounted.fsType} from ${mounted.source}); ` +
+          'skills-mount mounts only on an empty directory',
+      );
+    }
+    const state = await probeFuseMount(mountpoint);
+    if (state !== 'dead') {
+      throw new ConfigError(
+        `mountpoint ${mountpoint} is already mounted (${mounted.fsType} from ${mounted.source}` +
+          `${state === 'unresponsive' ? ', not responding' : ''}); unmount it first: fusermount -uz ${mountpoint}`,
+      );
+    }
+    await detachMount(mountpoint);
+  }
+
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(mountpoint)).isDirectory();
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT') {
+      await mkdir(mountpoint, { recursive: true, mode: 0o700 });
+      return mountpoint;
+    }
+    if (code === 'ENOTCONN' && mounted === undefined) {
+      // A dead FUSE mount this mount namespace does not list; detaching is still right.
+      await detachMount(mountpoint);
+      return prepareMountpoint(mountpoint);
+    }
+    throw new ConfigError(`cannot use mountpoint ${mountpoint}: ${messageOf(error)}`, { cause: error });
+  }
+  if (!isDirectory) {
+    throw new ConfigError(`mountpoint ${mountpoint} is not a directory; skills-mount mounts only on an empty directory`);
+  }
+  if ((await readdir(mountpoint)).length > 0) {
+    throw new ConfigError(`mountpoint ${mountpoint} is not empty; skills-mount mounts only on an empty directory`);
+  }
+  return mountpoint;
+}
+
+/** Mounts `core` read-only at `dir` (prepared with prepareMountpoint) and resolves once the kernel is connected. */
+export async function mountFilesystem(core: FilesystemCore, dir: string, options: MountOptions): Promise<MountHandle> {
+  if (!Number.isFinite(options.operationTimeoutMs) || options.operationTimeoutMs <= 0) {
+    throw new ConfigError(`operationTimeoutMs must be a positive number, got ${String(options.operationTimeoutMs)}`);
+  }
+  const mountOptions = buildMountOptions(options);
+  const mountpoint = await prepareMountpoint(dir);
+  await checkFuseDevice();
+  if ((options.autoUnmount ?? true) || process.getuid?.() !== 0) await checkFusermount();
+  const { SkillsFuse } = await loadFuseNative();
+
+  const ops = createFuseOperations(core, options.log === undefined ? {} : { log: options.log });
+  const fuse = new SkillsFuse(mountpoint, ops, mountOptions, { timeout: options.operationTimeoutMs });
+  await mountWithin(fuse, mountpoint, options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS);
+
+  let unmounting: Promise<void> | undefined;
+  return {
+    mountpoint,
+    fuseOptions: fuse._fuseOptions(),
+    unmount() {
+      unmounting ??= unmountWithin(fuse, mountpoint);
+      return unmounting;
+    },
+  };
+}
+
+// ---- fuse-native, loaded on first mount ------------------------------------------------
+
+interface NativeBinding {
+  fuse_native_unmount(mountpoint: string, thread: Buffer): void;
+}
+
+type SkillsFuseClass = new (
+  mountpoint: string,
+  ops: Fuse.Operations,
+  mountOptions: readonly string[],
+  opts: Fuse.Options,
+) => Fuse;
+
+let loaded: Promise<{ SkillsFuse: SkillsFuseClass }> | undefined;
+
+function loadFuseNative(): Promise<{ SkillsFuse: SkillsFuseClass }> {
+  loaded ??= (async () => {
+    let FuseClass: typeof Fuse;
+    let binding: NativeBinding;
+    try {
+      FuseClass = (await import('fuse-native')).default;
+      // The same native module fuse-native loaded (node caches it by path); we need its
+      // unmount to release the event loop after our own, bounded, lazy unmount.
+      const requireFromFuse = createRequire(createRequire(import.meta.url).resolve('fuse-native'));
+      const nodeGypBuild = requireFromFuse('node-gyp-build') as (dir: string) => NativeBinding;
+      binding = nodeGypBuild(path.dirname(requireFromFuse.resolve('fuse-native')));
+    } catch (error) {
+      loaded = undefined;
+      const message = messageOf(error);
+      if (/libfuse\.so/.test(message)) throw new MountError(`cannot load libfuse: ${message}; ${INSTALL_HINT}`);
+      throw new MountError(`cannot load fuse-native: ${message}`, { cause: error });
+    }
+    return { SkillsFuse: defineSkillsFuse(FuseClass, binding) };
+  })();
+  return loaded;
+}
+
+function defineSkillsFuse(FuseClass: typeof Fuse, binding: NativeBinding): SkillsFuseClass {
+  /** fuse-native plus what it lacks: arbitrary -o options, xattr buffer sizing, a bounded unmount. */
+  return class SkillsFuse extends FuseClass {
+    readonly #mountOptions: readonly string[];
+
+    constructor(mountpoint: string, ops: Fuse.Operations, mountOptions: readonly string[], opts: Fuse.Options) {
+      super(mountpoint, ops, opts);
+      this.#mountOptions = mountOptions;
+    }
+
+    // fuse-native has no option for ro/noexec/negative_timeout/use_ino and drops zero
+    // timeouts, so all mount options come from buildMountOptions; super keeps `debug`.
+    override _fuseOptions(): string {
+      const base = super._fuseOptions();
+      const ours = this.#mountOptions.join(',');
+      return base === '' ? `-o${ours}` : `${base},${ours}`;
+    }
+
+    // fuse-native copies a value into any buffer and returns its full length, so a
+    // too-small buffer yields a reply longer than the kernel asked for (EIO, not ERANGE).
+    override _op_getxattr(signal: Fuse.Signal, path: string, name: string, valueBuf: Buffer, position: number): void {
+      this.ops.getxattr?.(path, name, position, (code, value) => {
+        if (code < 0) return signal(code, valueBuf.buffer);
+        signal(value === undefined ? Errno.EIO : encodeXattrValue(value, valueBuf), valueBuf.buffer);
+      });
+    }
+
+    override _op_listxattr(signal: Fuse.Signal, path: string, listBuf: Buffer): void {
+      this.ops.listxattr?.(path, (code, names) => {
+        if (code < 0) return signal(code, listBuf.buffer);
+        signal(names === undefined ? Errno.EIO : encodeXattrNames(names, listBuf), listBuf.buffer);
+      });
+    }
+
+    // fuse-native's close skips the native cleanup when fusermount fails (e.g. the mount
+    // is already gone), which keeps the event loop alive; detach, then always release.
+    override _close(cb: (err: Error | null) => void): void {
+      detachMount(this.mnt).then(
+        () => {
+          if (this._thread !== null) binding.fuse_native_unmount(this.mnt, this._thread);
+          cb(null);
+        },
+        (error: unknown) => cb(error instanceof Error ? error : new Error(String(error))),
+      );
+    }
+  };
+}
+
+function mountWithin(fuse: Fuse, mountpoint: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      detachMount(mountpoint).catch(() => undefined);
+      reject(new MountError(`mounting ${mountpoint} did not complete within ${timeoutMs} ms`));
+    }, timeoutMs);
+    fuse.mount((error) => {
+      clearTimeout(timer);
+      if (error === null || error === undefined) return resolve();
+      mountFailure(mountpoint, error).then(reject, reject);
+    });
+  });
+}
+
+function unmountWithin(fuse: Fuse, mountpoint: string): Promise<void> {
+  const viaFuse = new Promise<void>((resolve, reject) => fuse.unmount((error) => (error ? reject(error) : resolve())));
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), UNMOUNT_DEADLINE_MS);
+  });
+  return Promise.race([viaFuse, deadline])
+    .then(async (outcome) => {
+      if (outcome === 'late' && (await findMount(mountpoint)) !== undefined) await detachMount(mountpoint);
+    })
+    .catch((error: unknown) => {
+      throw new MountError(`unmounting ${mountpoint} failed: ${messageOf(error)}`, { cause: error });
+    })
+    .finally(() => clearTimeout(timer));
+}
+
+async function mountFailure(mountpoint: string, error: Error): Promise<MountError> {
+  if (error.message !== 'fuse failed') {
+    return new MountError(`mounting ${mountpoint} failed: ${error.message}`, { cause: error });
+  }
+  // libfuse says nothing more than "fuse failed" (and, with auto_unmount, fusermount's
+  // own message is discarded), so name the usual causes.
+  const deviceUsable = await access('/dev/fuse', fsConstants.R_OK | fsConstants.W_OK).then(
+    () => true,
+    () => false,
+  );
+  const cause =
+    process.getuid?.() === 0
+      ? 'check that the kernel allows FUSE mounts here (in a container: --device /dev/fuse --cap-add SYS_ADMIN)'
+      : deviceUsable
+        ? 'mounting as a non-root user needs a setuid-root fusermount on PATH'
+        : 'this user cannot open /dev/fuse; grant read/write access to it (e.g. mode 0666, as Debian ships it) or mount as root';
+  return new MountError(`mounting ${mountpoint} failed: ${cause}`, { cause: error });
+}
+
+// ---- environment checks -----------------------------------------------------------------
+
+async function checkFuseDevice(): Promise<void> {
+  // Existence only: a non-root user mounts through the setuid fusermount, which opens
+  // /dev/fuse as root, so the device's permissions are not ours to judge.
+  try {
+    await stat('/dev/fuse');
+  } catch (error) {
+    throw new MountError(
+      `/dev/fuse is not available (${errorCode(error) ?? messageOf(error)}): load the fuse kernel module ` +
+        '(modprobe fuse), or give the container the device (--device /dev/fuse --cap-add SYS_ADMIN)',
+      { cause: error },
+    );
+  }
+}
+
+async function checkFusermount(): Promise<void> {
+  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    try {
+      await access(path.join(dir, 'fusermount'), fsConstants.X_OK);
+      return;
+    } catch {
+      // Not in this PATH entry.
+    }
+  }
+  throw new MountError(`fusermount is not on PATH; ${INSTALL_HINT}`);
+}
+
+// ---- mount table and lazy unmount ---------------------------------------------------------
+
+interface MountEntry {
+  fsType: string;
+  source: string;
+}
+
+/** The topmost mount at exactly `mountpoint`, from /proc/self/mountinfo. */
+async function findMount(mountpoint: string): Promise<MountEntry | undefined> {
+  let table: string;
+  try {
+    table = await readFile('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return undefined;
+  }
+  let found: MountEntry | undefined;
+  for (const line of table.split('\n')) {
+    // id parent major:minor root mountpoint options [optional...] - fstype source superoptions
+    const fields = line.split(' ');
+    const separator = fields.indexOf('-');
+    if (separator < 0 || unescapeMountField(fields[4] ?? '') !== mountpoint) continue;
+    found = { fsType: fields[separator + 1] ?? '', source: unescapeMountField(fields[separator + 2] ?? '') };
+  }
+  return found;
+}
+
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+}
+
+/** 'dead' when the daemon is gone (ENOTCONN), 'unresponsive' when stat does not return. */
+async function probeFuseMount(mountpoint: string): Promise<'live' | 'dead' | 'unresponsive'> {
+  let timer: NodeJS.Timeout | undefined;
+  const probe = stat(mountpoint).then(
+    () => 'live' as const,
+    (error: unknown) => (errorCode(error) === 'ENOTCONN' || errorCode(error) === 'ECONNABORTED' ? 'dead' : 'live') as
+      | 'dead'
+      | 'live',
+  );
+  const late = new Promise<'unresponsive'>((resolve) => {
+    timer = setTimeout(() => resolve('unresponsive'), PROBE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([probe, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Lazy unmount (`fusermount -uz`, then `umount -l`); succeeds when nothing is mounted there any more. */
+async function detachMount(mountpoint: string): Promise<void> {
+  const failures: string[] = [];
+  for (const [command, args] of [
+    ['fusermount', ['-uz', mountpoint]],
+    ['umount', ['-l', mountpoint]],
+  ] as const) {
+    try {
+      await run(command, args);
+      return;
+    } catch (error) {
+      failures.push(`${command}: ${messageOf(error).trim()}`);
+    }
+  }
+  if ((await findMount(mountpoint)) === undefined) return;
+  throw new MountError(`cannot unmount ${mountpoint}: ${failures.join('; ')}`);
+}
+
+function run(command: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: COMMAND_TIMEOUT_MS }, (error, _stdout, stderr) => {
+      if (error === null) return resolve();
+      reject(new Error(stderr.trim() || error.message));
+    });
+  });
+}
+
+async function canonicalPath(dir: string): Promise<string> {
+  // Resolve symlinks in the parent only: the mountpoint itself may be a dead mount.
+  const absolute = path.resolve(dir);
+  const parent = await realpath(path.dirname(absolute)).catch(() => path.dirname(absolute));
+  return path.join(parent, path.basename(absolute));
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
