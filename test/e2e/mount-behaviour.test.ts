@@ -289,14 +289,23 @@ describe('lifecycle', () => {
     }
   });
 
-  it('with no config file, mounts the bundled demo as "demo"', async () => {
+  it('scripts/run.sh with no config file mounts the bundled demo; Ctrl-C (SIGINT) unmounts and exits 0', async () => {
     const dir = await makeTestDir();
-    const mount = await startMount({ dir, env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'empty-config') } });
+    const mount = await startMount({
+      dir,
+      command: ['bash', path.join(REPO, 'scripts', 'run.sh')],
+      env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'empty-config') },
+      readyTimeoutMs: 120_000,
+    });
     try {
       const listing = await run('ls', [path.join(mount.mountpoint, 'demo')]);
       expect(listing.code).toBe(0);
       expect(listing.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(3);
       expect((await run('cat', [path.join(mount.mountpoint, 'demo/acme/billing/refunds/SKILL.md')])).stdout).toMatch(/name: refunds/);
+      const exited = new Promise<number | null>((resolve) => mount.child.once('exit', (code) => resolve(code)));
+      mount.child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(await readFile('/proc/mounts', 'utf8')).not.toContain(mount.mountpoint);
     } finally {
       await mount.stop();
     }

@@ -1,10 +1,11 @@
 // The real corpus through a real kernel mount, for every discovery mode the reference
 // server can offer: what a person sees with diff -r, cat and ls -l.
+import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run, runBytes } from '../support/fuse-harness.js';
-import { CORPUS_DIR, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { CORPUS_DIR, SKILLS_SERVE, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
@@ -49,6 +50,27 @@ describe('the corpus through the mount', () => {
       expect(skillsJson.servers[0].skills).toHaveLength(12);
     });
   }
+
+  it('over Streamable HTTP: diff -r is empty', async () => {
+    const server = spawn(process.execPath, [SKILLS_SERVE, CORPUS_DIR, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stderr = '';
+        server.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+          stderr += chunk;
+          const match = /listening on (http:\/\/\S+)/.exec(stderr);
+          if (match) resolve(match[1]!);
+        });
+        server.once('exit', () => reject(new Error(`skills-serve exited: ${stderr}`)));
+      });
+      mount = await startMount({ config: { corpus: { url } } });
+      const diff = await run('diff', ['-r', CORPUS_DIR, path.join(mount.mountpoint, 'corpus')], 60_000);
+      expect(diff.stdout + diff.stderr).toBe('');
+      expect(diff.code).toBe(0);
+    } finally {
+      server.kill('SIGTERM');
+    }
+  });
 
   it('index only, no directoryRead: every file is reachable by path, byte-identical', async () => {
     mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR, '--protocol', 'index', '--no-directory-read') } });

@@ -41,19 +41,22 @@ export interface StartOptions {
   dir?: string;
   env?: NodeJS.ProcessEnv;
   readyTimeoutMs?: number;
+  /** The program and leading arguments that run skills-mount (default: node dist/cli/skills-mount.js). */
+  command?: string[];
 }
 
 /** Starts skills-mount on DIR/mnt and resolves once it reports the mount is ready. */
 export async function startMount(options: StartOptions = {}): Promise<RunningMount> {
   const dir = options.dir ?? (await makeTestDir());
   const mountpoint = path.join(dir, 'mnt');
-  const args = [SKILLS_MOUNT, mountpoint, ...(options.args ?? [])];
+  const [program, ...leading] = options.command ?? [process.execPath, SKILLS_MOUNT];
+  const args = [...leading, mountpoint, ...(options.args ?? [])];
   if (options.config) {
     const configPath = path.join(dir, 'config.json');
     await writeFile(configPath, JSON.stringify({ mcpServers: options.config }));
     args.push('--config', configPath);
   }
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: options.env ?? process.env });
+  const child = spawn(program!, args, { stdio: ['ignore', 'ignore', 'pipe'], env: options.env ?? process.env });
   let stderr = '';
   const waiters: Array<() => void> = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
