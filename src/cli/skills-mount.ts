@@ -41,6 +41,16 @@ function log(line: string): void {
   process.stderr.write(`skills-mount: ${line}\n`);
 }
 
+const MAX_RECENT_ERRORS = 20;
+const recentErrors: string[] = [];
+
+/** Failures reported to callers: logged, and kept for skills.json and `status`. */
+function logError(line: string): void {
+  log(line);
+  recentErrors.push(`${new Date().toISOString()} ${line}`);
+  if (recentErrors.length > MAX_RECENT_ERRORS) recentErrors.shift();
+}
+
 function parseOptions(argv: string[]): Options {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -121,8 +131,16 @@ async function main(argv: string[]): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  const filesystem = new SkillsFilesystem(catalogs);
-  mount = await mountFilesystem(filesystem, mountpoint, { operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS, log });
+  const startedAt = new Date().toISOString();
+  const filesystem = new SkillsFilesystem(catalogs, {
+    mountStatus: () => ({
+      pid: process.pid,
+      startedAt,
+      cache: { usedBytes: cache.sizeBytes, limitBytes: options.cacheBytes },
+      recentErrors: [...recentErrors],
+    }),
+  });
+  mount = await mountFilesystem(filesystem, mountpoint, { operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS, log: logError });
   const connected = sources.filter((source) => source.connection().status === 'connected').length;
   log(`mounted ${mountpoint} (${connected}/${sources.length} servers connected: ${sources.map((source) => source.label).join(', ')}); Ctrl-C to unmount`);
 }

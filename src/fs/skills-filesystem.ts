@@ -4,7 +4,7 @@
 import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError } from '../errors.js';
 import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
 import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
-import { renderSkillsJson } from './skills-json.js';
+import { renderSkillsJson, type MountStatus } from './skills-json.js';
 
 export const SKILLS_JSON = 'skills.json';
 
@@ -26,6 +26,8 @@ export interface SkillsFilesystemOptions {
   now?: () => number;
   /** How long one rendering of skills.json is reused by getattr/open. */
   skillsJsonTtlMs?: number;
+  /** The daemon's own state, shown at the top of skills.json. */
+  mountStatus?: () => MountStatus;
 }
 
 export class SkillsFilesystem implements FilesystemCore {
@@ -131,7 +133,7 @@ export class SkillsFilesystem implements FilesystemCore {
     const ttlMs = this.options.skillsJsonTtlMs ?? 1_000;
     if (!this.skillsJson || this.now() - this.skillsJson.atMs > ttlMs) {
       const summaries = [...this.catalogs.values()].map((catalog) => catalog.summary());
-      this.skillsJson = { bytes: Buffer.from(renderSkillsJson(summaries), 'utf8'), atMs: this.now() };
+      this.skillsJson = { bytes: Buffer.from(renderSkillsJson(summaries, this.options.mountStatus?.()), 'utf8'), atMs: this.now() };
     }
     return this.skillsJson.bytes;
   }

@@ -27,8 +27,17 @@ export interface SkillsJsonServer {
   problems: string[];
 }
 
+/** The daemon's own state, for `skills-mount status`. */
+export interface MountStatus {
+  pid: number;
+  startedAt: string;
+  cache: { usedBytes: number; limitBytes: number };
+  /** The latest failures reported to callers (EIO and the like), newest last. */
+  recentErrors: string[];
+}
+
 /** The skills.json document for the given catalogs, as pretty-printed JSON text. */
-export function renderSkillsJson(catalogs: readonly CatalogSummary[]): string {
+export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus): string {
   const servers: SkillsJsonServer[] = catalogs.map((catalog) => {
     const nameCounts = countBy(catalog.skills.map((skill) => skill.name));
     const connection = catalog.connection;
@@ -63,7 +72,7 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[]): string {
       if (others.length > 0) skill.collidesWith = others;
     }
   }
-  return `${JSON.stringify({ servers }, null, 2)}\n`;
+  return `${JSON.stringify(mount ? { mount, servers } : { servers }, null, 2)}\n`;
 }
 
 function countBy(values: string[]): Map<string, number> {

@@ -108,6 +108,14 @@ describe('verification through the mount', () => {
     for (let i = 0; i < 2; i++) expect((await run('cat', [path.join(root, 'tampered/ref.md')])).code).not.toBe(0);
   });
 
+  it('skills.json shows the daemon, its cache and the latest failures', async () => {
+    const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
+    expect(skillsJson.mount.pid).toBe(mount.child.pid);
+    expect(skillsJson.mount.cache.usedBytes).toBeGreaterThan(0);
+    expect(skillsJson.mount.cache.limitBytes).toBe(256 * 1024 * 1024);
+    expect(skillsJson.mount.recentErrors.join('\n')).toMatch(/open \/lying\/tampered\/ref.md: IntegrityError: lying: skill:\/\/tampered\/ref.md: digest mismatch/);
+  });
+
   it('a skill updated since the listing verifies after one skills/get refresh', async () => {
     expect((await run('cat', [path.join(root, 'updated/ref.md')])).stdout).toBe('new\n');
     expect(mount.log()).toMatch(/request skills\/get skill:\/\/updated\/SKILL.md/);
