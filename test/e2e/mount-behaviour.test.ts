@@ -149,6 +149,47 @@ describe('verification through the mount', () => {
   });
 });
 
+describe('manifests and directory reads', () => {
+  it('a file a directory read shows but the manifest lacks is neither listed nor readable', async () => {
+    const dir = await makeTestDir();
+    const scenario = await writeScenario(dir, 'dirread', {
+      listing: true,
+      directoryRead: true,
+      skills: [skill('strict', 'Manifest is authoritative', { 'skill://strict/listed.md': { text: 'listed\n' } })],
+      extraFiles: { 'skill://strict/extra.md': { text: 'not in the manifest\n' } },
+    });
+    const mount = await startMount({ dir, config: { srv: scenarioEntry(scenario) } });
+    try {
+      const listing = await run('ls', [path.join(mount.mountpoint, 'srv/strict')]);
+      expect(listing.stdout.split('\n').filter(Boolean).sort()).toEqual(['SKILL.md', 'listed.md']);
+      const extra = await run('cat', [path.join(mount.mountpoint, 'srv/strict/extra.md')]);
+      expect(extra.stderr).toMatch(/No such file or directory/);
+      // Looking for it refreshed the entry with skills/get, and never read the unlisted bytes.
+      expect(mount.log()).toMatch(/request skills\/get skill:\/\/strict\/SKILL.md/);
+      expect(mount.log()).not.toMatch(/request resources\/read skill:\/\/strict\/extra.md/);
+    } finally {
+      await mount.stop();
+    }
+  });
+
+  it('never calls resources/directory/read on a server that did not declare directoryRead', async () => {
+    const dir = await makeTestDir();
+    const scenario = await writeScenario(dir, 'nodirread', {
+      listing: true,
+      directoryRead: false,
+      skills: [skill('plain', 'No directory reads', { 'skill://plain/sub/file.md': { text: 'x\n' } })],
+    });
+    const mount = await startMount({ dir, config: { srv: scenarioEntry(scenario) } });
+    try {
+      expect((await run('ls', ['-R', path.join(mount.mountpoint, 'srv')])).stdout).toMatch(/file\.md/);
+      await run('ls', [path.join(mount.mountpoint, 'srv/plain/nothing-here')]);
+      expect(mount.log()).not.toMatch(/resources\/directory\/read/);
+    } finally {
+      await mount.stop();
+    }
+  });
+});
+
 describe('a read-only, host-private filesystem', () => {
   let mount: RunningMount;
   let skillDir: string;

@@ -95,4 +95,10 @@ if (scenario.directoryRead) {
   );
 }
 
+// Methods the scenario does not offer are logged too, so tests can prove they were never called.
+server.fallbackRequestHandler = async (request) => {
+  log(`request ${request.method} (not offered)`);
+  throw new McpError(ErrorCode.MethodNotFound, `method not found: ${request.method}`);
+};
+
 await server.connect(new StdioServerTransport());
