@@ -351,6 +351,12 @@ describe('lifecycle', () => {
       expect(listing.code).toBe(0);
       expect(listing.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(3);
       expect((await run('cat', [path.join(mount.mountpoint, 'demo/acme/billing/refunds/SKILL.md')])).stdout).toMatch(/name: refunds/);
+      // A nested skill is a file of its encloser and an entry of its own, published flat.
+      expect((await run('cat', [path.join(mount.mountpoint, 'demo/pdf-tools/forms/SKILL.md')])).stdout).toMatch(/name: forms/);
+      const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
+      expect(skillsJson.servers[0].skills.map((entry: { path: string }) => entry.path)).toEqual(
+        expect.arrayContaining(['demo/pdf-tools', 'demo/pdf-tools/forms', 'demo/acme/billing/refunds']),
+      );
       const exited = new Promise<number | null>((resolve) => mount.child.once('exit', (code) => resolve(code)));
       mount.child.kill('SIGINT');
       expect(await exited).toBe(0);
