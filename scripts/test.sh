@@ -5,6 +5,13 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 scripts/setup.sh
+# The terminal tests (test/e2e/cli-terminal.test.ts) drive a real terminal through tmux.
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "test: installing Debian package tmux" >&2
+  if [ "$(id -u)" -eq 0 ]; then sudo_cmd=(); else sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq tmux >/dev/null
+fi
 report="$(mktemp)"
 trap 'rm -f "$report"; ../shared/tools/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true' EXIT
 status=0

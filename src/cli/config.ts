@@ -1,11 +1,17 @@
-// Reads the mount's configuration: which servers to mount under which labels.
-// Falls back to the bundled demo (skills-serve on examples/skills) when there is none.
+// Builds the mount's configuration: which servers to mount under which labels, from a
+// config file in any supported format, --server flags and --only. Falls back to the
+// bundled demo (skills-serve on examples/skills) when there is nothing else.
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import type { ServerConfig } from '../mcp/server-config.js';
+import { FORMAT_NAMES, readConfigDocument, type RawServer } from './config-formats.js';
+import { expandVariables, type ExpansionContext } from './env-expansion.js';
+import { JsoncSyntaxError, parseJsonc } from './jsonc.js';
+import { isValidLabel, normalizeLabel } from './labels.js';
+import { parseServerFlag } from './server-flags.js';
 
 export interface LabelledServer {
   label: string;
@@ -13,13 +19,24 @@ export interface LabelledServer {
 }
 
 export interface MountConfig {
-  /** Where the configuration came from: a file path, or "the bundled demo". */
+  /** Where the configuration came from: a file path and its format, the command line, or "the bundled demo". */
   origin: string;
   servers: LabelledServer[];
+  /** Things the user should know but that do not stop the mount (renamed labels, skipped servers). */
+  notes: string[];
 }
 
-const LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
-const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export interface ConfigRequest {
+  /** --config FILE */
+  configPath?: string | undefined;
+  /** --server values */
+  serverFlags?: readonly string[];
+  /** --only labels (or original keys) */
+  only?: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The default config file: $XDG_CONFIG_HOME/skills-mount/config.json, else ~/.config/skills-mount/config.json. */
 export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -43,85 +60,193 @@ export function demoConfig(): MountConfig {
         },
       },
     ],
+    notes: [],
   };
 }
 
-/** Loads `explicitPath`, else the default file, else the demo. Throws ConfigError with what to fix. */
-export async function loadMountConfig(explicitPath: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<MountConfig> {
-  const file = explicitPath ?? defaultConfigPath(env);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && explicitPath === undefined) return demoConfig();
-    throw new ConfigError(`cannot read config ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
-  }
-  return { origin: file, servers: parseMountConfig(text, file) };
+interface Candidate {
+  label: string;
+  /** The name as the user wrote it (config key or --server label). */
+  key: string;
+  where: string;
+  raw: RawServer;
+  context: ExpansionContext;
 }
 
-/** Parses and validates a config document. */
-export function parseMountConfig(text: string, file: string): LabelledServer[] {
+/**
+ * The servers to mount: `--config FILE` (or the default file) plus `--server` flags, narrowed
+ * by `--only`. With neither a file nor flags, the demo. Throws ConfigError saying what to fix.
+ */
+export async function loadMountConfig(request: ConfigRequest = {}): Promise<MountConfig> {
+  const env = request.env ?? process.env;
+  const flags = request.serverFlags ?? [];
+  const notes: string[] = [];
+  const candidates: Candidate[] = [];
+  const origins: string[] = [];
+
+  const file = request.configPath ?? (flags.length === 0 ? defaultConfigPath(env) : undefined);
+  if (file !== undefined) {
+    const text = await readConfigText(file, request.configPath !== undefined);
+    if (text === undefined) {
+      const demo = demoConfig();
+      return request.only?.length ? { ...demo, servers: select(demo.servers.map((server) => ({ ...server, key: server.label })), request.only, demo.origin).map(({ label, config }) => ({ label, config })) } : demo;
+    }
+    const parsed = parseConfigText(text, file, env);
+    origins.push(`${file} (${parsed.formatName})`);
+    notes.push(...parsed.notes);
+    candidates.push(...parsed.candidates);
+  }
+  if (flags.length > 0) origins.push('the command line');
+  const flagContext = expansionContext(env, process.cwd(), new Map());
+  for (const value of flags) {
+    const { label, server } = parseServerFlag(value);
+    candidates.push({ label, key: label, where: `--server ${label}`, raw: server, context: flagContext });
+  }
+  rejectDuplicateLabels(candidates);
+
+  const origin = origins.join(' and ');
+  const selected = request.only?.length ? select(candidates, request.only, origin) : candidates;
+  if (selected.length === 0) throw new ConfigError(`${origin}: no servers to mount (every server is disabled)`);
+  const servers: LabelledServer[] = [];
+  for (const candidate of selected) servers.push({ label: candidate.label, config: await resolveServer(candidate) });
+  return { origin, servers, notes };
+}
+
+/** Parses a config document of any supported format; exported for tests. */
+export function parseConfigText(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { formatName: string; candidates: Candidate[]; notes: string[] } {
   let document: unknown;
   try {
-    document = JSON.parse(text);
+    document = parseJsonc(text);
   } catch (error) {
-    throw new ConfigError(`config ${file}: not valid JSON${jsonErrorLocation(text, error as Error)}: ${(error as Error).message}`);
+    const position = error instanceof JsoncSyntaxError ? error.position : undefined;
+    const at = position ? ` at line ${position.line}, column ${position.column}` : '';
+    throw new ConfigError(`config ${file}: not valid JSON${at}: ${(error as Error).message}`);
   }
-  if (!isObject(document) || !isObject(document.mcpServers)) {
-    throw new ConfigError(`config ${file}: expected {"mcpServers": {"<label>": {...}}}`);
-  }
-  const servers: LabelledServer[] = [];
-  for (const [label, entry] of Object.entries(document.mcpServers)) {
-    const where = `config ${file}: server "${label}"`;
-    if (!LABEL_PATTERN.test(label)) {
-      throw new ConfigError(`${where}: labels must match [a-z0-9][a-z0-9_-]* (they name the server's directory under the mount)`);
+  const where = (key: string) => `config ${file}${lineOf(text, key)}: server "${key}"`;
+  const raw = readConfigDocument(document, file, where);
+  const context = expansionContext(env, workspaceFolderFor(file), raw.inputs);
+  const notes: string[] = [];
+  const candidates: Candidate[] = [];
+  for (const { key, server } of raw.entries) {
+    if (server === undefined) {
+      notes.push(`server "${key}" is disabled in ${file}; skipped`);
+      continue;
     }
-    if (!isObject(entry)) throw new ConfigError(`${where}: expected an object with "command" or "url"`);
-    servers.push({ label, config: parseServer(entry, where) });
-  }
-  if (servers.length === 0) throw new ConfigError(`config ${file}: "mcpServers" is empty; nothing to mount`);
-  return servers;
-}
-
-function parseServer(entry: Record<string, unknown>, where: string): ServerConfig {
-  if (typeof entry.url === 'string') {
-    if (entry.command !== undefined) throw new ConfigError(`${where}: has both "command" and "url"; choose one`);
-    let url: URL;
-    try {
-      url = new URL(entry.url);
-    } catch {
-      throw new ConfigError(`${where}: "url" is not a URL: ${entry.url}`);
+    const label = isValidLabel(key) ? key : normalizeLabel(key);
+    if (label === '') {
+      throw new ConfigError(`${where(key)}: no usable directory name can be made from this name; rename it using letters, digits, '-' or '_'`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where}: "url" must be http:// or https://`);
-    return { kind: 'http', url: url.toString(), headers: stringRecord(entry.headers, `${where}: "headers"`) };
+    if (label !== key) notes.push(`server "${key}" is mounted as "${label}" (labels are lowercase directory names)`);
+    candidates.push({ label, key, where: where(key), raw: server, context });
   }
-  if (typeof entry.command !== 'string' || entry.command === '') {
-    throw new ConfigError(`${where}: needs "command" (a stdio server) or "url" (a Streamable HTTP server)`);
-  }
-  const args = entry.args ?? [];
-  if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
-    throw new ConfigError(`${where}: "args" must be an array of strings`);
-  }
-  if (entry.cwd !== undefined && typeof entry.cwd !== 'string') throw new ConfigError(`${where}: "cwd" must be a string`);
-  return { kind: 'stdio', command: entry.command, args, env: stringRecord(entry.env, `${where}: "env"`), cwd: entry.cwd };
+  if (raw.entries.length === 0) throw new ConfigError(`config ${file}: no servers in it; nothing to mount`);
+  return { formatName: FORMAT_NAMES[raw.format], candidates, notes };
 }
 
-function stringRecord(value: unknown, where: string): Record<string, string> {
-  if (value === undefined) return {};
-  if (!isObject(value) || !Object.values(value).every((item) => typeof item === 'string')) {
-    throw new ConfigError(`${where} must be an object of strings`);
+/** VS Code's ${workspaceFolder}: the folder holding `.vscode/`, else the config file's folder. */
+export function workspaceFolderFor(file: string): string {
+  const dir = path.dirname(path.resolve(file));
+  return path.basename(dir) === '.vscode' ? path.dirname(dir) : dir;
+}
+
+async function readConfigText(file: string, explicit: boolean): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !explicit) return undefined;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+    throw new ConfigError(`cannot read config ${file}: ${why}`);
   }
-  return value as Record<string, string>;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
+function select<T extends { label: string; key: string }>(candidates: T[], only: readonly string[], origin: string): T[] {
+  const wanted = only.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+  const selected = new Set<T>();
+  for (const name of wanted) {
+    const match = candidates.find((candidate) => candidate.label === name || candidate.key === name);
+    if (!match) {
+      const available = candidates.map((candidate) => candidate.label).join(', ') || 'none';
+      throw new ConfigError(`--only: no server "${name}" in ${origin}; available: ${available}`);
+    }
+    selected.add(match);
+  }
+  return candidates.filter((candidate) => selected.has(candidate));
 }
 
-function jsonErrorLocation(text: string, error: Error): string {
-  const position = /position (\d+)/.exec(error.message)?.[1];
-  if (position === undefined) return '';
-  const before = text.slice(0, Number(position));
-  return ` at line ${before.split('\n').length}`;
+function rejectDuplicateLabels(candidates: Candidate[]): void {
+  const seen = new Map<string, Candidate>();
+  for (const candidate of candidates) {
+    const earlier = seen.get(candidate.label);
+    if (earlier) {
+      throw new ConfigError(
+        `${candidate.where}: its label "${candidate.label}" is already used by ${earlier.where}; ` +
+          'labels name directories and must be unique (after lowercasing): rename one of them',
+      );
+    }
+    seen.set(candidate.label, candidate);
+  }
+}
+
+async function resolveServer({ raw, where, context }: Candidate): Promise<ServerConfig> {
+  const expand = (text: string, field: string) => expandVariables(text, context, `${where}: ${field}`);
+  const expandRecord = (record: Record<string, string>, field: string) =>
+    Object.fromEntries(Object.entries(record).map(([key, value]) => [key, expand(value, `${field}.${key}`)]));
+  if (raw.kind === 'stdio') {
+    const fileEnv = raw.envFile === undefined ? {} : await readEnvFile(expand(raw.envFile, '"envFile"'), context.workspaceFolder, where);
+    return {
+      kind: 'stdio',
+      command: expand(raw.command, '"command"'),
+      args: raw.args.map((arg, i) => expand(arg, `"args"[${i}]`)),
+      env: { ...fileEnv, ...expandRecord(raw.env, '"env"') },
+      cwd: raw.cwd === undefined ? undefined : expand(raw.cwd, '"cwd"'),
+    };
+  }
+  const text = expand(raw.url, '"url"');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${where}: "url" is not a URL: ${text}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where}: "url" must be http:// or https://, got ${url.protocol}`);
+  return { kind: raw.kind, url: url.toString(), headers: expandRecord(raw.headers, '"headers"') };
+}
+
+/** A dotenv file (KEY=VALUE lines, # comments, optional quotes), as VS Code and Cursor read `envFile`. */
+async function readEnvFile(file: string, baseDir: string, where: string): Promise<Record<string, string>> {
+  const resolved = path.resolve(baseDir, file);
+  let text: string;
+  try {
+    text = await readFile(resolved, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${where}: "envFile" ${resolved}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  const env: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match || line.trimStart().startsWith('#')) continue;
+    const value = match[2]!;
+    env[match[1]!] = /^(['"]).*\1$/.test(value) ? value.slice(1, -1) : value;
+  }
+  return env;
+}
+
+function expansionContext(env: NodeJS.ProcessEnv, workspaceFolder: string, inputs: ExpansionContext['inputs']): ExpansionContext {
+  return { env, userHome: env.HOME ?? homedir(), workspaceFolder, inputs };
+}
+
+/** " line N" for the first `"key":` in the text, so an error points into the file. */
+function lineOf(text: string, key: string): string {
+  const pattern = new RegExp(`${escapeRegExp(JSON.stringify(key))}\\s*:`);
+  const match = pattern.exec(text);
+  return match ? ` line ${text.slice(0, match.index).split('\n').length}` : '';
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

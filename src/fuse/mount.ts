@@ -65,7 +65,8 @@ const DEFAULT_MOUNT_TIMEOUT_MS = 10_000;
 const COMMAND_TIMEOUT_MS = 500;
 const PROBE_TIMEOUT_MS = 2_000;
 const UNMOUNT_DEADLINE_MS = 1_200;
-const INSTALL_HINT = 'install fuse libfuse2 (Debian/Ubuntu: apt-get install fuse libfuse2)';
+const INSTALL_HINT = 'install the Debian/Ubuntu packages fuse and libfuse2: sudo apt-get install fuse libfuse2 (see docs/troubleshooting.md)';
+const EMPTY_DIRECTORY_HINT = 'choose an empty directory, or a path that does not exist yet (it is created with mode 0700)';
 
 /** The libfuse `-o` options for these settings; read-only and host-private by construction. */
 export function buildMountOptions(options: MountOptions): string[] {
@@ -110,14 +111,18 @@ export async function prepareMountpoint(dir: string): Promise<string> {
     if (!mounted.fsType.startsWith('fuse')) {
       throw new ConfigError(
         `mountpoint ${mountpoint} is already a mount point (${mounted.fsType} from ${mounted.source}); ` +
-          'skills-mount mounts only on an empty directory',
+          `skills-mount mounts only on an empty directory: ${EMPTY_DIRECTORY_HINT}`,
       );
     }
     const state = await probeFuseMount(mountpoint);
     if (state !== 'dead') {
+      const ours = mounted.fsType === 'fuse.skills-mount';
       throw new ConfigError(
-        `mountpoint ${mountpoint} is already mounted (${mounted.fsType} from ${mounted.source}` +
-          `${state === 'unresponsive' ? ', not responding' : ''}); unmount it first: fusermount -uz ${mountpoint}`,
+        `mountpoint ${mountpoint} is busy: already mounted (${mounted.fsType} from ${mounted.source}` +
+          `${state === 'unresponsive' ? ', not responding' : ''}); ` +
+          (ours
+            ? `another skills-mount serves it (skills-mount status ${mountpoint} shows it); stop it with: skills-mount unmount ${mountpoint}`
+            : `unmount it first (fusermount -u ${mountpoint}), or choose another directory`),
       );
     }
     await detachMount(mountpoint);
@@ -129,7 +134,13 @@ export async function prepareMountpoint(dir: string): Promise<string> {
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT') {
-      await mkdir(mountpoint, { recursive: true, mode: 0o700 });
+      await mkdir(mountpoint, { recursive: true, mode: 0o700 }).catch((mkdirError: unknown) => {
+        throw new ConfigError(
+          `cannot create mountpoint ${mountpoint}: ${messageOf(mkdirError)}; ` +
+            'choose a path under a directory you can write to (e.g. ~/.cache/mcp-skills)',
+          { cause: mkdirError },
+        );
+      });
       return mountpoint;
     }
     if (code === 'ENOTCONN' && mounted === undefined) {
@@ -137,13 +148,14 @@ export async function prepareMountpoint(dir: string): Promise<string> {
       await detachMount(mountpoint);
       return prepareMountpoint(mountpoint);
     }
-    throw new ConfigError(`cannot use mountpoint ${mountpoint}: ${messageOf(error)}`, { cause: error });
+    const hint = code === 'EACCES' ? '; choose a directory you own' : code === 'ENOTCONN' ? `; a dead FUSE mount: skills-mount unmount ${mountpoint}` : '';
+    throw new ConfigError(`cannot use mountpoint ${mountpoint}: ${messageOf(error)}${hint}`, { cause: error });
   }
   if (!isDirectory) {
-    throw new ConfigError(`mountpoint ${mountpoint} is not a directory; skills-mount mounts only on an empty directory`);
+    throw new ConfigError(`mountpoint ${mountpoint} is not a directory; skills-mount mounts only on an empty directory: ${EMPTY_DIRECTORY_HINT}`);
   }
   if ((await readdir(mountpoint)).length > 0) {
-    throw new ConfigError(`mountpoint ${mountpoint} is not empty; skills-mount mounts only on an empty directory`);
+    throw new ConfigError(`mountpoint ${mountpoint} is not empty; skills-mount mounts only on an empty directory: ${EMPTY_DIRECTORY_HINT}`);
   }
   return mountpoint;
 }
@@ -301,11 +313,14 @@ async function mountFailure(mountpoint: string, error: Error): Promise<MountErro
   );
   const cause =
     process.getuid?.() === 0
-      ? 'check that the kernel allows FUSE mounts here (in a container: --device /dev/fuse --cap-add SYS_ADMIN)'
+      ? 'not permitted: the kernel refused the FUSE mount; in a container, run it with --device /dev/fuse --cap-add SYS_ADMIN ' +
+        '(and, under AppArmor, --security-opt apparmor:unconfined)'
       : deviceUsable
-        ? 'mounting as a non-root user needs a setuid-root fusermount on PATH'
-        : 'this user cannot open /dev/fuse; grant read/write access to it (e.g. mode 0666, as Debian ships it) or mount as root';
-  return new MountError(`mounting ${mountpoint} failed: ${cause}`, { cause: error });
+        ? 'not permitted: a non-root user mounts through fusermount, which must be setuid root ' +
+          '(Debian\'s fuse package installs it so: ls -l "$(command -v fusermount)" shows -rwsr-xr-x) ' +
+          'and the mountpoint must be a directory you own; or mount as root'
+        : 'not permitted: this user cannot open /dev/fuse; grant read/write access to it (mode 0666, as Debian ships it) or mount as root';
+  return new MountError(`mounting ${mountpoint} failed: ${cause} (see docs/troubleshooting.md)`, { cause: error });
 }
 
 // ---- environment checks -----------------------------------------------------------------
@@ -317,8 +332,9 @@ async function checkFuseDevice(): Promise<void> {
     await stat('/dev/fuse');
   } catch (error) {
     throw new MountError(
-      `/dev/fuse is not available (${errorCode(error) ?? messageOf(error)}): load the fuse kernel module ` +
-        '(modprobe fuse), or give the container the device (--device /dev/fuse --cap-add SYS_ADMIN)',
+      `/dev/fuse is not available (${errorCode(error) ?? messageOf(error)}): FUSE is not usable on this machine; ` +
+        'load the kernel module (sudo modprobe fuse), or in a container give it the device ' +
+        '(docker run --device /dev/fuse --cap-add SYS_ADMIN); see docs/troubleshooting.md',
       { cause: error },
     );
   }
@@ -334,7 +350,7 @@ async function checkFusermount(): Promise<void> {
       // Not in this PATH entry.
     }
   }
-  throw new MountError(`fusermount is not on PATH; ${INSTALL_HINT}`);
+  throw new MountError(`fusermount is not on PATH (it mounts and unmounts FUSE filesystems); ${INSTALL_HINT}`);
 }
 
 // ---- mount table and lazy unmount ---------------------------------------------------------

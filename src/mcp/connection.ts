@@ -3,7 +3,8 @@
 // Knows nothing of skills beyond forwarding notifications.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -29,11 +30,20 @@ export interface ConnectionOptions {
   verbose?: boolean;
   /** Builds the transport; tests inject in-memory or failing transports. */
   createTransport?: (config: ServerConfig) => Transport;
+  /** First reconnect delay (default 500 ms); doubles with every failure in a row. */
   minBackoffMs?: number;
+  /** Cap on the reconnect delay (default 30 s). */
   maxBackoffMs?: number;
+  /** A connection that lasted this long resets the backoff (default 10 s), so a crash loop still backs off. */
+  stableAfterMs?: number;
 }
 
 const CLIENT_INFO = { name: 'skills-mount', version: '0.1.0' };
+/**
+ * Largest stdio message accepted. The SDK's default (10 MiB) is less than a 16 MiB file
+ * (the per-skill limit) as base64 JSON (~22 MiB); exceeding it drops the whole connection.
+ */
+const STDIO_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
 /** A client connection to one labelled server, kept alive across crashes. */
 export class Connection {
@@ -43,6 +53,7 @@ export class Connection {
   private readonly listeners: Array<(event: SourceEvent) => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  private connectedAtMs = 0;
   private closed = false;
 
   constructor(
@@ -93,6 +104,8 @@ export class Connection {
     } catch (error) {
       const mapped = this.mapError(error, method, context);
       this.trace(method, uri, startedAt, mapped.message);
+      // A dead HTTP server is noticed only when a request fails: reconnect now, not at the next timeout.
+      if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
       throw mapped;
     }
   }
@@ -135,7 +148,7 @@ export class Connection {
       await client.connect(transport, { timeout: this.options.timeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      this.fail(`cannot connect: ${error instanceof Error ? firstLine(error.message) : String(error)}`);
+      this.fail(`cannot connect: ${firstLine(describeError(error))}`);
       return;
     }
     if (this.closed) {
@@ -147,28 +160,44 @@ export class Connection {
       this.client = undefined;
       this.fail('connection closed by the server');
     };
-    client.onerror = (error) => this.options.log(`[${this.label}] protocol error: ${firstLine(error.message)}`);
+    client.onerror = (error) => {
+      if (this.client !== client) return;
+      if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
+      else this.options.log(`[${this.label}] protocol error: ${firstLine(error.message)}`);
+    };
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.emit({ type: 'list-changed' }));
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
       this.emit({ type: 'resource-updated', uri: notification.params.uri });
     });
     this.client = client;
     this.capabilities = client.getServerCapabilities();
-    this.failures = 0;
+    this.connectedAtMs = performance.now();
     this.status = { status: 'connected' };
     this.options.log(`[${this.label}] connected`);
     this.emit({ type: 'connected' });
   }
 
+  /**
+   * Drops a live client whose transport has failed (HTTP: server gone, session unknown):
+   * closing it rejects every request in flight at once, and the reconnect starts a fresh session.
+   */
+  private lose(client: Client, reason: string): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.fail(reason);
+    void client.close().catch(() => undefined);
+  }
+
   private fail(reason: string): void {
     if (this.closed) return;
     const wasConnected = this.status.status === 'connected';
+    if (wasConnected && performance.now() - this.connectedAtMs >= (this.options.stableAfterMs ?? 10_000)) this.failures = 0;
     this.status = { status: 'failed', reason };
     this.failures += 1;
     const minMs = this.options.minBackoffMs ?? 500;
     const maxMs = this.options.maxBackoffMs ?? 30_000;
-    const delayMs = Math.min(maxMs, minMs * 2 ** (this.failures - 1));
-    this.options.log(`[${this.label}] ${reason}; retrying in ${(delayMs / 1000).toFixed(1)} s`);
+    const delayMs = Math.min(maxMs, minMs * 2 ** Math.min(this.failures - 1, 30));
+    this.options.log(`[${this.label}] ${reason}; retrying in ${Number((delayMs / 1000).toFixed(3))} s`);
     if (wasConnected) this.emit({ type: 'disconnected', reason });
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.attempt(), delayMs);
@@ -183,12 +212,17 @@ export class Connection {
     if (config.kind === 'http') {
       return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
     }
+    if (config.kind === 'sse') {
+      // The SDK adds requestInit headers to the event-stream GET as well as to every POST.
+      return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+    }
     const transport = new StdioClientTransport({
       command: config.command,
       args: config.args,
       env: { ...getDefaultEnvironment(), ...config.env },
       ...(config.cwd ? { cwd: config.cwd } : {}),
       stderr: 'pipe',
+      maxBufferSize: STDIO_MAX_MESSAGE_BYTES,
     });
     const stderr = transport.stderr;
     if (stderr) {
@@ -199,6 +233,44 @@ export class Connection {
     }
     return transport;
   }
+}
+
+/** Network-level failures that mean the server (or its session) is gone, not that one request went wrong. */
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** True when a request or transport error means the connection is dead and must be replaced. */
+export function isConnectionLoss(error: unknown): boolean {
+  // 404 on a request carrying a session id: the server restarted and forgot the session.
+  if (error instanceof StreamableHTTPError) return error.code === 404;
+  // The legacy SSE transport's event stream failed: no response can arrive any more.
+  if (error instanceof SseError) return true;
+  if (!(error instanceof Error) || error.name === 'AbortError') return false;
+  if (/^(SSE stream disconnected|Failed to reconnect SSE stream|Maximum reconnection attempts)/.test(error.message)) return true;
+  if (/^Error POSTing to endpoint \(HTTP 404\)/.test(error.message)) return true;
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true;
+    if (cause instanceof TypeError && cause.message === 'fetch failed') return true;
+  }
+  return false;
+}
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return cause ? `${error.message} (${typeof code === 'string' ? code : cause.message})` : error.message;
 }
 
 function describeStatus(status: ConnectionStatus): string {

@@ -1,4 +1,5 @@
-// How to reach one server: the transport half of a configuration entry.
+// How to reach one server: the transport half of a configuration entry, with every
+// variable already expanded. Parsing and validation live in src/cli/config.ts.
 
 export interface StdioServerConfig {
   kind: 'stdio';
@@ -8,15 +9,30 @@ export interface StdioServerConfig {
   cwd: string | undefined;
 }
 
+/** Streamable HTTP (the current MCP transport). */
 export interface HttpServerConfig {
   kind: 'http';
   url: string;
   headers: Record<string, string>;
 }
 
-export type ServerConfig = StdioServerConfig | HttpServerConfig;
+/** The legacy HTTP+SSE transport (MCP 2024-11-05), for servers not yet on Streamable HTTP. */
+export interface SseServerConfig {
+  kind: 'sse';
+  url: string;
+  headers: Record<string, string>;
+}
 
-/** A short human description for logs: the command line or the URL. */
+export type ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig;
+
+/** A short human description for logs: the command line or the URL (never header values). */
 export function describeServer(config: ServerConfig): string {
-  return config.kind === 'stdio' ? [config.command, ...config.args].join(' ') : config.url;
+  switch (config.kind) {
+    case 'stdio':
+      return [config.command, ...config.args].join(' ');
+    case 'http':
+      return config.url;
+    case 'sse':
+      return `${config.url} (legacy SSE)`;
+  }
 }

@@ -199,7 +199,7 @@ describe.skipIf(!fuseUsable)('FUSE edge on a live mount', () => {
     const second = FixtureMount.start(mnt);
     const exit = await second.exited;
     expect(exit.code).not.toBe(0);
-    expect(second.stderr).toContain(`mountpoint ${mnt} is already mounted (fuse.skills-mount from skills-mount)`);
+    expect(second.stderr).toContain(`mountpoint ${mnt} is busy: already mounted (fuse.skills-mount from skills-mount)`);
     expect((await runBytes('cat', [at('skill-a/SKILL.md')])).stdout.equals(fixtureData.SKILL_MD)).toBe(true);
   });
 });

@@ -75,7 +75,10 @@ describe('prepareMountpoint', () => {
     await mkdir(target);
     await writeFile(path.join(target, 'mine.txt'), 'keep me');
     await expect(prepareMountpoint(target)).rejects.toThrow(
-      new ConfigError(`mountpoint ${target} is not empty; skills-mount mounts only on an empty directory`),
+      new ConfigError(
+        `mountpoint ${target} is not empty; skills-mount mounts only on an empty directory: ` +
+          'choose an empty directory, or a path that does not exist yet (it is created with mode 0700)',
+      ),
     );
   });
 

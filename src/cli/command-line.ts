@@ -1,0 +1,102 @@
+// Parses the command line into one of: mount, status, unmount, help, version. Subcommands
+// are recognized only as the first argument and only by their exact name, so any other
+// spelling of a path (./status) mounts.
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../errors.js';
+
+const MIB = 1024 * 1024;
+
+export interface MountOptions {
+  mountpoint: string;
+  configPath: string | undefined;
+  serverFlags: string[];
+  only: string[];
+  timeoutMs: number;
+  cacheBytes: number;
+  hideDynamic: boolean;
+  verbose: boolean;
+}
+
+export type Command =
+  | { command: 'mount'; options: MountOptions }
+  | { command: 'status'; mountpoint: string | undefined; json: boolean }
+  | { command: 'unmount'; mountpoint: string }
+  | { command: 'help' }
+  | { command: 'version' };
+
+/** Throws ConfigError for anything the user should fix; the caller prints usage. */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const [first, ...rest] = argv;
+  if (first === 'status') return parseStatus(rest);
+  if (first === 'unmount') return parseUnmount(rest);
+  return parseMount(argv);
+}
+
+function parseMount(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, {
+    config: { type: 'string' },
+    server: { type: 'string', multiple: true },
+    only: { type: 'string', multiple: true },
+    timeout: { type: 'string' },
+    'cache-size': { type: 'string' },
+    'no-dynamic': { type: 'boolean' },
+    verbose: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'V' },
+  });
+  if (values.help) return { command: 'help' };
+  if (values.version) return { command: 'version' };
+  const serverFlags = (values.server as string[] | undefined) ?? [];
+  if (positionals.length !== 1) {
+    if (positionals.length === 0) throw new ConfigError('MOUNTPOINT is required');
+    const hint = serverFlags.length > 0 ? ` (quote the whole --server value: --server 'label=command arg ...')` : '';
+    throw new ConfigError(`one MOUNTPOINT expected, got ${positionals.length}: ${positionals.join(' ')}${hint}`);
+  }
+  const timeoutSeconds = positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout');
+  const cacheMiB = positiveNumber((values['cache-size'] as string | undefined) ?? '256', '--cache-size');
+  return {
+    command: 'mount',
+    options: {
+      mountpoint: positionals[0]!,
+      configPath: values.config as string | undefined,
+      serverFlags,
+      only: (values.only as string[] | undefined) ?? [],
+      timeoutMs: Math.round(timeoutSeconds * 1000),
+      cacheBytes: Math.round(cacheMiB * MIB),
+      hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
+      verbose: (values.verbose as boolean | undefined) ?? false,
+    },
+  };
+}
+
+function parseStatus(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length > 1) throw new ConfigError(`status takes at most one MOUNTPOINT, got ${positionals.length}`);
+  return { command: 'status', mountpoint: positionals[0], json: (values.json as boolean | undefined) ?? false };
+}
+
+function parseUnmount(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length !== 1) throw new ConfigError('unmount takes exactly one MOUNTPOINT');
+  return { command: 'unmount', mountpoint: positionals[0]! };
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
+
+function parse(argv: readonly string[], options: OptionSpec): { values: Record<string, unknown>; positionals: string[] } {
+  try {
+    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+  } catch (error) {
+    // node:util's messages carry a code prefix and long advice; keep the first sentence.
+    const message = (error as Error).message.split('. ')[0] ?? 'invalid arguments';
+    throw new ConfigError(message.replace(/^Unknown option '(.*)'$/, 'unknown option $1'));
+  }
+}
+
+function positiveNumber(text: string, flag: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${flag} must be a positive number, got "${text}"`);
+  return value;
+}

@@ -1,0 +1,49 @@
+// The text of `skills-mount --help`: usage, options, subcommands and examples.
+
+export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server LABEL=COMMAND|URL]... [--only LABEL,...]
+                    [--timeout SECONDS] [--cache-size MIB] [--no-dynamic] [--verbose]
+       skills-mount status [MOUNTPOINT] [--json]
+       skills-mount unmount MOUNTPOINT
+       skills-mount --help | --version
+`;
+
+export const HELP = `${USAGE}
+Mounts the skills of MCP servers read-only at MOUNTPOINT/<label>/, in the foreground
+until Ctrl-C or SIGTERM. skills.json at the root lists every server and skill.
+
+Mount options:
+  --config FILE           servers to mount; default $XDG_CONFIG_HOME/skills-mount/config.json
+                          (~/.config/skills-mount/config.json); without it and without
+                          --server, the bundled demo is mounted as "demo". Reads the files
+                          you already have: Claude Desktop / Cursor ("mcpServers"), Claude
+                          Code .mcp.json ("type": stdio/http/sse), VS Code mcp.json ("servers")
+  --server LABEL=COMMAND  a stdio server, e.g. --server 'docs=npx -y docs-mcp' (quote it)
+  --server LABEL=URL      a Streamable HTTP server (sse+URL: a legacy SSE server); repeatable
+  --only LABEL,...        mount only these servers of the config
+  --timeout SECONDS       deadline for every MCP request (default 10)
+  --cache-size MIB        memory for verified file contents (default 256)
+  --no-dynamic            hide skills whose files carry no digests ("resources": "dynamic")
+  --verbose               log every MCP request with its duration
+
+Commands:
+  status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
+                          use and the latest errors; --json for scripts. Exits 1 when a
+                          mount is stale or not responding.
+  unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
+
+"status" and "unmount" are commands only as the first argument; to mount on a
+directory of that name, write a path: skills-mount ./status
+
+Examples:
+  skills-mount ~/.cache/mcp-skills
+  skills-mount ~/.cache/mcp-skills --config ~/.cursor/mcp.json --only github,docs
+  skills-mount ~/skills --config .vscode/mcp.json       # \${input:ID} from $SKILLS_MOUNT_INPUT_ID
+  skills-mount /tmp/s --server 'local=node dist/cli/skills-serve.js examples/skills'
+  skills-mount /tmp/s --server docs=https://docs.example.com/mcp
+  skills-mount status
+  skills-mount status ~/.cache/mcp-skills --json
+  skills-mount unmount ~/.cache/mcp-skills
+  ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
+
+More in the package's docs/ folder: configuration.md, agents.md, troubleshooting.md, service.md.
+`;

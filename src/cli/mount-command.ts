@@ -1,0 +1,119 @@
+// `skills-mount MOUNTPOINT`: starts every configured server, mounts their skills read-only
+// and serves until SIGINT or SIGTERM. The only place that builds concrete I/O
+// (connections, caches, the kernel mount) and wires it together.
+import { ContentCache } from '../catalog/content-cache.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
+import { SkillsFilesystem } from '../fs/skills-filesystem.js';
+import { mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/mount.js';
+import { McpSkillSource } from '../mcp/mcp-skill-source.js';
+import { commandProblem } from './command-check.js';
+import type { MountOptions } from './command-line.js';
+import { loadMountConfig } from './config.js';
+import { StartupProgress } from './progress.js';
+
+/** Slack between our MCP deadline and fuse-native's, so our error (not ETIMEDOUT) reaches the caller. */
+const FUSE_DEADLINE_MARGIN_MS = 5_000;
+const MAX_RECENT_ERRORS = 20;
+const LABELS_IN_SUMMARY = 6;
+
+/** Runs the mount until a signal; resolves once the mount is ready (the process keeps serving). */
+export async function runMount(options: MountOptions): Promise<void> {
+  let progress: StartupProgress | undefined;
+  const log = (line: string): void => {
+    const text = `skills-mount: ${line}`;
+    if (progress) progress.log(text);
+    else process.stderr.write(`${text}\n`);
+  };
+  const recentErrors: string[] = [];
+  /** Failures reported to callers: logged, and kept for skills.json and `status`. */
+  const logError = (line: string): void => {
+    log(line);
+    recentErrors.push(`${new Date().toISOString()} ${line}`);
+    if (recentErrors.length > MAX_RECENT_ERRORS) recentErrors.shift();
+  };
+
+  const config = await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only });
+  // Fail on a bad mountpoint before starting any server.
+  const mountpoint = await prepareMountpoint(options.mountpoint);
+  for (const note of config.notes) log(note);
+
+  const cache = new ContentCache(options.cacheBytes);
+  const sources = config.servers.map(
+    ({ label, config: serverConfig }) => new McpSkillSource(label, serverConfig, { timeoutMs: options.timeoutMs, log, verbose: options.verbose }),
+  );
+  const catalogs = sources.map(
+    (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, hideDynamic: options.hideDynamic }),
+  );
+  log(`starting ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin}`);
+  for (const { label, config: serverConfig } of config.servers) {
+    if (serverConfig.kind !== 'stdio') continue;
+    const problem = await commandProblem(serverConfig.command, serverConfig.cwd, { ...process.env, ...serverConfig.env });
+    if (problem) log(`[${label}] ${problem}; its directory stays empty until it starts (retried with backoff)`);
+  }
+  progress = new StartupProgress(process.stderr, sources.length);
+  // The mount appears once every first connection attempt has ended, so the first ls sees the catalogs.
+  await Promise.all(
+    sources.map(async (source, i) => {
+      await source.start();
+      if (source.connection().status !== 'connected') return progress?.serverFailed();
+      progress?.serverConnected();
+      await catalogs[i]!.refresh();
+      progress?.serverListed(catalogs[i]!.summary().skills.filter((skill) => !skill.declined).length);
+    }),
+  );
+
+  let mount: MountHandle | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    progress?.finish();
+    log(`${signal}: unmounting ${mountpoint}`);
+    await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
+    await Promise.race([Promise.all(sources.map((source) => source.close())), delay(1_000)]);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  const startedAt = new Date().toISOString();
+  const filesystem = new SkillsFilesystem(catalogs, {
+    mountStatus: () => ({
+      pid: process.pid,
+      startedAt,
+      cache: { usedBytes: cache.sizeBytes, limitBytes: options.cacheBytes },
+      recentErrors: [...recentErrors],
+    }),
+  });
+  try {
+    mount = await mountFilesystem(filesystem, mountpoint, { operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS, log: logError });
+  } finally {
+    progress.finish();
+  }
+  const skillCount = progress.skillCount;
+  const seconds = progress.elapsedSeconds();
+  progress = undefined;
+  log(`mounted ${mountpoint} (${summary(sources, skillCount, seconds)}); Ctrl-C to unmount`);
+}
+
+/** "2/3 servers connected: a, b; failed: c; 1,234 skills; ready in 2.1 s" */
+function summary(sources: readonly McpSkillSource[], skillCount: number, seconds: number): string {
+  const connected = sources.filter((source) => source.connection().status === 'connected').map((source) => source.label);
+  const failed = sources.filter((source) => source.connection().status !== 'connected').map((source) => source.label);
+  const parts = [`${connected.length}/${sources.length} servers connected${connected.length ? `: ${labels(connected)}` : ''}`];
+  if (failed.length > 0) parts.push(`not connected: ${labels(failed)}`);
+  parts.push(`${skillCount.toLocaleString('en-US')} skill${skillCount === 1 ? '' : 's'}`, `ready in ${seconds.toFixed(1)} s`);
+  return parts.join('; ');
+}
+
+function labels(list: readonly string[]): string {
+  const shown = list.slice(0, LABELS_IN_SUMMARY).join(', ');
+  return list.length > LABELS_IN_SUMMARY ? `${shown} and ${list.length - LABELS_IN_SUMMARY} more` : shown;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

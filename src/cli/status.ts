@@ -1,0 +1,221 @@
+// `skills-mount status [MOUNTPOINT] [--json]`: every skills-mount mount (or one), its
+// servers, skill counts, cache use and latest errors, read from each mount's skills.json
+// by a `cat` child process with a deadline, so a hung mount can never hang `status`.
+import { execFile } from 'node:child_process';
+import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { skillsMounts, type MountTableEntry } from './mount-table.js';
+
+export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
+const MAX_SKILLS_JSON_BYTES = 256 * 1024 * 1024;
+const RECENT_ERRORS_SHOWN = 5;
+
+export interface ServerStatus {
+  label: string;
+  state: string;
+  reason?: string;
+  generation: string | null;
+  listingComplete: boolean;
+  skills: number;
+  declined: number;
+  problems: string[];
+}
+
+export type MountState = 'ok' | 'stale' | 'not-responding' | 'unreadable';
+
+export interface MountReport {
+  mountpoint: string;
+  state: MountState;
+  /** Why the mount is not ok, in words. */
+  detail?: string;
+  pid?: number;
+  startedAt?: string;
+  cache?: { usedBytes: number; limitBytes: number };
+  recentErrors?: string[];
+  servers?: ServerStatus[];
+}
+
+export interface StatusReport {
+  mounts: MountReport[];
+}
+
+/** Thrown when the MOUNTPOINT given to `status` or `unmount` is not a skills-mount mount. */
+export class NotMountedError extends Error {
+  override name = 'NotMountedError';
+}
+
+/** The report for one mountpoint, or every skills-mount mount when none is given. */
+export async function collectStatus(mountpoint?: string, timeoutMs = DEFAULT_PROBE_TIMEOUT_MS, table?: string): Promise<StatusReport> {
+  const all = await skillsMounts(table);
+  let chosen: MountTableEntry[] = all;
+  if (mountpoint !== undefined) {
+    const wanted = await canonicalMountpoint(mountpoint);
+    chosen = all.filter((entry) => entry.mountpoint === wanted);
+    if (chosen.length === 0) throw new NotMountedError(`${wanted} is not a skills-mount mount (nothing of type fuse.skills-mount is mounted there)`);
+  }
+  return { mounts: await Promise.all(chosen.map((entry) => probeMount(entry.mountpoint, timeoutMs))) };
+}
+
+/** Reads MOUNTPOINT/skills.json from a child process; classifies what went wrong. */
+export async function probeMount(mountpoint: string, timeoutMs: number): Promise<MountReport> {
+  const outcome = await catFile(path.join(mountpoint, 'skills.json'), timeoutMs);
+  if (outcome.kind === 'timeout') {
+    return { mountpoint, state: 'not-responding', detail: `skills.json did not answer within ${formatSeconds(timeoutMs)}` };
+  }
+  if (outcome.kind === 'error') {
+    if (/not connected|aborted/i.test(outcome.message)) {
+      return { mountpoint, state: 'stale', detail: `the daemon is gone (${outcome.message})` };
+    }
+    const denied = /permission denied/i.test(outcome.message);
+    return { mountpoint, state: 'unreadable', detail: denied ? 'permission denied: the mount belongs to another user' : outcome.message };
+  }
+  let document: SkillsJsonDocument;
+  try {
+    document = JSON.parse(outcome.text) as SkillsJsonDocument;
+  } catch {
+    return { mountpoint, state: 'unreadable', detail: 'skills.json is not JSON' };
+  }
+  return {
+    mountpoint,
+    state: 'ok',
+    ...(document.mount
+      ? { pid: document.mount.pid, startedAt: document.mount.startedAt, cache: document.mount.cache, recentErrors: document.mount.recentErrors }
+      : {}),
+    servers: (document.servers ?? []).map((server) => ({
+      label: server.label,
+      state: server.state,
+      ...(server.reason ? { reason: server.reason } : {}),
+      generation: server.generation ?? null,
+      listingComplete: server.listingComplete === true,
+      skills: (server.skills ?? []).filter((skill) => !skill.declined).length,
+      declined: (server.skills ?? []).filter((skill) => skill.declined).length,
+      problems: server.problems ?? [],
+    })),
+  };
+}
+
+/** The report as text for a person. */
+export function renderStatusText(report: StatusReport, nowMs = Date.now()): string {
+  if (report.mounts.length === 0) return 'no skills-mount mounts\n';
+  return report.mounts.map((mount) => renderMount(mount, nowMs)).join('\n');
+}
+
+function renderMount(mount: MountReport, nowMs: number): string {
+  if (mount.state !== 'ok') {
+    const headline = { stale: 'STALE', 'not-responding': 'NOT RESPONDING', unreadable: 'UNREADABLE' }[mount.state];
+    const fix = mount.state === 'unreadable' && /another user/.test(mount.detail ?? '') ? '' : `  fix: skills-mount unmount ${mount.mountpoint}\n`;
+    return `${mount.mountpoint}  ${headline}: ${mount.detail ?? ''}\n${fix}`;
+  }
+  const facts: string[] = [];
+  if (mount.startedAt) facts.push(`up ${formatDuration(nowMs - Date.parse(mount.startedAt))}`);
+  if (mount.pid !== undefined) facts.push(`pid ${mount.pid}`);
+  if (mount.cache) facts.push(`cache ${formatBytes(mount.cache.usedBytes)} of ${formatBytes(mount.cache.limitBytes)}`);
+  const lines = [`${mount.mountpoint}  ${facts.join(', ')}`];
+  const servers = mount.servers ?? [];
+  const rows = [
+    ['SERVER', 'STATE', 'DISCOVERY', 'SKILLS', 'NOTES'],
+    ...servers.map((server) => [
+      server.label,
+      server.state,
+      server.generation ?? '-',
+      String(server.skills),
+      [
+        server.reason,
+        server.generation !== null && server.generation !== 'none' && !server.listingComplete ? 'listing incomplete' : undefined,
+        server.declined > 0 ? `${server.declined} declined` : undefined,
+        server.problems.length > 0 ? `${server.problems.length} problem${server.problems.length === 1 ? '' : 's'} (see skills.json)` : undefined,
+      ]
+        .filter((note) => note !== undefined)
+        .join('; '),
+    ]),
+  ];
+  lines.push(...table(rows).map((row) => `  ${row}`));
+  const total = servers.reduce((sum, server) => sum + server.skills, 0);
+  const connected = servers.filter((server) => server.state === 'connected').length;
+  lines.push(`  ${servers.length} server${servers.length === 1 ? '' : 's'} (${connected} connected), ${total} skill${total === 1 ? '' : 's'}`);
+  const errors = mount.recentErrors ?? [];
+  if (errors.length === 0) lines.push('  recent errors: none');
+  else {
+    lines.push(`  recent errors (${errors.length}, latest last):`);
+    for (const error of errors.slice(-RECENT_ERRORS_SHOWN)) lines.push(`    ${error}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows.map((row) =>
+    row
+      .map((cell, column) => (column === 3 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** "1.2 MiB", "512 B". */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** "3s", "2m 05s", "4h 10m", "2d 3h". */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m ${String(seconds % 60).padStart(2, '0')}s`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours}h ${String(minutes % 60).padStart(2, '0')}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+function formatSeconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
+}
+
+/** Absolute path with the parent's symlinks resolved; the mountpoint itself is never touched. */
+export async function canonicalMountpoint(dir: string): Promise<string> {
+  const absolute = path.resolve(dir);
+  const parent = await realpath(path.dirname(absolute)).catch(() => path.dirname(absolute));
+  return path.join(parent, path.basename(absolute));
+}
+
+type CatOutcome = { kind: 'ok'; text: string } | { kind: 'timeout' } | { kind: 'error'; message: string };
+
+function catFile(file: string, timeoutMs: number): Promise<CatOutcome> {
+  return new Promise((resolve) => {
+    execFile(
+      'cat',
+      [file],
+      // SIGKILL: a read blocked in FUSE ends only on a fatal signal.
+      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: MAX_SKILLS_JSON_BYTES, env: { ...process.env, LC_ALL: 'C' } },
+      (error, stdout, stderr) => {
+        if (error === null) return resolve({ kind: 'ok', text: stdout });
+        if (error.killed) return resolve({ kind: 'timeout' });
+        // "cat: FILE: Transport endpoint is not connected": keep the reason (FILE may hold colons).
+        const first = stderr.trim().split('\n')[0] ?? '';
+        const message = first.includes(': ') ? first.slice(first.lastIndexOf(': ') + 2) : first || error.message;
+        resolve({ kind: 'error', message });
+      },
+    );
+  });
+}
+
+interface SkillsJsonDocument {
+  mount?: { pid: number; startedAt: string; cache: { usedBytes: number; limitBytes: number }; recentErrors: string[] };
+  servers?: Array<{
+    label: string;
+    state: string;
+    reason?: string;
+    generation?: string | null;
+    listingComplete?: boolean;
+    skills?: Array<{ declined?: string }>;
+    problems?: string[];
+  }>;
+}

@@ -1,0 +1,151 @@
+// The command line (subcommands vs mountpoints), status rendering, the mount table and
+// the startup progress line, without a kernel mount.
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/cli/command-line.js';
+import { skillsMounts } from '../../src/cli/mount-table.js';
+import { StartupProgress } from '../../src/cli/progress.js';
+import { formatBytes, formatDuration, renderStatusText, type StatusReport } from '../../src/cli/status.js';
+
+describe('command line', () => {
+  it('keeps the mount command line as it was', () => {
+    expect(parseCommandLine(['/mnt/s', '--config', 'c.json', '--timeout', '2.5', '--cache-size', '64', '--no-dynamic', '--verbose'])).toEqual({
+      command: 'mount',
+      options: {
+        mountpoint: '/mnt/s',
+        configPath: 'c.json',
+        serverFlags: [],
+        only: [],
+        timeoutMs: 2_500,
+        cacheBytes: 64 * 1024 * 1024,
+        hideDynamic: true,
+        verbose: true,
+      },
+    });
+  });
+
+  it('"status" and "unmount" are commands only as the first argument; ./status mounts', () => {
+    expect(parseCommandLine(['status'])).toEqual({ command: 'status', mountpoint: undefined, json: false });
+    expect(parseCommandLine(['status', '/m', '--json'])).toEqual({ command: 'status', mountpoint: '/m', json: true });
+    expect(parseCommandLine(['unmount', '/m'])).toEqual({ command: 'unmount', mountpoint: '/m' });
+    expect(parseCommandLine(['./status'])).toMatchObject({ command: 'mount', options: { mountpoint: './status' } });
+    expect(parseCommandLine(['--verbose', 'status'])).toMatchObject({ command: 'mount', options: { mountpoint: 'status' } });
+  });
+
+  it('collects repeated --server and --only', () => {
+    expect(parseCommandLine(['/m', '--server', 'a=x', '--server', 'b=http://h/mcp', '--only', 'a', '--only', 'b'])).toMatchObject({
+      options: { serverFlags: ['a=x', 'b=http://h/mcp'], only: ['a', 'b'] },
+    });
+  });
+
+  it('help and version win; errors say what is wrong', () => {
+    expect(parseCommandLine(['--help'])).toEqual({ command: 'help' });
+    expect(parseCommandLine(['-h', '/m'])).toEqual({ command: 'help' });
+    expect(parseCommandLine(['status', '--help'])).toEqual({ command: 'help' });
+    expect(parseCommandLine(['--version'])).toEqual({ command: 'version' });
+    expect(() => parseCommandLine([])).toThrow('MOUNTPOINT is required');
+    expect(() => parseCommandLine(['/m', '--timeout', '0'])).toThrow('--timeout must be a positive number, got "0"');
+    expect(() => parseCommandLine(['/m', '--bogus'])).toThrow('unknown option --bogus');
+    expect(() => parseCommandLine(['unmount'])).toThrow('unmount takes exactly one MOUNTPOINT');
+    expect(() => parseCommandLine(['/m', '--server', 'a=node', 'server.js'])).toThrow(/got 2: \/m server.js \(quote the whole --server value/);
+  });
+});
+
+describe('mount table', () => {
+  it('finds skills-mount mounts (topmost per path, escapes decoded) and nothing else', async () => {
+    const table = [
+      '22 1 0:21 / /proc rw,nosuid - proc proc rw',
+      '40 22 0:50 / /tmp/a\\040b/mnt ro,nosuid,nodev,noexec - fuse.skills-mount skills-mount ro,user_id=0',
+      '41 22 0:51 / /tmp/over rw - fuse.skills-mount skills-mount ro',
+      '42 41 0:52 / /tmp/over rw - tmpfs tmpfs rw',
+      '43 22 0:53 / /tmp/sshfs rw - fuse.sshfs host: rw',
+    ].join('\n');
+    expect(await skillsMounts(table)).toEqual([{ mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' }]);
+  });
+});
+
+describe('status text', () => {
+  const now = Date.parse('2025-01-01T12:00:00Z');
+  const report: StatusReport = {
+    mounts: [
+      {
+        mountpoint: '/home/u/.cache/mcp-skills',
+        state: 'ok',
+        pid: 4242,
+        startedAt: '2025-01-01T11:57:55Z',
+        cache: { usedBytes: 1_572_864, limitBytes: 256 * 1024 * 1024 },
+        recentErrors: ['2025-01-01T11:59:00.000Z [docs] skill://x/SKILL.md: digest mismatch'],
+        servers: [
+          { label: 'demo', state: 'connected', generation: 'listing', listingComplete: true, skills: 1234, declined: 2, problems: [] },
+          { label: 'broken', state: 'failed', reason: 'cannot connect: spawn nope ENOENT', generation: null, listingComplete: false, skills: 0, declined: 0, problems: [] },
+        ],
+      },
+      { mountpoint: '/tmp/dead', state: 'stale', detail: 'the daemon is gone (Transport endpoint is not connected)' },
+      { mountpoint: '/tmp/hung', state: 'not-responding', detail: 'skills.json did not answer within 2 s' },
+    ],
+  };
+
+  it('shows daemon, servers, counts, errors, and a fix for broken mounts', () => {
+    expect(renderStatusText(report, now)).toBe(
+      [
+        '/home/u/.cache/mcp-skills  up 2m 05s, pid 4242, cache 1.5 MiB of 256 MiB',
+        '  SERVER  STATE      DISCOVERY  SKILLS  NOTES',
+        '  demo    connected  listing      1234  2 declined',
+        '  broken  failed     -               0  cannot connect: spawn nope ENOENT',
+        '  2 servers (1 connected), 1234 skills',
+        '  recent errors (1, latest last):',
+        '    2025-01-01T11:59:00.000Z [docs] skill://x/SKILL.md: digest mismatch',
+        '',
+        '/tmp/dead  STALE: the daemon is gone (Transport endpoint is not connected)',
+        '  fix: skills-mount unmount /tmp/dead',
+        '',
+        '/tmp/hung  NOT RESPONDING: skills.json did not answer within 2 s',
+        '  fix: skills-mount unmount /tmp/hung',
+        '',
+      ].join('\n'),
+    );
+    expect(renderStatusText({ mounts: [] })).toBe('no skills-mount mounts\n');
+  });
+
+  it('formats sizes and durations for people', () => {
+    expect([formatBytes(0), formatBytes(512), formatBytes(2048), formatBytes(300 * 1024 * 1024)]).toEqual(['0 B', '512 B', '2.0 KiB', '300 MiB']);
+    expect([formatDuration(3_400), formatDuration(125_000), formatDuration(4 * 3600_000 + 600_000), formatDuration(50 * 3600_000)]).toEqual([
+      '3s',
+      '2m 05s',
+      '4h 10m',
+      '2d 2h',
+    ]);
+  });
+});
+
+describe('startup progress', () => {
+  function fakeStream(isTTY: boolean) {
+    const writes: string[] = [];
+    return { writes, stream: { isTTY, columns: 60, write: (text: string) => writes.push(text) > 0 } };
+  }
+
+  it('on a TTY: redraws one line, prints logs above it, and leaves nothing behind', () => {
+    const { writes, stream } = fakeStream(true);
+    const progress = new StartupProgress(stream, 3);
+    progress.serverConnected();
+    progress.serverListed(1500);
+    progress.serverFailed();
+    expect(progress.line()).toMatch(/^. \d+\.\ds  1\/3 servers connected, 1 failed, 1 starting; 1,500 skills listed from 1 server$/);
+    progress.log('skills-mount: [a] connected');
+    progress.finish();
+    const screen = writes.join('');
+    expect(screen).toContain('\r\x1b[2Kskills-mount: [a] connected\n');
+    expect(screen.endsWith('\r\x1b[2K')).toBe(true);
+    expect(writes.every((text) => text.replace(/\x1b\[2K|\r/g, '').length <= 60)).toBe(true);
+  });
+
+  it('not on a TTY: only the log lines', () => {
+    const { writes, stream } = fakeStream(false);
+    const progress = new StartupProgress(stream, 2);
+    progress.serverConnected();
+    progress.serverListed(3);
+    progress.log('skills-mount: [a] connected');
+    progress.finish();
+    expect(writes).toEqual(['skills-mount: [a] connected\n']);
+    expect(progress.skillCount).toBe(3);
+  });
+});
