@@ -1,9 +1,9 @@
 // One server's skill namespace as the filesystem sees it: discovery (listing, index or
 // none), lookups of paths nobody listed, directory reads, and verified content with
 // single-flight fetches. Paths are relative to the server's label directory ("" is it).
-import { IntegrityError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
+import { IntegrityError, LimitExceededError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
 import type { Logger } from '../mcp/connection.js';
-import { DIRECTORY_MIME_TYPE, INDEX_URI } from '../mcp/protocol.js';
+import { DIRECTORY_MIME_TYPE, INDEX_URI, MAX_BYTES_PER_SKILL } from '../mcp/protocol.js';
 import type { ConnectionStatus, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
 import type { ContentCache } from './content-cache.js';
 import { Namespace, type FileFacts } from './namespace.js';
@@ -78,12 +78,17 @@ export class ServerCatalog {
   private listedAtMs = Number.NEGATIVE_INFINITY;
   private problems: string[] = [];
   private refreshing: Promise<void> | undefined;
+  private refreshQueued = false;
+  /** The server declared directoryRead, then answered -32601: use what is known instead, until it reconnects. */
+  private directoryReadRefused = false;
   private readonly negative = new Map<string, number>();
   private readonly directoryReads = new Map<string, { atMs: number; pending?: Promise<void> }>();
   private readonly unverifiedVersions = new Map<string, { digest: string; sizeBytes: number; atMs: number }>();
   private readonly inflight = new Map<string, Promise<VerifiedContent>>();
   private readonly subscribed = new Set<string>();
   private readonly skillRefreshedAtMs = new Map<string, number>();
+  /** Bytes fetched per skill that no manifest budgets (index generation, dynamic): skill URI -> file URI -> bytes. */
+  private readonly retrievedBytes = new Map<string, Map<string, number>>();
   private readonly now: () => number;
 
   constructor(
@@ -97,16 +102,17 @@ export class ServerCatalog {
         case 'connected':
           // A restarted server may speak another generation: decide again.
           this.generation = undefined;
+          this.directoryReadRefused = false;
           void this.refresh();
           break;
         case 'list-changed':
           this.forgetObservations();
-          void this.refresh();
+          this.refreshSoon();
           break;
         case 'resource-updated':
           this.unverifiedVersions.delete(event.uri);
           this.forgetObservations();
-          void this.refresh();
+          this.refreshSoon();
           break;
         case 'disconnected':
           break;
@@ -118,8 +124,22 @@ export class ServerCatalog {
   refresh(): Promise<void> {
     this.refreshing ??= this.discover().finally(() => {
       this.refreshing = undefined;
+      if (this.refreshQueued) {
+        this.refreshQueued = false;
+        void this.refresh();
+      }
     });
     return this.refreshing;
+  }
+
+  /**
+   * A refresh for a change notification: a change announced while a listing is in flight
+   * may be missing from it, so one more listing is queued; any number of notifications
+   * (a storm) coalesce into at most one listing in flight plus one queued.
+   */
+  private refreshSoon(): void {
+    if (this.refreshing) this.refreshQueued = true;
+    else void this.refresh();
   }
 
   /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */
@@ -310,7 +330,7 @@ export class ServerCatalog {
     if (this.isUnderDeclinedSkill(segments)) return undefined;
     if (this.shouldReadDirectory(parentPath)) {
       await this.readDirectory(parentPath);
-      return this.namespace.get(path);
+      if (!this.directoryReadRefused) return this.namespace.get(path);
     }
     if (parentPath === '' && /^[a-z][a-z0-9+.-]*:$/.test(name)) {
       // A scheme directory exists for every scheme; what is inside is asked for separately.
@@ -323,7 +343,7 @@ export class ServerCatalog {
       if (registered) return this.namespace.get(path);
     }
     try {
-      const content = await this.source.readResource(uri);
+      const content = await this.fetchResource(uri);
       this.namespace.addFile(segments, { uri, sizeBytes: undefined, digest: undefined, frontmatter: undefined, skillUri: undefined });
       this.keep(verifyContent(this.label, content, {}));
       return this.namespace.get(path);
@@ -342,7 +362,7 @@ export class ServerCatalog {
     if (this.generation === 'listing') {
       return (await this.registerSkill(skillUri)) ? this.namespace.get(path) : undefined;
     }
-    const content = await this.source.readResource(skillUri);
+    const content = await this.fetchResource(skillUri);
     this.namespace.addFile([...segments, 'SKILL.md'], { uri: skillUri, sizeBytes: undefined, digest: undefined, frontmatter: undefined, skillUri: undefined });
     this.keep(verifyContent(this.label, content, {}));
     return this.namespace.get(path);
@@ -424,12 +444,42 @@ export class ServerCatalog {
   }
 
   private insideUnenumeratedSkill(segments: string[]): boolean {
+    return this.unenumeratedOwner(segments) !== undefined;
+  }
+
+  /** The innermost skill containing the path, when no manifest enumerates its files (index generation, dynamic). */
+  private unenumeratedOwner(segments: string[]): SkillRecord | undefined {
     for (let depth = segments.length - 1; depth >= 1; depth--) {
       const skillUri = this.skillMdUriAt(segments.slice(0, depth));
       const record = skillUri ? this.records.get(skillUri) : undefined;
-      if (record && !record.declined) return !Array.isArray(record.files);
+      if (record && !record.declined) return Array.isArray(record.files) ? undefined : record;
     }
-    return false;
+    return undefined;
+  }
+
+  /**
+   * Counts fetched bytes against the per-skill total for skills no manifest budgets
+   * (the spec: "applies the total-size limit to what it actually retrieves"); throws
+   * LimitExceededError, keeping nothing, for the file that would take a skill over it.
+   */
+  private chargeRetrieved(content: VerifiedContent): void {
+    const segments = uriToSegments(content.uri);
+    if ('problem' in segments) return;
+    const owner = this.unenumeratedOwner(segments);
+    if (!owner) return;
+    const perFile = this.retrievedBytes.get(owner.uri) ?? new Map<string, number>();
+    let totalBytes = content.bytes.length;
+    for (const [uri, sizeBytes] of perFile) if (uri !== content.uri) totalBytes += sizeBytes;
+    if (totalBytes > MAX_BYTES_PER_SKILL) {
+      const error = new LimitExceededError(
+        `${this.label}: ${content.uri}: skill ${owner.uri} would reach ${totalBytes} retrieved bytes, over the per-skill limit of ${MAX_BYTES_PER_SKILL}`,
+        { server: this.label, uri: content.uri },
+      );
+      this.remember(error.message);
+      throw error;
+    }
+    perFile.set(content.uri, content.bytes.length);
+    this.retrievedBytes.set(owner.uri, perFile);
   }
 
   private isUnderDeclinedSkill(segments: string[]): boolean {
@@ -448,7 +498,7 @@ export class ServerCatalog {
   // ---- directory reads ----
 
   private shouldReadDirectory(path: string): boolean {
-    if (!this.source.features().directoryRead || path === '') return false;
+    if (!this.source.features().directoryRead || this.directoryReadRefused || path === '') return false;
     const segments = splitPath(path);
     if (segments.length === 1 && segments[0]!.endsWith(':')) return false;
     // Inside a skill with a manifest, the manifest already says everything a directory read could.
@@ -471,7 +521,15 @@ export class ServerCatalog {
     const directory = this.namespace.get(path);
     if (directory?.kind !== 'directory') return;
     const parentSegments = splitPath(path);
-    const listing = await this.source.readDirectory(directory.uri);
+    let listing;
+    try {
+      listing = await this.source.readDirectory(directory.uri);
+    } catch (error) {
+      if (!(error instanceof NotSupportedError)) throw error;
+      this.directoryReadRefused = true;
+      this.remember(`resources/directory/read ${directory.uri}: declared in capabilities but answered -32601; directories show what listings and lookups found`);
+      return;
+    }
     for (const problem of listing.problems) this.remember(`resources/directory/read ${directory.uri}: ${problem}`);
     const seen = new Set<string>();
     let skillMdUri: string | undefined;
@@ -528,7 +586,7 @@ export class ServerCatalog {
 
   private async fetchVerified(path: string, facts: FileFacts): Promise<VerifiedContent> {
     try {
-      return this.keep(verifyContent(this.label, await this.source.readResource(facts.uri), expectationOf(facts)));
+      return this.keep(verifyContent(this.label, await this.fetchResource(facts.uri), expectationOf(facts)));
     } catch (error) {
       if (!(error instanceof IntegrityError)) throw error;
       // Perhaps the skill changed since its entry was fetched: refresh it once. The final
@@ -536,7 +594,7 @@ export class ServerCatalog {
       const refreshed = await this.refreshedFacts(path, facts);
       if (!refreshed) throw error;
       this.options.log(`[${this.label}] ${error.message}; the refreshed entry differs, fetching again`);
-      return this.keep(verifyContent(this.label, await this.source.readResource(refreshed.uri), expectationOf(refreshed)));
+      return this.keep(verifyContent(this.label, await this.fetchResource(refreshed.uri), expectationOf(refreshed)));
     }
   }
 
@@ -555,7 +613,18 @@ export class ServerCatalog {
     return changed ? next : undefined;
   }
 
+  /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */
+  private async fetchResource(uri: string): Promise<UnverifiedContent> {
+    try {
+      return await this.source.readResource(uri);
+    } catch (error) {
+      if (error instanceof LimitExceededError) this.remember(error.message);
+      throw error;
+    }
+  }
+
   private keep(content: VerifiedContent): VerifiedContent {
+    this.chargeRetrieved(content);
     this.options.cache.set(this.label, content);
     if (!content.verified) {
       this.unverifiedVersions.set(content.uri, { digest: content.digest, sizeBytes: content.bytes.length, atMs: this.now() });

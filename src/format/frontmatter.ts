@@ -40,17 +40,18 @@ export function frontmatterDifference(expected: unknown, actual: unknown, path =
     if (expected.length !== actual.length) return `${path}.length`;
     for (let i = 0; i < expected.length; i++) {
       const diff = frontmatterDifference(expected[i], actual[i], `${path}[${i}]`);
-      if (diff) return diff;
+      if (diff !== undefined) return diff;
     }
     return undefined;
   }
   if (isPlainObject(expected) && isPlainObject(actual)) {
     const keys = new Set([...Object.keys(expected), ...Object.keys(actual)]);
     for (const key of [...keys].sort()) {
-      const child = path ? `${path}.${key}` : key;
-      if (!(key in expected) || !(key in actual)) return child;
+      // An empty key is a field too: name it so the path is never "" (which reads as no difference).
+      const child = path ? `${path}.${key}` : key === '' ? '""' : key;
+      if (!Object.hasOwn(expected, key) || !Object.hasOwn(actual, key)) return child;
       const diff = frontmatterDifference(expected[key], actual[key], child);
-      if (diff) return diff;
+      if (diff !== undefined) return diff;
     }
     return undefined;
   }

@@ -1,12 +1,13 @@
 // Turns a resources/read result into bytes: picks the content whose uri matches,
-// UTF-8-encodes text, strictly decodes base64 blobs. Anything else is a ProtocolError.
-import { ProtocolError } from '../errors.js';
+// UTF-8-encodes text, strictly decodes base64 blobs. Anything else is a ProtocolError;
+// content larger than the caller's byte limit is refused before it is decoded.
+import { LimitExceededError, ProtocolError } from '../errors.js';
 import type { UnverifiedContent } from './skill-source.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** Decodes the content for `uri` out of a resources/read result, or throws ProtocolError. */
-export function decodeReadResult(server: string, uri: string, result: { contents: unknown[] }): UnverifiedContent {
+/** Decodes the content for `uri` out of a resources/read result, or throws ProtocolError (LimitExceededError over maxBytes). */
+export function decodeReadResult(server: string, uri: string, result: { contents: unknown[] }, maxBytes = Number.POSITIVE_INFINITY): UnverifiedContent {
   const context = { server, uri };
   const matching = result.contents.filter(
     (content): content is Record<string, unknown> =>
@@ -26,10 +27,21 @@ export function decodeReadResult(server: string, uri: string, result: { contents
   if (hasText === hasBlob) {
     throw new ProtocolError(`${server}: resources/read ${uri}: content must carry exactly one of text or blob`, context);
   }
-  if (hasText) return { uri, mimeType, bytes: Buffer.from(content.text as string, 'utf8') };
+  const tooLarge = (sizeBytes: number) =>
+    new LimitExceededError(`${server}: resources/read ${uri}: ${sizeBytes} bytes, over the ${maxBytes}-byte limit for one file`, context);
+  if (hasText) {
+    const text = content.text as string;
+    // UTF-8 takes at least one byte per UTF-16 unit, so a long string is refused before encoding.
+    if (text.length > maxBytes) throw tooLarge(Buffer.byteLength(text, 'utf8'));
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length > maxBytes) throw tooLarge(bytes.length);
+    return { uri, mimeType, bytes };
+  }
   const blob = content.blob as string;
   if (blob.length % 4 !== 0 || !BASE64.test(blob)) {
     throw new ProtocolError(`${server}: resources/read ${uri}: blob is not valid base64`, context);
   }
+  const decodedBytes = (blob.length / 4) * 3 - (blob.endsWith('==') ? 2 : blob.endsWith('=') ? 1 : 0);
+  if (decodedBytes > maxBytes) throw tooLarge(decodedBytes);
   return { uri, mimeType, bytes: Buffer.from(blob, 'base64') };
 }

@@ -10,6 +10,7 @@ import {
   INDEX_URI,
   IndexDocumentSchema,
   IndexEntrySchema,
+  MAX_BYTES_PER_SKILL,
   SKILLS_EXTENSION,
   SkillEntrySchema,
   SkillsGetResultSchema,
@@ -22,13 +23,22 @@ import {
 import type { ServerConfig } from './server-config.js';
 import type { ConnectionStatus, Listing, SkillSource, SourceEvent, SourceFeatures, UnverifiedContent } from './skill-source.js';
 
-/** Bounds on paging, so a hostile server cannot keep the mount listing forever. */
+/** Bounds on paging, so a hostile server cannot keep the mount listing forever or fill its memory. */
 export interface PagingLimits {
   maxPages: number;
   maxItems: number;
+  /** Sum of the entries' JSON sizes: a few large manifests cost as much memory as many small ones. */
+  maxEntryBytes: number;
 }
 
-export const DEFAULT_PAGING_LIMITS: PagingLimits = { maxPages: 10_000, maxItems: 1_000_000 };
+/** No file of a conforming skill can be larger than the whole skill may be. */
+const MAX_FILE_BYTES = MAX_BYTES_PER_SKILL;
+/** The index describes every skill, not one: a larger cap, still far below what could exhaust memory. */
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+
+// Measured (docs/robustness.md): a kept entry costs about 10x its JSON size in memory, and
+// 100,000 one-file entries take ~3 s and ~320 MiB. These caps keep a listing to tens of MiB.
+export const DEFAULT_PAGING_LIMITS: PagingLimits = { maxPages: 1_000, maxItems: 20_000, maxEntryBytes: 8 * 1024 * 1024 };
 
 const ReadResultSchema = z.looseObject({ contents: z.array(z.unknown()) });
 const EmptyResultSchema = z.looseObject({});
@@ -88,7 +98,7 @@ export class McpSkillSource implements SkillSource {
   }
 
   async readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }> {
-    const content = await this.readResource(INDEX_URI);
+    const content = await this.readWithin(INDEX_URI, MAX_INDEX_BYTES);
     let document: unknown;
     try {
       document = JSON.parse(content.bytes.toString('utf8'));
@@ -113,8 +123,12 @@ export class McpSkillSource implements SkillSource {
   }
 
   async readResource(uri: string): Promise<UnverifiedContent> {
+    return this.readWithin(uri, MAX_FILE_BYTES);
+  }
+
+  private async readWithin(uri: string, maxBytes: number): Promise<UnverifiedContent> {
     const result = await this.connectionToServer.request('resources/read', { uri }, ReadResultSchema, uri);
-    return decodeReadResult(this.label, uri, result);
+    return decodeReadResult(this.label, uri, result, maxBytes);
   }
 
   readDirectory(uri: string): Promise<Listing<DirectoryChild>> {
@@ -139,6 +153,7 @@ export class McpSkillSource implements SkillSource {
     const items: T[] = [];
     const problems: string[] = [];
     const seenCursors = new Set<string>();
+    let entryBytes = 0;
     let cursor: string | undefined;
     const uri = typeof params.uri === 'string' ? params.uri : undefined;
     for (let page = 0; ; page++) {
@@ -158,6 +173,11 @@ export class McpSkillSource implements SkillSource {
       for (const raw of itemsOf(result)) {
         if (items.length >= this.paging.maxItems) {
           problems.push(`stopped at ${this.paging.maxItems} entries`);
+          return { items, problems, complete: false };
+        }
+        entryBytes += JSON.stringify(raw)?.length ?? 0;
+        if (entryBytes > this.paging.maxEntryBytes) {
+          problems.push(`stopped at ${items.length} entries: over ${this.paging.maxEntryBytes} bytes of entries`);
           return { items, problems, complete: false };
         }
         const parsed = parse(raw);

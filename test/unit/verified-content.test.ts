@@ -50,6 +50,9 @@ describe('frontmatter', () => {
     expect(frontmatterDifference({ a: 1, b: { c: [1, 2] } }, { b: { c: [1, 2] }, a: 1 })).toBeUndefined();
     expect(frontmatterDifference({ a: 1 }, { a: 1, extra: true })).toBe('extra');
     expect(frontmatterDifference({ b: { c: [1, 2] } }, { b: { c: [1, 3] } })).toBe('b.c[1]');
+    // Inherited names are not fields: a "__proto__" key is compared like any other.
+    expect(frontmatterDifference({}, JSON.parse('{"__proto__": 1}'))).toBe('__proto__');
+    expect(frontmatterDifference(parseFrontmatter('---\n__proto__: 1\n---\n'), {})).toBe('__proto__');
   });
 
   it.each(['no frontmatter', '---\nname: [unclosed\n---\n', '---\nname: x\n', '---\n- a list\n---\n', '---\na: 1\na: 2\n---\n'])(

@@ -1,0 +1,120 @@
+// A Streamable HTTP server that goes away and comes back on the same port, under a real
+// mount: the loss is noticed without waiting for a deadline, reads fail fast meanwhile
+// (cached verified files still served), and the reconnect opens a fresh session.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Connection } from '../../src/mcp/connection.js';
+import { freePort, serverStates, startHttpServe, timed, type HttpServe } from '../support/fault-harness.js';
+import { run, runBytes, waitFor } from '../support/fuse-harness.js';
+import { CORPUS_DIR, startMount, type RunningMount } from '../support/mount-harness.js';
+import { requireFuse } from '../support/require-fuse.js';
+
+requireFuse();
+
+describe('an HTTP server that dies and comes back on the same port', () => {
+  let mount: RunningMount;
+  let server: HttpServe | undefined;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freePort();
+    server = await startHttpServe(CORPUS_DIR, port);
+    mount = await startMount({ config: { web: { url: server.url } }, args: ['--timeout', '30'] });
+  });
+  afterAll(async () => {
+    await mount?.stop();
+    await server?.kill('SIGTERM');
+  });
+
+  const inMount = (file: string) => path.join(mount.mountpoint, 'web', file);
+  const source = (file: string) => readFile(path.join(CORPUS_DIR, file));
+  const connects = () => (mount.log().match(/\[web\] connected/g) ?? []).length;
+
+  it('notices the loss, fails reads fast, serves cached files, and reconnects with a new session', async () => {
+    const cached = 'canvas-design/SKILL.md';
+    expect((await runBytes('cat', [inMount(cached)])).stdout.equals(await source(cached))).toBe(true);
+
+    await server!.kill('SIGKILL');
+    // Nothing was asked of the server: the broken event stream alone marks the connection lost.
+    await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state !== 'connected', 10_000, 'state not connected');
+    const [state] = await serverStates(mount.mountpoint);
+    expect(state!.reason).toMatch(/connection lost|cannot connect/);
+    expect(mount.log()).toMatch(/\[web\] connection lost: [^\n]*; retrying in 0\.5 s/);
+
+    const down = await timed(() => run('cat', [inMount('algorithmic-art/SKILL.md')]));
+    expect(down.value.stderr).toMatch(/Input\/output error/);
+    expect(down.elapsedMs).toBeLessThan(2_000);
+    expect((await runBytes('cat', [inMount(cached)])).stdout.equals(await source(cached))).toBe(true);
+
+    server = await startHttpServe(CORPUS_DIR, port);
+    await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state === 'connected', 20_000, 'state connected');
+    // The restarted server knows no old session: working reads prove a fresh one was opened.
+    expect(server.log()).toMatch(/session \S+ opened \(1 open\)/);
+    const file = 'algorithmic-art/SKILL.md';
+    expect((await runBytes('cat', [inMount(file)])).stdout.equals(await source(file))).toBe(true);
+    expect(connects()).toBe(2);
+  });
+
+  it('a server restarted at once (killed and back before the next request) is reconnected too', async () => {
+    const before = connects();
+    await server!.kill('SIGKILL');
+    server = await startHttpServe(CORPUS_DIR, port);
+    await waitFor(() => connects() > before, 20_000, 'reconnect');
+    const file = 'brand-guidelines/SKILL.md';
+    expect((await runBytes('cat', [inMount(file)])).stdout.equals(await source(file))).toBe(true);
+    expect(mount.child.exitCode).toBeNull();
+  });
+
+  it('a server that stays away: reads keep failing fast with EIO and the daemon keeps retrying', async () => {
+    await server!.kill('SIGKILL');
+    server = undefined;
+    await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state !== 'connected', 10_000, 'state not connected');
+    for (let i = 0; i < 3; i++) {
+      const attempt = await timed(() => run('cat', [inMount('skill-creator/SKILL.md')]));
+      expect(attempt.value.code).not.toBe(0);
+      expect(attempt.elapsedMs).toBeLessThan(2_000);
+    }
+    await mount.waitForLog(/\[web\] cannot connect: fetch failed \(ECONNREFUSED\); retrying in \d+ s/, 10_000);
+  });
+});
+
+describe('a session the restarted server does not know (no event stream to notice the loss)', () => {
+  it('the 404 fails that request, and the reconnect opens a new session that works', async () => {
+    const port = await freePort();
+    let server = await startHttpServe(CORPUS_DIR, port);
+    const lines: string[] = [];
+    // The real SDK transport, but without the standalone GET stream (405, as a server may
+    // answer), so only a failing request can reveal that the server restarted.
+    const noEventStream: typeof fetch = (input, init) =>
+      init?.method === 'GET' ? Promise.resolve(new Response(null, { status: 405 })) : fetch(input, init);
+    const connection = new Connection(
+      'web',
+      { kind: 'http', url: server.url, headers: {} },
+      {
+        timeoutMs: 10_000,
+        log: (line) => lines.push(line),
+        minBackoffMs: 50,
+        createTransport: () => new StreamableHTTPClientTransport(new URL(server.url), { fetch: noEventStream }),
+      },
+    );
+    const read = () => connection.request('resources/read', { uri: 'skill://canvas-design/SKILL.md' }, z.looseObject({ contents: z.array(z.unknown()) }));
+    try {
+      await connection.start();
+      expect((await read()).contents).toHaveLength(1);
+      await server.kill('SIGKILL');
+      server = await startHttpServe(CORPUS_DIR, port);
+      expect(connection.connection().status).toBe('connected');
+      await expect(read()).rejects.toMatchObject({ name: 'UnavailableError' });
+      expect(lines.join('\n')).toMatch(/\[web\] connection lost: Streamable HTTP error: [^\n]*Session not found[^\n]*; retrying in 0\.05 s/);
+      await waitFor(() => connection.connection().status === 'connected', 10_000, 'reconnect');
+      expect((await read()).contents).toHaveLength(1);
+      expect(server.log()).toMatch(/session \S+ opened \(1 open\)/);
+    } finally {
+      await connection.close();
+      await server.kill('SIGTERM');
+    }
+  });
+});
