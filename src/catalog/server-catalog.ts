@@ -170,12 +170,15 @@ export class ServerCatalog {
     return node.kind === 'directory' ? [...node.children.keys()] : [];
   }
 
-  /** open: the file's verified bytes, from the cache or one resources/read. */
-  async read(path: string): Promise<VerifiedContent> {
+  /** open: the file's verified bytes, from the cache or one resources/read; `preferredDigest` names the version to keep serving if cached. */
+  async read(path: string, preferredDigest?: string): Promise<VerifiedContent> {
     this.refreshIfStale();
     const node = this.namespace.get(path) ?? (await this.resolve(path));
     if (node.kind === 'directory') throw new NotFoundError(`${this.label}: ${path} is a directory`, { server: this.label, uri: node.uri });
-    return this.contentFor(path, node.facts);
+    // The kernel sizes reads by the attributes it last saw; while that version is still
+    // cached, serving it keeps size and bytes of one version together.
+    const pinned = preferredDigest === undefined ? undefined : this.options.cache.get(this.label, node.facts.uri, preferredDigest);
+    return pinned ?? this.contentFor(path, node.facts);
   }
 
   /** The URI a path stands for, if the path is known. */

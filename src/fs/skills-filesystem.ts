@@ -81,12 +81,11 @@ export class SkillsFilesystem implements FilesystemCore {
       case 'label':
         throw new IsADirectoryError(`${path} is a directory`);
       case 'skills-json':
-        // Fresh on every open, then fixed for the life of the handle.
-        this.skillsJson = undefined;
-        bytes = this.renderSkillsJson();
+        // The rendering whose size getattr last reported: the kernel clamps reads to it.
+        bytes = this.skillsJson?.bytes ?? this.renderSkillsJson();
         break;
       case 'node':
-        bytes = (await target.catalog.read(target.path)).bytes;
+        bytes = (await target.catalog.read(target.path, this.versions.get(path)?.digest)).bytes;
         break;
     }
     const handle = this.nextHandle++;

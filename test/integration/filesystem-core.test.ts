@@ -145,6 +145,43 @@ describe('filesystem core over MCP', () => {
     expect(logs.join('\n')).toMatch(/listing generation: 1 skills/);
   });
 
+  it('open serves the version whose size getattr last reported, so the kernel never clamps a newer one', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
+    cleanups.push(() => rm(root, { recursive: true, force: true }));
+    await cp(path.join(CORPUS_DIR, 'brand-guidelines'), path.join(root, 'brand-guidelines'), { recursive: true });
+    const { filesystem, catalog } = await harness({ root });
+    const file = '/lab/brand-guidelines/LICENSE.txt';
+    const before = await readWhole(filesystem, file);
+    const reported = (await filesystem.getattr(file)).sizeBytes;
+    await writeFile(path.join(root, 'brand-guidelines/LICENSE.txt'), 'a much shorter license\n');
+    await expect.poll(async () => (await catalog.lookup('brand-guidelines/LICENSE.txt')).sizeBytes, { timeout: 5_000 }).not.toBe(reported);
+    // No getattr since: the kernel still believes the old size, and gets the old bytes.
+    const handle = await filesystem.open(file);
+    expect(Buffer.from(filesystem.read(handle, 0, reported + 100)).equals(before)).toBe(true);
+    filesystem.release(handle);
+    // Once getattr reports the new version, open serves it.
+    expect((await filesystem.getattr(file)).sizeBytes).toBe('a much shorter license\n'.length);
+    expect((await readWhole(filesystem, file)).toString()).toBe('a much shorter license\n');
+  });
+
+  it('skills.json: open serves the rendering whose size getattr reported, even after the state changed', async () => {
+    const { catalog, stopServer } = await harness();
+    let nowMs = 1_000_000;
+    const filesystem = new SkillsFilesystem([catalog], { now: () => nowMs });
+    const { sizeBytes } = await filesystem.getattr('/skills.json');
+    await stopServer();
+    nowMs += 60_000;
+    const handle = await filesystem.open('/skills.json');
+    const bytes = Buffer.from(filesystem.read(handle, 0, sizeBytes + 10_000));
+    filesystem.release(handle);
+    expect(bytes.length).toBe(sizeBytes);
+    expect(JSON.parse(bytes.toString()).servers[0].state).toBe('connected');
+    // The next getattr renders the new state, and open follows it.
+    const after = await filesystem.getattr('/skills.json');
+    expect(JSON.parse((await readWhole(filesystem, '/skills.json')).toString()).servers[0].state).toBe('failed');
+    expect(after.sizeBytes).not.toBe(sizeBytes);
+  });
+
   it('a server that goes away: uncached reads fail fast, verified cached content is still served', async () => {
     const { filesystem, stopServer } = await harness();
     const cached = await readWhole(filesystem, '/lab/canvas-design/SKILL.md');
