@@ -13,6 +13,7 @@ import {
   ResourceUpdatedNotificationSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
@@ -216,7 +217,7 @@ export class Connection {
       // The SDK adds requestInit headers to the event-stream GET as well as to every POST.
       return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
     }
-    const transport = new StdioClientTransport({
+    const transport = new WatchedStdioClientTransport({
       command: config.command,
       args: config.args,
       env: { ...getDefaultEnvironment(), ...config.env },
@@ -232,6 +233,21 @@ export class Connection {
       });
     }
     return transport;
+  }
+}
+
+/**
+ * The SDK's stdio transport notices only the process exiting. A server that closes its
+ * stdout but keeps running can never answer again: treat that as a lost connection
+ * (close, which also stops the process, then reconnect) rather than letting every
+ * request wait out its deadline.
+ */
+class WatchedStdioClientTransport extends StdioClientTransport {
+  override async start(): Promise<void> {
+    await super.start();
+    // `_process` is private in the SDK's typings; the lockfile pins the version it exists in.
+    const child = (this as unknown as { _process?: ChildProcess })._process;
+    child?.stdout?.once('end', () => void this.close().catch(() => undefined));
   }
 }
 

@@ -117,6 +117,8 @@ describe('hostile protocol', () => {
     expect((await run('cat', [at('mute', 'ok', 'ref.md')])).stdout).toBe('fine\n');
     expect((await run('cat', [at('mute', 'mute', 'ref.md')], 30_000)).stderr).toMatch(/Input\/output error/);
     expect(logLines(/mute: resources\/read skill:\/\/mute\/ref.md: (no answer within|connection closed)/).length).toBeGreaterThan(0);
+    // The closed stdout is noticed as a lost connection (restarted with backoff), not left to time out request by request.
+    expect(logLines(/\[mute\] connection closed by the server; retrying in/).length).toBeGreaterThan(0);
     // Verified before stdout closed: still served from the cache.
     expect((await run('cat', [at('mute', 'ok', 'ref.md')])).stdout).toBe('fine\n');
     expect((await run('cat', [at('proto', 'good', 'ref.md')])).stdout).toBe('reference\n');
