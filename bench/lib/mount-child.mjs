@@ -1,0 +1,103 @@
+// Runs skills-mount as a child process (never in the benchmark's own process), times how
+// long it takes to be ready, reads its memory from /proc, and always unmounts.
+import { execFile, spawn } from 'node:child_process';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { FUSE_CLEANUP, SKILLS_MOUNT, SKILLS_SERVE } from './paths.mjs';
+
+const READY_PATTERN = /mounted /;
+const STOP_GRACE_MS = 5_000;
+const live = new Set();
+
+/** A stdio server entry for the mount's config: `skills-serve DIR ...flags`. */
+export function serveEntry(dir, ...flags) {
+  return { command: process.execPath, args: [SKILLS_SERVE, dir, ...flags] };
+}
+
+/**
+ * The same, with skills-serve's --verbose log appended to `logFile` by the server itself
+ * (synchronously, before each response is sent), so counts are exact when an operation returns.
+ */
+export function loggedServeEntry(dir, logFile, ...flags) {
+  return { command: '/bin/sh', args: ['-c', `exec "$@" 2>>'${logFile}'`, 'sh', process.execPath, SKILLS_SERVE, dir, '--verbose', ...flags] };
+}
+
+/**
+ * Starts `skills-mount WORKDIR/mnt-NAME --config ...` serving `servers` ({label: entry}) and
+ * resolves once it says it is mounted, with the time that took.
+ */
+export async function startMount({ workDir, name, servers, args = [], readyTimeoutMs = 600_000, env = process.env }) {
+  const mountpoint = path.join(workDir, `mnt-${name}`);
+  const configPath = path.join(workDir, `config-${name}.json`);
+  await mkdir(workDir, { recursive: true });
+  await writeFile(configPath, JSON.stringify({ mcpServers: servers }));
+  const startedMs = performance.now();
+  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  let stderr = '';
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+  const mount = {
+    mountpoint,
+    pid: child.pid,
+    readyMs: Number.NaN,
+    log: () => stderr,
+    stop: () => stopChild(child, exited, mountpoint),
+  };
+  live.add(mount);
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`skills-mount ${name} not ready within ${readyTimeoutMs} ms:\n${tail(stderr)}`)), readyTimeoutMs);
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      stderr += chunk;
+      if (READY_PATTERN.test(stderr)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`skills-mount ${name} exited (${code}) before it was mounted:\n${tail(stderr)}`));
+    });
+  });
+  try {
+    await ready;
+  } catch (error) {
+    await mount.stop();
+    throw error;
+  }
+  mount.readyMs = performance.now() - startedMs;
+  return mount;
+}
+
+async function stopChild(child, exited, mountpoint) {
+  for (const mount of live) if (mount.mountpoint === mountpoint) live.delete(mount);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const outcome = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('timeout'), STOP_GRACE_MS))]);
+  if (outcome === 'timeout') child.kill('SIGKILL');
+  // Only this mount's own directory: other people's mounts are none of our business.
+  if (await isMounted(mountpoint)) await run('bash', [FUSE_CLEANUP, mountpoint]);
+  await rmdir(mountpoint).catch(() => undefined);
+}
+
+/** Stops every mount still running (on errors and signals). */
+export async function stopAllMounts() {
+  await Promise.all([...live].map((mount) => mount.stop().catch(() => undefined)));
+}
+
+/** VmRSS and VmHWM of a process, in KiB. */
+export async function memoryOf(pid) {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (field) => Number(new RegExp(`^${field}:\\s*(\\d+) kB`, 'm').exec(status)?.[1]);
+  return { vmRssKiB: kib('VmRSS'), vmHwmKiB: kib('VmHWM') };
+}
+
+async function isMounted(mountpoint) {
+  const mounts = await readFile('/proc/self/mounts', 'utf8');
+  return mounts.split('\n').some((line) => line.split(' ')[1] === mountpoint);
+}
+
+function run(command, args) {
+  return new Promise((resolve) => execFile(command, args, () => resolve()));
+}
+
+function tail(text) {
+  return text.split('\n').slice(-20).join('\n');
+}

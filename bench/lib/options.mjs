@@ -1,0 +1,73 @@
+// Command line of the benchmark: --quick (or BENCH_QUICK=1) for the smoke-sized run,
+// --work-dir DIR, --corpus DIR, --results FILE, --runs N.
+import { parseArgs } from 'node:util';
+import { CORPUS_DIR, RESULTS_FILE } from './paths.mjs';
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/** Sizes of every workload, full (the issue's) or quick (a smoke run well under a minute). */
+export const PROFILES = {
+  full: {
+    runs: 5,
+    // 1,000 files of 200 B .. 1 MiB, every fourth extra file binary.
+    synthetic: { skills: 200, files: 5, group: 50, sizes: 'realistic' },
+    // The per-skill limit is 16 MiB including SKILL.md, so the file is 4 KiB short of it.
+    bigBytes: 16 * MIB - 4 * KIB,
+    listing: { skills: 10_000, files: 5 },
+    scaling: [1_000, 10_000, 100_000],
+    scalingPageSize: 1_000,
+    pings: 200,
+    statSamples: 2_000,
+    catSamples: 200,
+  },
+  quick: {
+    runs: 1,
+    synthetic: { skills: 20, files: 5, group: 10, sizes: 'realistic' },
+    bigBytes: 1 * MIB,
+    listing: { skills: 200, files: 5 },
+    scaling: [100, 300, 1_000],
+    scalingPageSize: 1_000,
+    pings: 50,
+    statSamples: 300,
+    catSamples: 30,
+  },
+};
+
+export function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' },
+      'work-dir': { type: 'string' },
+      corpus: { type: 'string' },
+      results: { type: 'string' },
+      runs: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'usage: npm run bench -- [--quick] [--runs N] [--work-dir DIR] [--corpus DIR] [--results FILE]\n' +
+        '  --quick          a reduced smoke run (also BENCH_QUICK=1)\n' +
+        '  --runs N         runs per figure (default 5; quick 1); medians are reported\n' +
+        '  --work-dir DIR   where catalogs, copies and mountpoints go (default /dev/shm and the temp dir)\n' +
+        `  --corpus DIR     the real skills corpus (default ${CORPUS_DIR})\n` +
+        `  --results FILE   where results are written (default ${RESULTS_FILE})\n`,
+    );
+    process.exit(0);
+  }
+  const quick = values.quick === true || process.env.BENCH_QUICK === '1';
+  const profile = { ...PROFILES[quick ? 'quick' : 'full'] };
+  if (values.runs !== undefined) {
+    profile.runs = Number(values.runs);
+    if (!Number.isInteger(profile.runs) || profile.runs < 1) throw new Error(`--runs must be a positive integer, not "${values.runs}"`);
+  }
+  return {
+    mode: quick ? 'quick' : 'full',
+    profile,
+    workDir: values['work-dir'],
+    corpusDir: values.corpus ?? CORPUS_DIR,
+    resultsFile: values.results ?? RESULTS_FILE,
+  };
+}

@@ -1,0 +1,12 @@
+// Where the benchmark finds the built CLIs, the shared corpus and its tools, relative to the repo.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const SKILLS_MOUNT = path.join(REPO, 'dist', 'cli', 'skills-mount.js');
+export const SKILLS_SERVE = path.join(REPO, 'dist', 'cli', 'skills-serve.js');
+export const GEN_SKILLS = path.join(REPO, 'scripts', 'gen-skills.mjs');
+export const SHARED = path.resolve(REPO, '..', 'shared');
+export const CORPUS_DIR = path.join(SHARED, 'corpus', 'anthropic-skills');
+export const FUSE_CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+export const RESULTS_FILE = path.join(REPO, 'bench', 'results.json');

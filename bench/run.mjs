@@ -1,0 +1,151 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick]: measures skills-mount against a raw MCP client and local disk
+// (issue 5), prints the table and writes bench/results.json. Needs the built dist
+// (./scripts/setup.sh) and /dev/fuse. Every mount is a child process and is always unmounted.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// 8 parallel readers need 8 libuv threads: the size is fixed when the pool starts, so re-exec.
+const THREADS = 16;
+if (!(Number(process.env.UV_THREADPOOL_SIZE) >= THREADS)) {
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, UV_THREADPOOL_SIZE: String(THREADS) },
+  });
+  process.exit(child.status ?? 1);
+}
+
+const { generateCatalog, prepareCatalog } = await import('./lib/catalogs.mjs');
+const { describeMachine } = await import('./lib/machine.mjs');
+const { stopAllMounts } = await import('./lib/mount-child.mjs');
+const { parseOptions } = await import('./lib/options.mjs');
+const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
+const { buildRows } = await import('./lib/report.mjs');
+const { renderTable } = await import('./lib/table.mjs');
+const { measureLatency } = await import('./workloads/latency.mjs');
+const { measureListing } = await import('./workloads/listing.mjs');
+const { measureReads } = await import('./workloads/reads.mjs');
+const { countRequests } = await import('./workloads/requests.mjs');
+const { measureScaling } = await import('./workloads/scaling.mjs');
+
+const startedMs = performance.now();
+const log = (line) => process.stderr.write(`bench: [${((performance.now() - startedMs) / 1000).toFixed(0)} s] ${line}\n`);
+
+let options;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`bench: ${error.message}\n`);
+  process.exit(2);
+}
+for (const [what, file] of [['skills-mount', SKILLS_MOUNT], ['skills-serve', SKILLS_SERVE]]) {
+  if (!existsSync(file)) {
+    process.stderr.write(`bench: ${what} is not built (${file}); run ./scripts/setup.sh first\n`);
+    process.exit(2);
+  }
+}
+if (!existsSync(options.corpusDir)) {
+  process.stderr.write(`bench: the corpus is missing: ${options.corpusDir} (--corpus DIR)\n`);
+  process.exit(2);
+}
+
+// Catalogs and mountpoints on tmpfs when there is one (100k skills on a VM disk take minutes
+// to write); the local-disk copies in the temp dir. With --work-dir, both inside it.
+const scratch = [];
+const makeDir = async (parent, prefix) => {
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(path.join(parent, prefix));
+  scratch.push(dir);
+  return dir;
+};
+const cleanUp = async () => {
+  await stopAllMounts();
+  for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+};
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    log(`${signal}: cleaning up`);
+    void cleanUp().finally(() => process.exit(130));
+  });
+}
+
+const { profile } = options;
+let status = 0;
+try {
+  const workDir = await makeDir(options.workDir ?? (existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir()), 'skills-bench-');
+  const diskRoot = options.workDir ? path.join(workDir, 'disk') : await makeDir(os.tmpdir(), 'skills-bench-disk-');
+  await mkdir(diskRoot, { recursive: true });
+  log(`${options.mode} run, ${profile.runs} run(s) per figure; work dir ${workDir}, local-disk copies in ${diskRoot}`);
+
+  const syntheticDir = path.join(workDir, 'synthetic');
+  await generateCatalog(syntheticDir, profile.synthetic);
+  const bigDir = path.join(workDir, 'big-skill');
+  await generateCatalog(bigDir, { skills: 0, big: profile.bigBytes });
+  const synthetic = await prepareCatalog({ name: 'synthetic', dir: syntheticDir, diskRoot });
+  const corpus = await prepareCatalog({ name: 'corpus', dir: options.corpusDir, diskRoot });
+  const bigCatalog = await prepareCatalog({ name: 'big', dir: bigDir, diskRoot });
+  const big = { dir: bigDir, file: bigCatalog.files.find((file) => file.path.endsWith('big.bin')), sizeBytes: profile.bigBytes };
+  const catalogs = [synthetic, corpus];
+  log(`catalogs: ${catalogs.map((c) => `${c.name} ${c.files.length} files ${(c.totalBytes / 1e6).toFixed(1)} MB`).join('; ')}`);
+
+  log('counting MCP requests at the server');
+  const requests = await countRequests({ workDir, catalog: synthetic });
+  log('reads: cold, warm, 16 MiB, floor');
+  const reads = await measureReads({ workDir, runs: profile.runs, catalogs, big, pings: profile.pings, log });
+  log('latency of stat and cat');
+  const latency = await measureLatency({ workDir, catalog: synthetic, statCount: profile.statSamples, catCount: profile.catSamples });
+
+  log(`ls -lR: generating ${profile.listing.skills} skills x ${profile.listing.files} files`);
+  const listingDir = path.join(workDir, 'listing');
+  await generateCatalog(listingDir, { skills: profile.listing.skills, files: profile.listing.files });
+  const listingCatalog = await prepareCatalog({ name: 'listing', dir: listingDir, diskRoot });
+  const listingResult = await measureListing({ workDir, catalog: listingCatalog, runs: profile.runs, log });
+  const listing = { ...listingResult, skills: profile.listing.skills, filesPerSkill: profile.listing.files, files: listingCatalog.files.length };
+  await rm(listingDir, { recursive: true, force: true });
+  await rm(listingCatalog.diskDir, { recursive: true, force: true });
+
+  const scaling = [];
+  for (const skills of profile.scaling) {
+    log(`scaling: generating ${skills} skills (SKILL.md only)`);
+    const dir = path.join(workDir, `scale-${skills}`);
+    const generateMs = await generateCatalog(dir, { skills, files: 1 });
+    const result = await measureScaling({ workDir, name: `scale-${skills}`, dir, runs: profile.runs, pageSize: profile.scalingPageSize, log });
+    scaling.push({ ...result, generateMs });
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const rows = buildRows({ catalogs, reads, big, listing, latency, requests, scaling });
+  const machine = describeMachine();
+  const durationMs = performance.now() - startedMs;
+  const results = {
+    mode: options.mode,
+    startedAt: new Date(Date.now() - durationMs).toISOString(),
+    durationMs: Math.round(durationMs),
+    machine,
+    profile,
+    catalogs: Object.fromEntries([...catalogs, bigCatalog].map((c) => [c.name, { files: c.files.length, totalBytes: c.totalBytes }])),
+    rows,
+    requests,
+    listing: { readyMs: listing.readyMs, memoryReady: listing.memoryReady, memoryListed: listing.memoryListed, files: listing.files, lines: listing.lines },
+    scaling: scaling.map(({ serverLog, ...size }) => ({ ...size, serverNotes: serverLog })),
+  };
+  await mkdir(path.dirname(options.resultsFile), { recursive: true });
+  await writeFile(options.resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+  const table = renderTable(rows);
+  process.stdout.write(`\n${table}\n\n`);
+  process.stdout.write(
+    `machine: ${machine.nproc} cores, ${machine.cpuModel}, Linux ${machine.kernel}, Node ${machine.node}; load ${machine.loadAverage.join(' ')}\n` +
+      `${options.mode} run in ${(durationMs / 1000).toFixed(0)} s; results in ${options.resultsFile}\n`,
+  );
+  for (const size of scaling) for (const note of size.serverLog) process.stdout.write(`note: skills-serve (${size.skills} skills): ${note}\n`);
+} catch (error) {
+  process.stderr.write(`bench: failed: ${error.stack ?? error}\n`);
+  status = 1;
+} finally {
+  await cleanUp();
+}
+process.exit(status);
