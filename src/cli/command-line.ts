@@ -5,6 +5,12 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 
 const MIB = 1024 * 1024;
+/**
+ * fuse-native cannot tell the kernel that an entry changed, so the kernel's name and
+ * attribute caches expire by time alone: this is how stale a listing can look after the
+ * server changes. 30 s keeps warm `ls -lR` and stat out of the daemon (see docs/benchmarks.md).
+ */
+export const DEFAULT_METADATA_TTL_SECONDS = 30;
 
 export interface MountOptions {
   mountpoint: string;
@@ -13,6 +19,8 @@ export interface MountOptions {
   only: string[];
   timeoutMs: number;
   cacheBytes: number;
+  /** How long the kernel may reuse names and attributes without asking (the staleness bound). */
+  metadataTtlSeconds: number;
   hideDynamic: boolean;
   verbose: boolean;
 }
@@ -39,6 +47,7 @@ function parseMount(argv: readonly string[]): Command {
     only: { type: 'string', multiple: true },
     timeout: { type: 'string' },
     'cache-size': { type: 'string' },
+    'metadata-ttl': { type: 'string' },
     'no-dynamic': { type: 'boolean' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -54,6 +63,11 @@ function parseMount(argv: readonly string[]): Command {
   }
   const timeoutSeconds = positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout');
   const cacheMiB = positiveNumber((values['cache-size'] as string | undefined) ?? '256', '--cache-size');
+  const metadataTtlText = (values['metadata-ttl'] as string | undefined) ?? String(DEFAULT_METADATA_TTL_SECONDS);
+  const metadataTtlSeconds = Number(metadataTtlText);
+  if (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400) {
+    throw new ConfigError(`--metadata-ttl must be a number of seconds from 0 to 86400, got "${metadataTtlText}"`);
+  }
   return {
     command: 'mount',
     options: {
@@ -63,6 +77,7 @@ function parseMount(argv: readonly string[]): Command {
       only: (values.only as string[] | undefined) ?? [],
       timeoutMs: Math.round(timeoutSeconds * 1000),
       cacheBytes: Math.round(cacheMiB * MIB),
+      metadataTtlSeconds,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
       verbose: (values.verbose as boolean | undefined) ?? false,
     },

@@ -1,7 +1,7 @@
 // The text of `skills-mount --help`: usage, options, subcommands and examples.
 
 export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server LABEL=COMMAND|URL]... [--only LABEL,...]
-                    [--timeout SECONDS] [--cache-size MIB] [--no-dynamic] [--verbose]
+                    [--timeout SECONDS] [--cache-size MIB] [--metadata-ttl SECONDS] [--no-dynamic] [--verbose]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount unmount MOUNTPOINT
        skills-mount --help | --version
@@ -22,6 +22,9 @@ Mount options:
   --only LABEL,...        mount only these servers of the config
   --timeout SECONDS       deadline for every MCP request (default 10)
   --cache-size MIB        memory for verified file contents (default 256)
+  --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 30): a
+                          change on a server shows in ls/stat within this time (0: at once,
+                          at the cost of a daemon round trip per stat)
   --no-dynamic            hide skills whose files carry no digests ("resources": "dynamic")
   --verbose               log every MCP request with its duration
 

@@ -89,7 +89,14 @@ export async function runMount(options: MountOptions): Promise<void> {
     }),
   });
   try {
-    mount = await mountFilesystem(filesystem, mountpoint, { operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS, log: logError });
+    mount = await mountFilesystem(filesystem, mountpoint, {
+      operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS,
+      entryTimeoutSeconds: options.metadataTtlSeconds,
+      attrTimeoutSeconds: options.metadataTtlSeconds,
+      // As long as the daemon itself remembers a miss, so a new skill appears as soon as it would.
+      negativeTimeoutSeconds: Math.min(options.metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
+      log: logError,
+    });
   } finally {
     progress.finish();
   }

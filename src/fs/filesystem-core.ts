@@ -18,6 +18,8 @@ export interface FilesystemCore {
   readdir(path: string): Promise<string[]>;
   /** Opens a file for reading; the handle pins one verified version until release. */
   open(path: string): Promise<number>;
+  /** Attributes of the version an open handle pins (fstat, and libfuse's cache check at open). */
+  fgetattr(handle: number): NodeAttributes;
   /** Copies up to `length` bytes at `position` of an open handle; returns the bytes (may be shorter at EOF). */
   read(handle: number, position: number, length: number): Buffer;
   release(handle: number): void;

@@ -4,9 +4,11 @@
 import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError } from '../errors.js';
 import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
 import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
+import { sha256Digest } from '../format/digest.js';
 import { renderSkillsJson, type MountStatus } from './skills-json.js';
 
 export const SKILLS_JSON = 'skills.json';
+const SKILLS_JSON_SIZE_STEP_BYTES = 16 * 1024;
 
 /** Extended attributes carried by nodes, in listing order. */
 export const XATTR = {
@@ -32,7 +34,7 @@ export interface SkillsFilesystemOptions {
 
 export class SkillsFilesystem implements FilesystemCore {
   private readonly catalogs: Map<string, ServerCatalog>;
-  private readonly handles = new Map<number, Buffer>();
+  private readonly handles = new Map<number, { bytes: Buffer; attributes: NodeAttributes }>();
   private readonly versions = new Map<string, PathVersion>();
   private nextHandle = 1;
   private nextInode = 2;
@@ -52,7 +54,10 @@ export class SkillsFilesystem implements FilesystemCore {
       case 'root':
         return this.directoryAttributes('/');
       case 'skills-json':
-        return this.attributes(path, { kind: 'file', sizeBytes: this.renderSkillsJson().length, digest: undefined });
+      {
+        const reported = this.reportedSkillsJson();
+        return this.attributes(path, { kind: 'file', sizeBytes: reported.length, digest: sha256Digest(reported) });
+      }
       case 'label':
         return this.directoryAttributes(path);
       case 'node':
@@ -76,25 +81,35 @@ export class SkillsFilesystem implements FilesystemCore {
   async open(path: string): Promise<number> {
     const target = this.route(path);
     let bytes: Buffer;
+    let digest: string | undefined;
     switch (target.kind) {
       case 'root':
       case 'label':
         throw new IsADirectoryError(`${path} is a directory`);
       case 'skills-json':
-        // The rendering whose size getattr last reported: the kernel clamps reads to it.
-        bytes = this.skillsJson?.bytes ?? this.renderSkillsJson();
+        bytes = this.openSkillsJson();
+        digest = sha256Digest(bytes);
         break;
-      case 'node':
-        bytes = (await target.catalog.read(target.path, this.versions.get(path)?.digest)).bytes;
+      case 'node': {
+        const content = await target.catalog.read(target.path, this.versions.get(path)?.digest);
+        bytes = content.bytes;
+        digest = content.digest;
         break;
+      }
     }
     const handle = this.nextHandle++;
-    this.handles.set(handle, bytes);
+    this.handles.set(handle, { bytes, attributes: this.attributes(path, { kind: 'file', sizeBytes: bytes.length, digest }) });
     return handle;
   }
 
+  fgetattr(handle: number): NodeAttributes {
+    const opened = this.handles.get(handle);
+    if (!opened) throw new NotFoundError(`no open file with handle ${handle}`);
+    return opened.attributes;
+  }
+
   read(handle: number, position: number, length: number): Buffer {
-    const bytes = this.handles.get(handle);
+    const bytes = this.handles.get(handle)?.bytes;
     if (!bytes) throw new NotFoundError(`no open file with handle ${handle}`);
     if (position >= bytes.length) return Buffer.alloc(0);
     return bytes.subarray(position, Math.min(bytes.length, position + length));
@@ -128,13 +143,32 @@ export class SkillsFilesystem implements FilesystemCore {
     return values;
   }
 
-  private renderSkillsJson(): Buffer {
+  // skills.json changes whenever a server's state does, but the kernel keeps the size
+  // getattr reported for the whole attribute timeout and clamps reads to it. So sizes are
+  // rounded up to a step and padded with spaces (valid JSON whitespace): a fresh rendering
+  // that fits the size the kernel holds is served fresh; one that outgrew it waits for the
+  // kernel's next getattr, and until then the rendering it was sized for is served.
+
+  /** The padded rendering whose size getattr reports (re-rendered at most once per TTL). */
+  private reportedSkillsJson(): Buffer {
     const ttlMs = this.options.skillsJsonTtlMs ?? 1_000;
     if (!this.skillsJson || this.now() - this.skillsJson.atMs > ttlMs) {
-      const summaries = [...this.catalogs.values()].map((catalog) => catalog.summary());
-      this.skillsJson = { bytes: Buffer.from(renderSkillsJson(summaries, this.options.mountStatus?.()), 'utf8'), atMs: this.now() };
+      const text = this.renderSkillsJsonText();
+      this.skillsJson = { bytes: padJson(text, roundUp(text.length + 1, SKILLS_JSON_SIZE_STEP_BYTES)), atMs: this.now() };
     }
     return this.skillsJson.bytes;
+  }
+
+  /** What open serves: fresh if it fits the reported size, else the reported rendering. */
+  private openSkillsJson(): Buffer {
+    const reported = this.skillsJson?.bytes ?? this.reportedSkillsJson();
+    const text = this.renderSkillsJsonText();
+    return text.length < reported.length ? padJson(text, reported.length) : reported;
+  }
+
+  private renderSkillsJsonText(): Buffer {
+    const summaries = [...this.catalogs.values()].map((catalog) => catalog.summary());
+    return Buffer.from(renderSkillsJson(summaries, this.options.mountStatus?.()), 'utf8');
   }
 
   private directoryAttributes(path: string): NodeAttributes {
@@ -169,4 +203,16 @@ export class SkillsFilesystem implements FilesystemCore {
     if (slash === -1) return { kind: 'label' as const, catalog, path: '' };
     return { kind: 'node' as const, catalog, path: relative.slice(slash + 1).replace(/\/+$/, '') };
   }
+}
+
+function roundUp(value: number, step: number): number {
+  return Math.ceil(value / step) * step;
+}
+
+/** `text` (JSON ending in a newline) padded with spaces to exactly `sizeBytes`, still ending in a newline. */
+function padJson(text: Buffer, sizeBytes: number): Buffer {
+  const padded = Buffer.alloc(sizeBytes, ' ');
+  text.copy(padded, 0, 0, text.length - 1);
+  padded[sizeBytes - 1] = 0x0a;
+  return padded;
 }

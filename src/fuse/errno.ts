@@ -18,6 +18,8 @@ export const Errno = {
   EACCES: -errno.EACCES,
   /** An xattr value or list larger than the caller's buffer. */
   ERANGE: -errno.ERANGE,
+  /** An xattr namespace this filesystem does not have (anything but user.*). */
+  ENOTSUP: -errno.ENOTSUP,
 } as const;
 
 type ErrorsModule = typeof errors;

@@ -93,6 +93,8 @@ declare module 'fuse-native' {
     _close(cb: (err: Error | null) => void): void;
     _op_getxattr(signal: Fuse.Signal, path: string, name: string, valueBuf: Buffer, position: number): void;
     _op_listxattr(signal: Fuse.Signal, path: string, listBuf: Buffer): void;
+    _op_fgetattr(signal: Fuse.Signal, path: string, fd: number): void;
+    _op_getattr(signal: Fuse.Signal, path: string): void;
     static unmount(mountpoint: string, cb: (err: Error | null) => void): void;
   }
 

@@ -26,6 +26,7 @@ const STAT_BLOCK_BYTES = 512;
 const ACCESS_MODE_MASK = fsConstants.O_WRONLY | fsConstants.O_RDWR; // O_ACCMODE
 const NAME_MAX_BYTES = 255;
 const ST_RDONLY = 1;
+const USER_XATTR_PREFIX = 'user.';
 const ST_NOSUID = 2;
 
 /** Builds the fuse-native operations object that serves `core` read-only. */
@@ -74,8 +75,15 @@ export function createFuseOperations(core: FilesystemCore, options: FuseOperatio
 
   return {
     getattr: (path, cb) => getattr('getattr', path, cb),
-    // fuse-native 2.2.6 routes fgetattr to ops.getattr anyway; kept for a fixed version.
-    fgetattr: (path, _fd, cb) => getattr('fgetattr', path, cb),
+    // An open handle reports the version it pins, so libfuse's auto_cache check at open
+    // compares the bytes being served, not a newer version the kernel has not seen yet.
+    fgetattr(path, fd, cb) {
+      try {
+        cb(Errno.OK, toStat(core.fgetattr(fd)));
+      } catch (error) {
+        cb(fail('fgetattr', path, error));
+      }
+    },
 
     readdir(path, cb) {
       core.readdir(path).then(
@@ -145,6 +153,12 @@ export function createFuseOperations(core: FilesystemCore, options: FuseOperatio
     // Buffer sizing (size probes, ERANGE) is done where the kernel buffer is visible:
     // see encodeXattrValue/encodeXattrNames and their use in mount.ts.
     getxattr(path, name, _position, cb) {
+      // Only user.* attributes exist here. ENOTSUP for the rest (security.selinux,
+      // system.posix_acl_*) tells ls to stop asking for every entry; ENODATA would not.
+      if (!name.startsWith(USER_XATTR_PREFIX)) {
+        cb(Errno.ENOTSUP);
+        return;
+      }
       core.getxattr(path, name).then(
         (value) => cb(Errno.OK, value),
         (error: unknown) => cb(fail('getxattr', path, error)),

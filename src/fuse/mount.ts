@@ -36,8 +36,9 @@ export interface MountOptions {
   negativeTimeoutSeconds?: number;
   /**
    * Keep file pages in the kernel cache across opens unless size or mtime changed when
-   * the file is opened again (libfuse `auto_cache`). A new content version changes mtime,
-   * so it drops stale pages; `kernel_cache` would keep them and is never used.
+   * the file is opened again (libfuse `auto_cache`, checked at every open). A new content
+   * version changes mtime, so it drops stale pages; `kernel_cache` would keep them and is
+   * never used.
    */
   autoCache?: boolean;
   /**
@@ -94,7 +95,9 @@ export function buildMountOptions(options: MountOptions): string[] {
     `attr_timeout=${seconds('attrTimeoutSeconds', options.attrTimeoutSeconds)}`,
     `negative_timeout=${seconds('negativeTimeoutSeconds', options.negativeTimeoutSeconds)}`,
   ];
-  if (options.autoCache ?? true) list.push('auto_cache');
+  // auto_cache with ac_attr_timeout=0: every open asks fgetattr for the version the new
+  // handle pins (an in-memory answer) and keeps the page cache only if it is unchanged.
+  if (options.autoCache ?? true) list.push('auto_cache', 'ac_attr_timeout=0');
   if (options.autoUnmount ?? true) list.push('auto_unmount');
   return list;
 }
@@ -248,6 +251,15 @@ function defineSkillsFuse(FuseClass: typeof Fuse, binding: NativeBinding): Skill
         if (code < 0) return signal(code, valueBuf.buffer);
         signal(value === undefined ? Errno.EIO : encodeXattrValue(value, valueBuf), valueBuf.buffer);
       });
+    }
+
+    // fuse-native 2.2.6 drops the file handle and answers fgetattr with ops.getattr.
+    override _op_fgetattr(signal: Fuse.Signal, path: string, fd: number): void {
+      const fgetattr = this.ops.fgetattr;
+      if (!fgetattr) return super._op_fgetattr(signal, path, fd);
+      // Reuse fuse-native's stat encoding: its _op_getattr reads nothing but `this.ops.getattr`.
+      const handleView = { ops: { getattr: (statPath: string, cb: Fuse.Reply<[Fuse.Stat?]>) => fgetattr(statPath, fd, cb) } };
+      FuseClass.prototype._op_getattr.call(handleView as unknown as Fuse, signal, path);
     }
 
     override _op_listxattr(signal: Fuse.Signal, path: string, listBuf: Buffer): void {

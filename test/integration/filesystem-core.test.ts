@@ -164,22 +164,36 @@ describe('filesystem core over MCP', () => {
     expect((await readWhole(filesystem, file)).toString()).toBe('a much shorter license\n');
   });
 
-  it('skills.json: open serves the rendering whose size getattr reported, even after the state changed', async () => {
+  it('skills.json is fresh at every open yet always exactly the size getattr reported', async () => {
     const { catalog, stopServer } = await harness();
     let nowMs = 1_000_000;
-    const filesystem = new SkillsFilesystem([catalog], { now: () => nowMs });
+    const errors: string[] = [];
+    const status = () => ({ pid: 1, startedAt: 'now', cache: { usedBytes: 0, limitBytes: 1 }, recentErrors: [...errors] });
+    const filesystem = new SkillsFilesystem([catalog], { now: () => nowMs, mountStatus: status });
+    const openWhole = async (sizeBytes: number) => {
+      const handle = await filesystem.open('/skills.json');
+      try {
+        return Buffer.from(filesystem.read(handle, 0, sizeBytes + 100_000));
+      } finally {
+        filesystem.release(handle);
+      }
+    };
     const { sizeBytes } = await filesystem.getattr('/skills.json');
+    expect(sizeBytes % (16 * 1024)).toBe(0);
+    // The server's state changes while the kernel still holds the old size: fresh bytes, same size.
     await stopServer();
     nowMs += 60_000;
-    const handle = await filesystem.open('/skills.json');
-    const bytes = Buffer.from(filesystem.read(handle, 0, sizeBytes + 10_000));
-    filesystem.release(handle);
-    expect(bytes.length).toBe(sizeBytes);
-    expect(JSON.parse(bytes.toString()).servers[0].state).toBe('connected');
-    // The next getattr renders the new state, and open follows it.
-    const after = await filesystem.getattr('/skills.json');
-    expect(JSON.parse((await readWhole(filesystem, '/skills.json')).toString()).servers[0].state).toBe('failed');
-    expect(after.sizeBytes).not.toBe(sizeBytes);
+    const fresh = await openWhole(sizeBytes);
+    expect(fresh.length).toBe(sizeBytes);
+    expect(JSON.parse(fresh.toString()).servers[0].state).toBe('failed');
+    // A rendering that outgrew the size the kernel holds waits for the next getattr.
+    errors.push(...Array.from({ length: 20 }, (_, i) => `error ${i} ${'x'.repeat(1_000)}`));
+    const pinned = await openWhole(sizeBytes);
+    expect(pinned.length).toBe(sizeBytes);
+    expect(JSON.parse(pinned.toString()).mount.recentErrors).toEqual([]);
+    const grown = await filesystem.getattr('/skills.json');
+    expect(grown.sizeBytes).toBeGreaterThan(sizeBytes);
+    expect(JSON.parse((await openWhole(grown.sizeBytes)).toString()).mount.recentErrors).toHaveLength(20);
   });
 
   it('a server that goes away: uncached reads fail fast, verified cached content is still served', async () => {

@@ -17,10 +17,17 @@ describe('command line', () => {
         only: [],
         timeoutMs: 2_500,
         cacheBytes: 64 * 1024 * 1024,
+        metadataTtlSeconds: 30,
         hideDynamic: true,
         verbose: true,
       },
     });
+  });
+
+  it('--metadata-ttl sets the kernel cache bound; 0 is allowed, nonsense is refused', () => {
+    expect(parseCommandLine(['/m', '--metadata-ttl', '0'])).toMatchObject({ options: { metadataTtlSeconds: 0 } });
+    expect(parseCommandLine(['/m', '--metadata-ttl', '2.5'])).toMatchObject({ options: { metadataTtlSeconds: 2.5 } });
+    for (const bad of ['-1', 'soon', '100000']) expect(() => parseCommandLine(['/m', `--metadata-ttl=${bad}`])).toThrow(/--metadata-ttl must be/);
   });
 
   it('"status" and "unmount" are commands only as the first argument; ./status mounts', () => {

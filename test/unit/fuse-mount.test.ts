@@ -22,6 +22,7 @@ describe('buildMountOptions', () => {
       'attr_timeout=1',
       'negative_timeout=1',
       'auto_cache',
+      'ac_attr_timeout=0',
       'auto_unmount',
     ]);
   });
