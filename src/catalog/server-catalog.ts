@@ -589,7 +589,7 @@ export class ServerCatalog {
 
   private async fetchVerified(path: string, facts: FileFacts): Promise<VerifiedContent> {
     try {
-      return this.keep(verifyContent(this.label, await this.fetchResource(facts.uri), expectationOf(facts)));
+      return this.keep(verifyContent(this.label, await this.fetchResource(facts.uri), expectationOf(facts)), facts.skillUri);
     } catch (error) {
       if (!(error instanceof IntegrityError)) throw error;
       // Perhaps the skill changed since its entry was fetched: refresh it once. The final
@@ -597,7 +597,7 @@ export class ServerCatalog {
       const refreshed = await this.refreshedFacts(path, facts);
       if (!refreshed) throw error;
       this.options.log(`[${this.label}] ${error.message}; the refreshed entry differs, fetching again`);
-      return this.keep(verifyContent(this.label, await this.fetchResource(refreshed.uri), expectationOf(refreshed)));
+      return this.keep(verifyContent(this.label, await this.fetchResource(refreshed.uri), expectationOf(refreshed)), refreshed.skillUri);
     }
   }
 
@@ -626,13 +626,15 @@ export class ServerCatalog {
     }
   }
 
-  private keep(content: VerifiedContent): VerifiedContent {
+  /** Caches verified content; subscribes to updates of its skill's SKILL.md (or of the file, outside any skill). */
+  private keep(content: VerifiedContent, skillUri?: string): VerifiedContent {
     this.chargeRetrieved(content);
     this.options.cache.set(this.label, content);
     if (!content.verified) {
       this.unverifiedVersions.set(content.uri, { digest: content.digest, sizeBytes: content.bytes.length, atMs: this.now() });
     }
-    this.subscribe(content.uri);
+    // One subscription per skill, not per file: a changed skill changes its entry.
+    this.subscribe(skillUri ?? content.uri);
     return content;
   }
 

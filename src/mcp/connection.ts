@@ -2,7 +2,7 @@
 // exponential backoff, and SDK/JSON-RPC failures turned into domain errors.
 // Knows nothing of skills beyond forwarding notifications.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -13,12 +13,12 @@ import {
   ResourceUpdatedNotificationSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import { NotFoundError, NotSupportedError, ProtocolError, UnavailableError } from '../errors.js';
 import type { ServerConfig } from './server-config.js';
+import { RobustStdioClientTransport } from './stdio-transport.js';
 import type { ConnectionStatus, SourceEvent } from './skill-source.js';
 
 export type Logger = (line: string) => void;
@@ -217,7 +217,7 @@ export class Connection {
       // The SDK adds requestInit headers to the event-stream GET as well as to every POST.
       return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
     }
-    const transport = new WatchedStdioClientTransport({
+    const transport = new RobustStdioClientTransport({
       command: config.command,
       args: config.args,
       env: { ...getDefaultEnvironment(), ...config.env },
@@ -236,20 +236,6 @@ export class Connection {
   }
 }
 
-/**
- * The SDK's stdio transport notices only the process exiting. A server that closes its
- * stdout but keeps running can never answer again: treat that as a lost connection
- * (close, which also stops the process, then reconnect) rather than letting every
- * request wait out its deadline.
- */
-class WatchedStdioClientTransport extends StdioClientTransport {
-  override async start(): Promise<void> {
-    await super.start();
-    // `_process` is private in the SDK's typings; the lockfile pins the version it exists in.
-    const child = (this as unknown as { _process?: ChildProcess })._process;
-    child?.stdout?.once('end', () => void this.close().catch(() => undefined));
-  }
-}
 
 /** Network-level failures that mean the server (or its session) is gone, not that one request went wrong. */
 const NETWORK_ERROR_CODES = new Set([

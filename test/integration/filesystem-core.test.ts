@@ -99,6 +99,9 @@ describe('filesystem core over MCP', () => {
     expect(requests.filter((request) => request.startsWith('resources/read'))).toEqual([]);
     for (const file of expected) expect((await readWhole(filesystem, `/lab${file}`)).equals(await readFile(path.join(CORPUS_DIR, file)))).toBe(true);
     expect(requests.filter((request) => request.startsWith('resources/read'))).toHaveLength(expected.length);
+    // Update notifications are subscribed once per skill (its SKILL.md), not per file.
+    const subscriptions = requests.filter((request) => request.startsWith('resources/subscribe'));
+    expect(subscriptions.sort()).toEqual((await readdir(CORPUS_DIR)).map((skill) => `resources/subscribe skill://${skill}/SKILL.md`).sort());
     for (const file of expected.slice(0, 10)) await readWhole(filesystem, `/lab${file}`);
     expect(requests.filter((request) => request.startsWith('resources/read'))).toHaveLength(expected.length);
   });
