@@ -15,23 +15,42 @@ export interface FileFacts {
   skillUri: string | undefined;
 }
 
-export type NamespaceNode = { kind: 'file'; facts: FileFacts } | { kind: 'directory'; uri: string; children: Map<string, 'file' | 'directory'> };
+/**
+ * Names of a directory's children. Most directories hold a handful, and a Map per
+ * directory cost ~350 bytes per listed skill (docs/benchmarks.md), so small ones are a
+ * plain array; a directory that grows past SET_THRESHOLD names switches to a Set.
+ */
+export type ChildNames = string[] | Set<string>;
+const SET_THRESHOLD = 32;
+/** Every skill directory has one: keep a single copy of the string. */
+const SKILL_MD = 'SKILL.md';
+
+export type NamespaceNode = { kind: 'file'; facts: FileFacts } | { kind: 'directory'; uri: string; children: ChildNames };
+
+/** The child names of a directory node, in insertion order. */
+export function childNames(children: ChildNames): string[] {
+  return [...children];
+}
 
 export class Namespace {
   private readonly nodes = new Map<string, NamespaceNode>();
   readonly problems: string[] = [];
 
   constructor(rootUri: string) {
-    this.nodes.set('', { kind: 'directory', uri: rootUri, children: new Map() });
+    this.nodes.set('', { kind: 'directory', uri: rootUri, children: [] });
   }
 
   get(path: string): NamespaceNode | undefined {
     return this.nodes.get(path);
   }
 
-  /** Adds a file and its ancestor directories; returns false (and records why) on a conflict. */
-  addFile(segments: readonly string[], facts: FileFacts): boolean {
-    const path = segments.join('/');
+  /**
+   * Adds a file and its ancestor directories; returns false (and records why) on a conflict.
+   * Given the path as a string, that string itself becomes the key (no copy per file).
+   */
+  addFile(where: readonly string[] | string, facts: FileFacts): boolean {
+    const path = typeof where === 'string' ? where : where.join('/');
+    const segments = typeof where === 'string' ? where.split('/') : where;
     const existing = this.nodes.get(path);
     if (existing) {
       if (existing.kind === 'file' && existing.facts.uri === facts.uri) {
@@ -43,7 +62,7 @@ export class Namespace {
     }
     if (!this.addParents(segments, facts.uri)) return false;
     this.nodes.set(path, { kind: 'file', facts });
-    this.childrenOf(segments.slice(0, -1))?.set(segments[segments.length - 1]!, 'file');
+    this.addChild(segments.slice(0, -1), segments[segments.length - 1]!);
     return true;
   }
 
@@ -57,8 +76,8 @@ export class Namespace {
       return false;
     }
     if (!this.addParents(segments, uri)) return false;
-    this.nodes.set(path, { kind: 'directory', uri, children: new Map() });
-    this.childrenOf(segments.slice(0, -1))?.set(segments[segments.length - 1]!, 'directory');
+    this.nodes.set(path, { kind: 'directory', uri, children: [] });
+    this.addChild(segments.slice(0, -1), segments[segments.length - 1]!);
     return true;
   }
 
@@ -82,15 +101,26 @@ export class Namespace {
       const parent = segments.slice(0, depth);
       const path = parent.join('/');
       if (this.nodes.has(path)) continue;
-      this.nodes.set(path, { kind: 'directory', uri: ancestorUri(uri, depth), children: new Map() });
-      this.childrenOf(parent.slice(0, -1))?.set(parent[parent.length - 1]!, 'directory');
+      this.nodes.set(path, { kind: 'directory', uri: ancestorUri(uri, depth), children: [] });
+      this.addChild(parent.slice(0, -1), parent[parent.length - 1]!);
     }
     return true;
   }
 
-  private childrenOf(segments: readonly string[]): Map<string, 'file' | 'directory'> | undefined {
+  /** Records `name` under the directory at `segments` (callers add each path once). */
+  private addChild(segments: readonly string[], name: string): void {
     const node = this.nodes.get(segments.join('/'));
-    return node?.kind === 'directory' ? node.children : undefined;
+    if (node?.kind !== 'directory') return;
+    if (!Array.isArray(node.children)) {
+      node.children.add(name);
+    } else if (node.children.length === 0) {
+      // A fresh literal holds exactly one slot; a first push would reserve 17.
+      node.children = [name === SKILL_MD ? SKILL_MD : name];
+    } else if (node.children.length < SET_THRESHOLD) {
+      node.children.push(name);
+    } else {
+      node.children = new Set([...node.children, name]);
+    }
   }
 }
 

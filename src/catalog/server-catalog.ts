@@ -6,8 +6,8 @@ import type { Logger } from '../mcp/connection.js';
 import { DIRECTORY_MIME_TYPE, INDEX_URI, MAX_BYTES_PER_SKILL } from '../mcp/protocol.js';
 import type { ConnectionStatus, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
 import type { ContentCache } from './content-cache.js';
-import { Namespace, type FileFacts } from './namespace.js';
-import { recordFromIndex, recordFromListing, type Generation, type SkillRecord } from './skill-record.js';
+import { Namespace, childNames, type FileFacts } from './namespace.js';
+import { recordFromIndex, recordFromListing, skillDirectory, type Generation, type SkillRecord } from './skill-record.js';
 import { nameProblem, segmentsToUri, splitPath, uriToSegments } from './uri-path.js';
 import { verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
 
@@ -167,7 +167,7 @@ export class ServerCatalog {
       await this.readDirectory(path);
       node = this.namespace.get(path) ?? node;
     }
-    return node.kind === 'directory' ? [...node.children.keys()] : [];
+    return node.kind === 'directory' ? childNames(node.children) : [];
   }
 
   /** open: the file's verified bytes, from the cache or one resources/read; `preferredDigest` names the version to keep serving if cached. */
@@ -192,7 +192,7 @@ export class ServerCatalog {
       name: record.name,
       description: record.description,
       uri: record.uri,
-      path: record.segments.slice(0, -1).join('/'),
+      path: skillDirectory(record),
       digest: record.skillMdDigest,
       integrity: record.files === 'dynamic' ? 'dynamic' : record.files === 'unlisted' ? 'skill-md-verified' : 'verified',
       declined: record.declined,
@@ -245,7 +245,7 @@ export class ServerCatalog {
     // Shallow skills first, so a nested skill's own entry refines the files its encloser also lists.
     const valid = results.filter((result): result is SkillRecord => 'uri' in result);
     for (const result of results) if ('problem' in result) allProblems.push(result.problem);
-    valid.sort((a, b) => a.segments.length - b.segments.length);
+    valid.sort((a, b) => a.depth - b.depth);
     for (const record of valid) {
       if (records.has(record.uri)) {
         allProblems.push(`skill ${record.uri} listed twice; the first entry is used`);
@@ -426,7 +426,7 @@ export class ServerCatalog {
 
   private rebuildNamespace(): void {
     const namespace = new Namespace(segmentsToUri([]));
-    const records = [...this.records.values()].sort((a, b) => a.segments.length - b.segments.length);
+    const records = [...this.records.values()].sort((a, b) => a.depth - b.depth);
     for (const record of records) addRecordToNamespace(namespace, record);
     const indexFile = this.namespace.get('index.json');
     if (indexFile?.kind === 'file') namespace.addFile(['index.json'], indexFile.facts);
@@ -650,26 +650,12 @@ export class ServerCatalog {
 
 function addRecordToNamespace(namespace: Namespace, record: SkillRecord): void {
   if (record.declined) return;
-  const skillMd = {
-    uri: record.uri,
-    digest: record.skillMdDigest,
-    frontmatter: record.frontmatter,
-    skillUri: record.uri,
-  };
   if (Array.isArray(record.files)) {
-    for (const file of record.files) {
-      const isSkillMd = file.uri === record.uri;
-      namespace.addFile(file.segments, {
-        uri: file.uri,
-        sizeBytes: file.sizeBytes,
-        digest: file.digest,
-        frontmatter: isSkillMd ? record.frontmatter : undefined,
-        skillUri: record.uri,
-      });
-    }
+    // Manifest files are FileFacts already: the namespace keeps the same objects and path strings.
+    for (const file of record.files) namespace.addFile(file.path, file);
     return;
   }
-  namespace.addFile(record.segments, { ...skillMd, sizeBytes: undefined });
+  namespace.addFile(record.path, { uri: record.uri, sizeBytes: undefined, digest: record.skillMdDigest, frontmatter: record.frontmatter, skillUri: record.uri });
 }
 
 function expectationOf(facts: FileFacts): Expectation {

@@ -1,23 +1,30 @@
 // Turns listing or index entries into checked skill records: where the skill lives,
 // what each of its files must hash to, or why it is declined. Pure; no I/O.
+// Records are held for every listed skill, so they are built with fixed shapes and
+// share strings with the namespace (a listing of 100,000 skills is mostly these).
 import { skillNameProblem } from '../format/skill-rules.js';
 import { MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, type IndexEntry, type SkillEntry } from '../mcp/protocol.js';
+import type { FileFacts } from './namespace.js';
 import { uriToSegments } from './uri-path.js';
 
 export type Generation = 'listing' | 'index' | 'none';
 
-export interface ManifestFile {
-  uri: string;
-  segments: string[];
+/** One file of a manifest: the facts the namespace serves it by, plus its path under the label. */
+export interface ManifestFile extends FileFacts {
+  /** Path under the label ("a/b/SKILL.md"); also the namespace's key, so the string is shared. */
+  path: string;
   digest: string;
   sizeBytes: number;
+  skillUri: string;
 }
 
 export interface SkillRecord {
   /** URI of the skill's SKILL.md. */
   uri: string;
-  /** Segments of the SKILL.md path under the label (the skill root is all but the last). */
-  segments: string[];
+  /** Path of the SKILL.md under the label ("acme/refunds/SKILL.md"). */
+  path: string;
+  /** Number of segments in `path`: nested skills are deeper. */
+  depth: number;
   name: string;
   description: string;
   frontmatter: Record<string, unknown>;
@@ -34,48 +41,90 @@ export interface RecordOptions {
   hideDynamic: boolean;
 }
 
+/** The skill's directory under the label ("acme/refunds"). */
+export function skillDirectory(record: SkillRecord): string {
+  return record.path.slice(0, record.path.length - '/SKILL.md'.length);
+}
+
 /** A checked record for a skills/list or skills/get entry, or the reason the entry is unusable. */
 export function recordFromListing(entry: SkillEntry, options: RecordOptions): SkillRecord | { problem: string } {
-  const base = baseRecord(entry.uri, entry.frontmatter);
-  if ('problem' in base) return base;
+  const located = locate(entry.uri, entry.frontmatter);
+  if ('problem' in located) return located;
   if (entry.resources === 'dynamic') {
-    return { ...base, files: 'dynamic', declined: options.hideDynamic ? 'dynamic skill hidden by --no-dynamic' : undefined };
+    return makeRecord(entry.uri, located, entry.frontmatter, undefined, 'dynamic', options.hideDynamic ? 'dynamic skill hidden by --no-dynamic' : undefined);
   }
-  const root = base.segments.slice(0, -1);
-  const files: ManifestFile[] = [];
+  const root = located.segments.slice(0, -1);
+  // Sized up front: a push-grown array reserves room for 17 entries, most skills have a few.
+  const files = new Array<ManifestFile>(entry.resources.length);
   const seen = new Set<string>();
   let totalBytes = 0;
+  let skillMdDigest: string | undefined;
   for (const file of entry.resources) {
     const segments = uriToSegments(file.uri);
     if ('problem' in segments) return { problem: `manifest file ${file.uri}: ${segments.problem}` };
     if (segments.length <= root.length || !root.every((segment, i) => segments[i] === segment)) {
       return { problem: `manifest file ${file.uri} is outside the skill directory` };
     }
-    const path = segments.join('/');
+    const isSkillMd = file.uri === entry.uri;
+    const path = isSkillMd ? located.path : segments.join('/');
     if (seen.has(path)) return { problem: `manifest lists ${file.uri} twice` };
     seen.add(path);
     totalBytes += file.size;
-    files.push({ uri: file.uri, segments, digest: file.digest, sizeBytes: file.size });
+    if (isSkillMd) skillMdDigest = file.digest;
+    files[seen.size - 1] = {
+      uri: isSkillMd ? entry.uri : file.uri,
+      path,
+      sizeBytes: file.size,
+      digest: file.digest,
+      frontmatter: isSkillMd ? entry.frontmatter : undefined,
+      skillUri: entry.uri,
+    };
   }
-  const skillMd = files.find((file) => file.uri === entry.uri);
-  if (!skillMd) return { problem: 'manifest does not list the skill\'s own SKILL.md' };
+  if (skillMdDigest === undefined) return { problem: 'manifest does not list the skill\'s own SKILL.md' };
   let declined: string | undefined;
   if (files.length > MAX_FILES_PER_SKILL || totalBytes > MAX_BYTES_PER_SKILL) {
     declined = `over the per-skill limits (${files.length} files, ${totalBytes} bytes; limits ${MAX_FILES_PER_SKILL} files, ${MAX_BYTES_PER_SKILL} bytes)`;
   }
-  return { ...base, files, skillMdDigest: skillMd.digest, declined };
+  return makeRecord(entry.uri, located, entry.frontmatter, skillMdDigest, files, declined);
 }
 
 /** A checked record for a skill://index.json entry, or the reason the entry is unusable. */
 export function recordFromIndex(entry: IndexEntry): SkillRecord | { problem: string } {
-  const base = baseRecord(entry.url, entry.frontmatter);
-  if ('problem' in base) return base;
-  return { ...base, files: 'unlisted', skillMdDigest: entry.digest };
+  const located = locate(entry.url, entry.frontmatter);
+  if ('problem' in located) return located;
+  return makeRecord(entry.url, located, entry.frontmatter, entry.digest, 'unlisted', undefined);
 }
 
-type BaseRecord = Omit<SkillRecord, 'files' | 'skillMdDigest' | 'declined'> & { skillMdDigest: undefined; declined: undefined };
+interface Located {
+  segments: string[];
+  path: string;
+  name: string;
+  description: string;
+}
 
-function baseRecord(uri: string, frontmatter: Record<string, unknown>): BaseRecord | { problem: string } {
+function makeRecord(
+  uri: string,
+  located: Located,
+  frontmatter: Record<string, unknown>,
+  skillMdDigest: string | undefined,
+  files: SkillRecord['files'],
+  declined: string | undefined,
+): SkillRecord {
+  // One literal with every field, so all records share one hidden class.
+  return {
+    uri,
+    path: located.path,
+    depth: located.segments.length,
+    name: located.name,
+    description: located.description,
+    frontmatter,
+    skillMdDigest,
+    files,
+    declined,
+  };
+}
+
+function locate(uri: string, frontmatter: Record<string, unknown>): Located | { problem: string } {
   const segments = uriToSegments(uri);
   if ('problem' in segments) return { problem: `skill uri ${uri}: ${segments.problem}` };
   const skillDirectoryIndex = segments.length - 2;
@@ -90,13 +139,5 @@ function baseRecord(uri: string, frontmatter: Record<string, unknown>): BaseReco
     return { problem: `skill ${uri}: frontmatter name "${String(name)}" differs from its directory "${segments[skillDirectoryIndex]}"` };
   }
   if (typeof frontmatter.description !== 'string') return { problem: `skill ${uri}: frontmatter has no description` };
-  return {
-    uri,
-    segments,
-    name: name as string,
-    description: frontmatter.description,
-    frontmatter,
-    skillMdDigest: undefined,
-    declined: undefined,
-  };
+  return { segments, path: segments.join('/'), name: name as string, description: frontmatter.description };
 }

@@ -36,9 +36,11 @@ const MAX_FILE_BYTES = MAX_BYTES_PER_SKILL;
 /** The index describes every skill, not one: a larger cap, still far below what could exhaust memory. */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
-// Measured (docs/robustness.md): a kept entry costs about 10x its JSON size in memory, and
-// 100,000 one-file entries take ~3 s and ~320 MiB. These caps keep a listing to tens of MiB.
-export const DEFAULT_PAGING_LIMITS: PagingLimits = { maxPages: 1_000, maxItems: 20_000, maxEntryBytes: 8 * 1024 * 1024 };
+// A listing may legitimately be large (the benchmark mounts 100,000 skills); these caps only
+// stop a hostile one from exhausting memory or time. Measured (docs/robustness.md): a
+// one-file entry costs ~1.8 KiB of daemon RSS, so 250,000 entries stay under ~600 MiB;
+// 10,000 pages of a cursor loop take a few seconds.
+export const DEFAULT_PAGING_LIMITS: PagingLimits = { maxPages: 10_000, maxItems: 250_000, maxEntryBytes: 256 * 1024 * 1024 };
 
 const ReadResultSchema = z.looseObject({ contents: z.array(z.unknown()) });
 const EmptyResultSchema = z.looseObject({});

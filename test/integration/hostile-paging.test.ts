@@ -55,9 +55,9 @@ describe('paging against a hostile server', () => {
     expect(summary.skills).toHaveLength(DEFAULT_PAGING_LIMITS.maxItems);
     expect(logs.join('\n')).toMatch(new RegExp(`\\[paging\\] stopped at ${DEFAULT_PAGING_LIMITS.maxItems} entries`));
     console.log(`1,000,000-entry listing: stopped at ${DEFAULT_PAGING_LIMITS.maxItems} in ${elapsedMs.toFixed(0)} ms, heap +${heapGrowthMiB.toFixed(0)} MiB`);
-    expect(elapsedMs).toBeLessThan(30_000);
-    // Generous: measured ~40 MiB; a million entries kept would be ~2.5 GiB.
-    expect(heapGrowthMiB).toBeLessThan(250);
+    expect(elapsedMs).toBeLessThan(60_000);
+    // Generous: measured ~330 MiB for the 250,000 kept; a million entries kept would be over 1.3 GiB.
+    expect(heapGrowthMiB).toBeLessThan(700);
   });
 
   it('a listing is also bounded by the bytes of its entries', async () => {

@@ -20,8 +20,8 @@ function entry(overrides: Partial<SkillEntry> = {}): SkillEntry {
 describe('skill records', () => {
   it('places a listed skill and its manifest under the label', () => {
     const record = recordFromListing(entry(), options);
-    expect(record).toMatchObject({ name: 'refunds', segments: ['acme', 'refunds', 'SKILL.md'], skillMdDigest: digest, declined: undefined });
-    expect((record as { files: unknown[] }).files).toHaveLength(2);
+    expect(record).toMatchObject({ name: 'refunds', path: 'acme/refunds/SKILL.md', depth: 3, skillMdDigest: digest, declined: undefined });
+    expect((record as { files: Array<{ path: string }> }).files.map((file) => file.path)).toEqual(['acme/refunds/SKILL.md', 'acme/refunds/ref/a.md']);
   });
 
   it.each([
@@ -57,7 +57,7 @@ describe('skill records', () => {
 
   it('maps skills under other schemes below a scheme directory', () => {
     const record = recordFromIndex({ url: 'github://owner/repo/refunds/SKILL.md', digest, frontmatter: { name: 'refunds', description: 'x' } });
-    expect(record).toMatchObject({ segments: ['github:', 'owner', 'repo', 'refunds', 'SKILL.md'], files: 'unlisted' });
+    expect(record).toMatchObject({ path: 'github:/owner/repo/refunds/SKILL.md', files: 'unlisted' });
     expect(recordFromIndex({ url: 'github://SKILL.md', digest, frontmatter: { name: 'x', description: 'x' } })).toHaveProperty('problem');
   });
 });
