@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../support/fuse-harness.js';
 import { hostileEntry, hostileSkill, type HostileSkill } from '../support/hostile-scenario.js';
 import { CORPUS_DIR, REPO, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { prng } from '../support/prng.mjs';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
@@ -24,17 +25,6 @@ const READS_PER_ROUND = 200;
 const READER = path.join(REPO, 'test', 'support', 'read-many.mjs');
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
-/** mulberry32: the same generator as the server, seeded separately. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe(`hostile fuzz (seed ${SEED}, ${REQUEST_BUDGET} requests)`, () => {
   let mount: RunningMount;

@@ -26,6 +26,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { prng } from './prng.mjs';
 
 const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -69,17 +70,7 @@ if (scenario.index) {
   files.set('skill://index.json', { text: scenario.indexText ?? JSON.stringify(index) });
 }
 
-// ---- seeded randomness (mulberry32), so a fuzz session replays exactly ----
-function prng(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Seeded randomness (test/support/prng.mjs), so a fuzz session replays exactly.
 const FUZZ_FAULTS = [
   'tampered', 'short', 'long', 'invalid-base64', 'several-contents', 'no-contents', 'other-uri', 'non-json',
   'malformed-jsonrpc', 'wrong-id', 'method-not-found', 'wrong-result-type', 'slow', 'hang', 'storm', 'server-error',
