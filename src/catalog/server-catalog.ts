@@ -446,8 +446,14 @@ export class ServerCatalog {
     return best;
   }
 
+  /** Inside a skill whose files nobody enumerates: an index or dynamic entry, or a SKILL.md found by path with no entry at all. */
   private insideUnenumeratedSkill(segments: string[]): boolean {
-    return this.unenumeratedOwner(segments) !== undefined;
+    if (this.unenumeratedOwner(segments) !== undefined) return true;
+    for (let depth = segments.length - 1; depth >= 1; depth--) {
+      const skillMd = this.namespace.get([...segments.slice(0, depth), 'SKILL.md'].join('/'));
+      if (skillMd?.kind === 'file') return !this.records.has(skillMd.facts.uri);
+    }
+    return false;
   }
 
   /** The innermost skill containing the path, when no manifest enumerates its files (index generation, dynamic). */

@@ -152,6 +152,33 @@ describe('verification through the mount', () => {
   });
 });
 
+describe('discovery', () => {
+  it('a server with neither skills/list nor an index: skills are reachable by path only', async () => {
+    const dir = await makeTestDir();
+    const scenario = await writeScenario(dir, 'none', {
+      listing: false,
+      index: false,
+      skills: [skill('plain', 'Found by path', { 'skill://plain/references/guide.md': { text: 'guide\n' } })],
+    });
+    const mount = await startMount({ dir, config: { srv: scenarioEntry(scenario) } });
+    try {
+      // Nothing is listed, and nothing is invented.
+      expect((await run('ls', [path.join(mount.mountpoint, 'srv')])).stdout).toBe('');
+      expect((await run('cat', [path.join(mount.mountpoint, 'srv/plain/SKILL.md')])).stdout).toMatch(/name: plain/);
+      // Relative references from the SKILL.md resolve, subdirectories included.
+      expect((await run('cat', [path.join(mount.mountpoint, 'srv/plain/references/guide.md')])).stdout).toBe('guide\n');
+      expect((await run('cat', [path.join(mount.mountpoint, 'srv/missing/SKILL.md')])).stderr).toMatch(/No such file or directory/);
+      const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
+      expect(skillsJson.servers[0]).toMatchObject({ label: 'srv', state: 'connected', generation: 'none', skills: [] });
+      // It asked for the listing (-32601) and the index (-32602) once, then only for what was named.
+      expect(mount.log()).toMatch(/request skills\/list \(not offered\)/);
+      expect(mount.log()).toMatch(/request resources\/read skill:\/\/index.json/);
+    } finally {
+      await mount.stop();
+    }
+  });
+});
+
 describe('manifests and directory reads', () => {
   it('a file a directory read shows but the manifest lacks is neither listed nor readable', async () => {
     const dir = await makeTestDir();
