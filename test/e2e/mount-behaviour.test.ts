@@ -179,6 +179,33 @@ describe('discovery', () => {
   });
 });
 
+describe('other URI schemes', () => {
+  it('a github:// skill lives under <label>/github:/..., and its xattrs give the URI back', async () => {
+    const dir = await makeTestDir();
+    const uri = 'github://owner/repo/refunds/SKILL.md';
+    const text = '---\nname: refunds\ndescription: Refunds from GitHub\n---\n';
+    const scenario = await writeScenario(dir, 'schemes', {
+      listing: true,
+      skills: [
+        { uri, frontmatter: { name: 'refunds', description: 'Refunds from GitHub' }, files: { [uri]: { text }, 'github://owner/repo/refunds/notes.md': { text: 'notes\n' } } },
+        skill('refunds', 'Refunds over skill://'),
+      ],
+    });
+    const mount = await startMount({ dir, config: { srv: scenarioEntry(scenario) } });
+    try {
+      const label = path.join(mount.mountpoint, 'srv');
+      expect((await run('ls', [label])).stdout.split('\n').filter(Boolean).sort()).toEqual(['github:', 'refunds']);
+      expect((await run('cat', [path.join(label, 'github:/owner/repo/refunds/SKILL.md')])).stdout).toBe(text);
+      expect((await run('cat', [path.join(label, 'github:/owner/repo/refunds/notes.md')])).stdout).toBe('notes\n');
+      expect((await run('cat', [path.join(label, 'refunds/SKILL.md')])).stdout).toMatch(/Refunds over skill/);
+      const origin = await run('python3', ['-c', 'import os,sys; print(os.getxattr(sys.argv[1], "user.mcp.uri").decode())', path.join(label, 'github:/owner/repo/refunds/notes.md')]);
+      expect(origin.stdout.trim()).toBe('github://owner/repo/refunds/notes.md');
+    } finally {
+      await mount.stop();
+    }
+  });
+});
+
 describe('manifests and directory reads', () => {
   it('a file a directory read shows but the manifest lacks is neither listed nor readable', async () => {
     const dir = await makeTestDir();
