@@ -22,12 +22,6 @@ export class ContentCache {
     this.cache.set(key(server, content.uri, content.digest), content);
   }
 
-  /** Drops every version of one server's content (server removed or reset). */
-  dropServer(server: string): void {
-    const prefix = `${server}\0`;
-    for (const cacheKey of [...this.cache.keys()]) if (cacheKey.startsWith(prefix)) this.cache.delete(cacheKey);
-  }
-
   get sizeBytes(): number {
     return this.cache.calculatedSize;
   }

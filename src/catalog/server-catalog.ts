@@ -181,12 +181,6 @@ export class ServerCatalog {
     return pinned ?? this.contentFor(path, node.facts);
   }
 
-  /** The URI a path stands for, if the path is known. */
-  uriOf(path: string): string | undefined {
-    const node = this.namespace.get(path);
-    return node?.kind === 'file' ? node.facts.uri : node?.uri;
-  }
-
   summary(): CatalogSummary {
     const skills: SkillSummary[] = [...this.records.values()].map((record) => ({
       name: record.name,

@@ -24,15 +24,3 @@ export interface SseServerConfig {
 }
 
 export type ServerConfig = StdioServerConfig | HttpServerConfig | SseServerConfig;
-
-/** A short human description for logs: the command line or the URL (never header values). */
-export function describeServer(config: ServerConfig): string {
-  switch (config.kind) {
-    case 'stdio':
-      return [config.command, ...config.args].join(' ');
-    case 'http':
-      return config.url;
-    case 'sse':
-      return `${config.url} (legacy SSE)`;
-  }
-}
