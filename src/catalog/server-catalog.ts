@@ -68,6 +68,7 @@ export interface CatalogSummary {
 }
 
 const MAX_REMEMBERED_PROBLEMS = 50;
+const NOTIFIED_LISTING_TTL_FACTOR = 10;
 
 export class ServerCatalog {
   readonly label: string;
@@ -276,7 +277,10 @@ export class ServerCatalog {
   }
 
   private refreshIfStale(): void {
-    if (this.now() - this.listedAtMs > this.options.listingTtlMs) void this.refresh();
+    // A server that announces list changes is re-listed on its word; the TTL is then only a
+    // safety net, and re-listing a large catalog every minute would be wasted work.
+    const ttlMs = this.options.listingTtlMs * (this.source.features().listChanged ? NOTIFIED_LISTING_TTL_FACTOR : 1);
+    if (this.now() - this.listedAtMs > ttlMs) void this.refresh();
   }
 
   private forgetObservations(): void {

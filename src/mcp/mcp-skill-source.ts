@@ -82,6 +82,7 @@ export class McpSkillSource implements SkillSource {
     return {
       directoryRead: skills?.directoryRead === true,
       subscribe: capabilities?.resources?.subscribe === true,
+      listChanged: capabilities?.resources?.listChanged === true,
     };
   }
 

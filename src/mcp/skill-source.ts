@@ -22,6 +22,8 @@ export interface SourceFeatures {
   directoryRead: boolean;
   /** The server accepts `resources/subscribe`. */
   subscribe: boolean;
+  /** The server promises `notifications/resources/list_changed`. */
+  listChanged: boolean;
 }
 
 export type ConnectionStatus =
