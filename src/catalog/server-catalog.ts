@@ -1,12 +1,12 @@
 // One server's skill namespace as the filesystem sees it: discovery (listing, index or
 // none), lookups of paths nobody listed, directory reads, and verified content with
 // single-flight fetches. Paths are relative to the server's label directory ("" is it).
-import { IntegrityError, LimitExceededError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
+import { IntegrityError, IsADirectoryError, LimitExceededError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
 import type { Logger } from '../mcp/connection.js';
 import { DIRECTORY_MIME_TYPE, INDEX_URI, MAX_BYTES_PER_SKILL } from '../mcp/protocol.js';
 import type { ConnectionStatus, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
 import type { ContentCache } from './content-cache.js';
-import { Namespace, childNames, type FileFacts } from './namespace.js';
+import { Namespace, childNames, type FileFacts, type NamespaceNode } from './namespace.js';
 import { recordFromIndex, recordFromListing, skillDirectory, type Generation, type SkillRecord } from './skill-record.js';
 import { nameProblem, segmentsToUri, splitPath, uriToSegments } from './uri-path.js';
 import { verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
@@ -145,15 +145,13 @@ export class ServerCatalog {
 
   /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */
   async lookup(path: string): Promise<CatalogNode> {
-    this.refreshIfStale();
-    const node = this.namespace.get(path) ?? (await this.resolve(path));
+    const node = await this.nodeAt(path);
     if (node.kind === 'directory') return { kind: 'directory', uri: node.uri, sizeBytes: 0, digest: undefined, verified: false };
     const facts = node.facts;
+    const observed = facts.digest === undefined ? this.freshUnverified(facts.uri) : undefined;
     if (facts.sizeBytes !== undefined) {
-      const observed = facts.digest === undefined ? this.freshUnverified(facts.uri) : undefined;
       return { kind: 'file', uri: facts.uri, sizeBytes: facts.sizeBytes, digest: facts.digest ?? observed?.digest, verified: facts.digest !== undefined };
     }
-    const observed = this.freshUnverified(facts.uri);
     if (observed) return { kind: 'file', uri: facts.uri, sizeBytes: observed.sizeBytes, digest: observed.digest, verified: false };
     const content = await this.contentFor(path, facts);
     return { kind: 'file', uri: facts.uri, sizeBytes: content.bytes.length, digest: content.digest, verified: content.verified };
@@ -161,8 +159,7 @@ export class ServerCatalog {
 
   /** readdir: names of the directory's children. */
   async list(path: string): Promise<string[]> {
-    this.refreshIfStale();
-    let node = this.namespace.get(path) ?? (await this.resolve(path));
+    let node = await this.nodeAt(path);
     if (node.kind === 'file') throw new NotADirectoryError(`${this.label}: ${path} is a file`, { server: this.label, uri: node.facts.uri });
     if (this.shouldReadDirectory(path)) {
       await this.readDirectory(path);
@@ -173,13 +170,18 @@ export class ServerCatalog {
 
   /** open: the file's verified bytes, from the cache or one resources/read; `preferredDigest` names the version to keep serving if cached. */
   async read(path: string, preferredDigest?: string): Promise<VerifiedContent> {
-    this.refreshIfStale();
-    const node = this.namespace.get(path) ?? (await this.resolve(path));
-    if (node.kind === 'directory') throw new NotFoundError(`${this.label}: ${path} is a directory`, { server: this.label, uri: node.uri });
+    const node = await this.nodeAt(path);
+    if (node.kind === 'directory') throw new IsADirectoryError(`${this.label}: ${path} is a directory`, { server: this.label, uri: node.uri });
     // The kernel sizes reads by the attributes it last saw; while that version is still
     // cached, serving it keeps size and bytes of one version together.
     const pinned = preferredDigest === undefined ? undefined : this.options.cache.get(this.label, node.facts.uri, preferredDigest);
     return pinned ?? this.contentFor(path, node.facts);
+  }
+
+  /** The node at a path, known or asked of the server; every operation starts here. */
+  private async nodeAt(path: string): Promise<NamespaceNode> {
+    this.refreshIfStale();
+    return this.namespace.get(path) ?? (await this.resolve(path));
   }
 
   summary(): CatalogSummary {
@@ -296,7 +298,7 @@ export class ServerCatalog {
 
   // ---- lookups of paths nobody listed ----
 
-  private async resolve(path: string): Promise<NonNullable<ReturnType<Namespace['get']>>> {
+  private async resolve(path: string): Promise<NamespaceNode> {
     const segments = splitPath(path);
     const notFound = () => new NotFoundError(`${this.label}: ${path}: no such file or directory`, { server: this.label });
     const expiresAtMs = this.negative.get(path);

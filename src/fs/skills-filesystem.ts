@@ -40,7 +40,7 @@ export class SkillsFilesystem implements FilesystemCore {
   private nextInode = 2;
   private readonly mountedAtMs: number;
   private readonly now: () => number;
-  private skillsJson: { bytes: Buffer; atMs: number } | undefined;
+  private skillsJson: (Rendering & { atMs: number }) | undefined;
 
   constructor(catalogs: readonly ServerCatalog[], private readonly options: SkillsFilesystemOptions = {}) {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
@@ -56,7 +56,7 @@ export class SkillsFilesystem implements FilesystemCore {
       case 'skills-json':
       {
         const reported = this.reportedSkillsJson();
-        return this.attributes(path, { kind: 'file', sizeBytes: reported.length, digest: sha256Digest(reported) });
+        return this.attributes(path, { kind: 'file', sizeBytes: reported.bytes.length, digest: reported.digest });
       }
       case 'label':
         return this.directoryAttributes(path);
@@ -87,8 +87,7 @@ export class SkillsFilesystem implements FilesystemCore {
       case 'label':
         throw new IsADirectoryError(`${path} is a directory`);
       case 'skills-json':
-        bytes = this.openSkillsJson();
-        digest = sha256Digest(bytes);
+        ({ bytes, digest } = this.openSkillsJson());
         break;
       case 'node': {
         const content = await target.catalog.read(target.path, this.versions.get(path)?.digest);
@@ -149,21 +148,21 @@ export class SkillsFilesystem implements FilesystemCore {
   // that fits the size the kernel holds is served fresh; one that outgrew it waits for the
   // kernel's next getattr, and until then the rendering it was sized for is served.
 
-  /** The padded rendering whose size getattr reports (re-rendered at most once per TTL). */
-  private reportedSkillsJson(): Buffer {
+  /** The padded rendering whose size getattr reports (re-rendered and hashed at most once per TTL). */
+  private reportedSkillsJson(): Rendering {
     const ttlMs = this.options.skillsJsonTtlMs ?? 1_000;
     if (!this.skillsJson || this.now() - this.skillsJson.atMs > ttlMs) {
       const text = this.renderSkillsJsonText();
-      this.skillsJson = { bytes: padJson(text, roundUp(text.length + 1, SKILLS_JSON_SIZE_STEP_BYTES)), atMs: this.now() };
+      this.skillsJson = { ...rendering(padJson(text, roundUp(text.length + 1, SKILLS_JSON_SIZE_STEP_BYTES))), atMs: this.now() };
     }
-    return this.skillsJson.bytes;
+    return this.skillsJson;
   }
 
   /** What open serves: fresh if it fits the reported size, else the reported rendering. */
-  private openSkillsJson(): Buffer {
-    const reported = this.skillsJson?.bytes ?? this.reportedSkillsJson();
+  private openSkillsJson(): Rendering {
+    const reported = this.skillsJson ?? this.reportedSkillsJson();
     const text = this.renderSkillsJsonText();
-    return text.length < reported.length ? padJson(text, reported.length) : reported;
+    return text.length < reported.bytes.length ? rendering(padJson(text, reported.bytes.length)) : reported;
   }
 
   private renderSkillsJsonText(): Buffer {
@@ -203,6 +202,15 @@ export class SkillsFilesystem implements FilesystemCore {
     if (slash === -1) return { kind: 'label' as const, catalog, path: '' };
     return { kind: 'node' as const, catalog, path: relative.slice(slash + 1).replace(/\/+$/, '') };
   }
+}
+
+interface Rendering {
+  bytes: Buffer;
+  digest: string;
+}
+
+function rendering(bytes: Buffer): Rendering {
+  return { bytes, digest: sha256Digest(bytes) };
 }
 
 function roundUp(value: number, step: number): number {

@@ -64,7 +64,8 @@ describe('catalog refresh', () => {
     clock.nowMs += 2;
     source.skills = [entry('one'), entry('two')];
     await catalog.list('');
-    await catalog.refresh();
+    // The stale listing was refreshed in the background; let it finish.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(source.listings).toBe(2);
     expect((await catalog.list('')).sort()).toEqual(['one', 'two']);
   });
