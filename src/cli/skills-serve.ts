@@ -2,13 +2,13 @@
 // skills-serve: serves a directory of Agent Skills over MCP (SEP-2640), on stdio or
 // Streamable HTTP. Argument parsing, wiring and signals only; the server lives in src/server.
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { ConfigError } from '../errors.js';
-import { createSkillsSession, DEFAULT_PAGE_SIZE, serveHttp, SkillTree, type DiscoveryProtocol, type Log } from '../server/index.js';
+import { DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log } from '../server/index.js';
 
 const USAGE = `usage: skills-serve DIR [options]
 
-Serves every skill (a directory holding SKILL.md) under DIR as skill:// resources.
+Serves every skill (a directory holding SKILL.md) under DIR as skill:// resources, to
+MCP 2026-07-28 clients (server/discover) and 2025 ones (initialize) alike.
 
 options:
   --http [HOST:]PORT       serve Streamable HTTP at http://HOST:PORT/mcp (default host 127.0.0.1;
@@ -17,7 +17,12 @@ options:
                            skills/list + skills/get, or both
   --page-size N            items per page of every paginated result (default ${DEFAULT_PAGE_SIZE})
   --no-directory-read      do not offer resources/directory/read
-  --strict                 also refuse skills whose description/compatibility exceed length limits
+  --lenient                also serve skills that break only a length limit (description over
+                           1024 or compatibility over 500 characters), with the warning; by
+                           default they are refused, as the Agent Skills rules say (--strict,
+                           the old opposite, is gone: refusing is now the default)
+  --ttl SECONDS            ttlMs on every cacheable 2026-07-28 result (default ${DEFAULT_TTL_MS / 1000})
+  --cache-scope S          public | private (default ${DEFAULT_CACHE_SCOPE}): cacheScope on those results
   --verbose                log every request
   -h, --help               show this help
 `;
@@ -30,7 +35,9 @@ interface Options {
   protocol: DiscoveryProtocol;
   pageSize: number;
   directoryRead: boolean;
-  strict: boolean;
+  lenient: boolean;
+  ttlMs: number;
+  cacheScope: 'public' | 'private';
   verbose: boolean;
 }
 
@@ -44,7 +51,9 @@ function parseOptions(argv: string[]): Options | 'help' {
       protocol: { type: 'string' },
       'page-size': { type: 'string' },
       'no-directory-read': { type: 'boolean' },
-      strict: { type: 'boolean' },
+      lenient: { type: 'boolean' },
+      ttl: { type: 'string' },
+      'cache-scope': { type: 'string' },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -62,13 +71,24 @@ function parseOptions(argv: string[]): Options | 'help' {
       throw new ConfigError(`--page-size must be a positive integer, not "${values['page-size']}"`);
     }
   }
+  let ttlMs = DEFAULT_TTL_MS;
+  if (values.ttl !== undefined) {
+    if (!/^\d+$/.test(values.ttl) || !Number.isSafeInteger(Number(values.ttl) * 1000)) {
+      throw new ConfigError(`--ttl must be a whole number of seconds, not "${values.ttl}"`);
+    }
+    ttlMs = Number(values.ttl) * 1000;
+  }
+  const cacheScope = values['cache-scope'] ?? DEFAULT_CACHE_SCOPE;
+  if (cacheScope !== 'public' && cacheScope !== 'private') throw new ConfigError(`--cache-scope must be public or private, not "${cacheScope}"`);
   return {
     dir: positionals[0]!,
     ...(values.http !== undefined && { http: parseHostPort(values.http) }),
     protocol,
     pageSize,
     directoryRead: !values['no-directory-read'],
-    strict: values.strict ?? false,
+    lenient: values.lenient ?? false,
+    ttlMs,
+    cacheScope,
     verbose: values.verbose ?? false,
   };
 }
@@ -96,31 +116,35 @@ async function main(): Promise<void> {
 
   let tree: SkillTree;
   try {
-    tree = await SkillTree.open({ root: options.dir, strict: options.strict, log });
+    tree = await SkillTree.open({ root: options.dir, lenient: options.lenient, log });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`skills-serve: error: ${error.message}\n`);
     process.exit(2);
   }
-  const sessionOptions = {
+  const service = new SkillsService(tree, {
     protocol: options.protocol,
     pageSize: options.pageSize,
     directoryRead: options.directoryRead,
+    lenient: options.lenient,
+    ttlMs: options.ttlMs,
+    cacheScope: options.cacheScope,
     verbose: options.verbose,
     log,
-  };
+  });
 
   let closing = false;
-  let stop: () => Promise<void>;
+  let stop: () => Promise<void> = async () => {};
   const shutdown = (reason: string): void => {
     if (closing) return;
     closing = true;
     log(`${reason}; shutting down`);
-    const forced = setTimeout(() => process.exit(0), 2000);
-    forced.unref();
+    // The promise is within 1 s; a stuck close must not break it.
+    setTimeout(() => process.exit(0), 800).unref();
     void stop()
       .catch((error: unknown) => log(`error while closing: ${(error as Error).message}`))
       .finally(() => {
+        service.close();
         tree.close();
         process.exit(0);
       });
@@ -129,16 +153,14 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   if (options.http) {
-    const serving = await serveHttp({ tree, host: options.http.host, port: options.http.port, ...sessionOptions });
+    const serving = await serveHttp({ service, host: options.http.host, port: options.http.port });
     stop = () => serving.close();
     log(`listening on ${serving.url}`);
   } else {
     // stdout carries the protocol; every log line goes to stderr.
-    const session = createSkillsSession(tree, sessionOptions);
-    stop = () => session.close();
-    session.server.onclose = () => shutdown('transport closed');
+    const serving = service.serveStdio();
+    stop = () => serving.close();
     process.stdin.once('end', () => shutdown('stdin closed'));
-    await session.server.connect(new StdioServerTransport());
   }
 }
 

@@ -31,7 +31,9 @@ export function frontmatterStructureProblem(frontmatter: Record<string, unknown>
   const metadata = frontmatter.metadata;
   if (metadata !== undefined) {
     if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) return 'metadata must be a map';
+    if (!Object.values(metadata).every((value) => typeof value === 'string')) return 'metadata must map strings to strings';
   }
+  if (Object.getPrototypeOf(frontmatter) !== Object.prototype) return 'frontmatter must not have a "__proto__" field';
   return undefined;
 }
 

@@ -1,27 +1,46 @@
-// Opaque pagination cursors: an offset bound to the list it pages, so a cursor from
-// one list (or a forged one) is refused instead of silently paging something else.
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+// Pagination by stable key: a cursor names the last key of its page ("after:<uri>", in the
+// SDK's own spelling), so a tree that changes between pages neither skips nor repeats items.
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 
-/** One page of `items` starting at the cursor's offset; throws -32602 for a cursor not issued for `list`. */
-export function paginate<T>(items: readonly T[], cursor: string | undefined, list: string, pageSize: number): { page: T[]; nextCursor?: string } {
-  const offset = cursor === undefined ? 0 : decodeCursor(cursor, list);
-  const end = offset + pageSize;
-  const page = items.slice(offset, end);
-  return end < items.length ? { page, nextCursor: encodeCursor(list, end) } : { page };
+const PREFIX = 'after:';
+
+export interface Page<T> {
+  page: T[];
+  nextCursor?: string;
 }
 
-function encodeCursor(list: string, offset: number): string {
-  return Buffer.from(JSON.stringify([list, offset])).toString('base64url');
+/**
+ * The page after the cursor's key of `items`, which must be sorted by `keyOf` in code-unit
+ * order; throws -32602 for a cursor this server did not issue.
+ */
+export function paginate<T>(items: readonly T[], cursor: string | undefined, pageSize: number, keyOf: (item: T) => string): Page<T> {
+  const start = cursor === undefined ? 0 : firstAfter(items, decodeCursor(cursor), keyOf);
+  const end = Math.min(items.length, start + pageSize);
+  const page = items.slice(start, end);
+  const last = page.at(-1);
+  return end < items.length && last !== undefined ? { page, nextCursor: encodeCursor(keyOf(last)) } : { page };
 }
 
-function decodeCursor(cursor: string, list: string): number {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && value[0] === list && Number.isSafeInteger(value[1]) && (value[1] as number) >= 0) {
-      return value[1] as number;
-    }
-  } catch {
-    // fall through to the error below
+export function encodeCursor(key: string): string {
+  return Buffer.from(PREFIX + key, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!text.startsWith(PREFIX) || text.includes('\uFFFD')) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor', { cursor });
   }
-  throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${cursor}`, { cursor });
+  return text.slice(PREFIX.length);
+}
+
+/** Index of the first item whose key sorts after `key` (binary search; keys are sorted). */
+function firstAfter<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (keyOf(items[mid]!) <= key) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }

@@ -1,15 +1,25 @@
-// Streamable HTTP front end: one MCP session (and Server) per mcp-session-id, all on
-// one shared SkillTree. Only /mcp is served; everything else is 404.
+// Streamable HTTP front end at /mcp, both eras: 2026-07-28 requests go to the SDK's
+// stateless createMcpHandler; 2025 clients get a session (and its GET stream for
+// notifications) each, via the SDK's transport. Only the routing and lifecycle are ours.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createSkillsSession, type SkillsSession, type SkillsSessionOptions } from './skills-server.js';
-import type { Log, SkillTree } from './skill-tree.js';
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  isLegacyRequest,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  originValidationResponse,
+  WebStandardStreamableHTTPServerTransport,
+  type McpServer,
+} from '@modelcontextprotocol/server';
+import { BodyTooLargeError, sendWebResponse, toWebRequest } from './node-fetch-adapter.js';
+import type { SkillsService } from './skills-server.js';
+import { logTraffic } from './traffic-log.js';
 
-export interface HttpServeOptions extends SkillsSessionOptions {
-  tree: SkillTree;
+export interface HttpServeOptions {
+  service: SkillsService;
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -20,67 +30,90 @@ export interface HttpServeOptions extends SkillsSessionOptions {
 export interface HttpServing {
   /** The MCP endpoint, e.g. http://127.0.0.1:4123/mcp. */
   url: string;
+  /** Open 2025 sessions. */
   sessionCount(): number;
+  /** Ends every stream and connection; resolves once the port is closed. */
   close(): Promise<void>;
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
 
 /** Serves MCP over Streamable HTTP at `/mcp` on host:port until closed. */
 export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
-  const log: Log = options.log ?? (() => {});
+  const { service } = options;
+  const log = service.log;
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; session: SkillsSession }>();
-  const loopbackOnly = LOOPBACK_NAMES.has(options.host);
+  // Bound to loopback: a page in a browser must not reach it through DNS rebinding.
+  const loopbackOnly = LOOPBACK_HOSTS.has(options.host);
+  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>();
 
-  const startSession = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    const session = createSkillsSession(options.tree, options);
-    const transport = new StreamableHTTPServerTransport({
+  const modern = createMcpHandler((ctx) => service.build(ctx.era, false), {
+    legacy: 'reject',
+    onerror: (error) => log(`http: ${error.message}`),
+  });
+  const stopSink = service.addSink(({ updated }) => {
+    modern.notify.resourcesChanged();
+    for (const uri of updated) modern.notify.resourceUpdated(uri);
+  });
+
+  const openSession = async (request: Request, body: unknown): Promise<Response> => {
+    const mcp = service.build('legacy');
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, session });
+        sessions.set(id, { transport, mcp });
         log(`session ${id} opened (${sessions.size} open)`);
       },
+      onsessionclosed: (id) => void mcp.close(),
     });
-    session.server.onclose = () => {
+    transport.onclose = () => {
       const id = transport.sessionId;
       if (id !== undefined && sessions.delete(id)) log(`session ${id} closed (${sessions.size} open)`);
-      void session.close();
     };
-    await session.server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await mcp.connect(service.verbose ? logTraffic(transport, log) : transport);
+    return transport.handleRequest(request, { parsedBody: body });
   };
 
-  const onRequest = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path !== '/mcp') return reply(res, 404, 'not found: the MCP endpoint is /mcp\n');
-    // A page in a browser must not reach a loopback server through DNS rebinding.
-    if (loopbackOnly && !LOOPBACK_NAMES.has(hostnameOf(req.headers.host))) {
-      return reply(res, 403, 'forbidden: Host header is not a loopback name\n');
+  const route = async (request: Request, body: Buffer | undefined): Promise<Response> => {
+    if (new URL(request.url).pathname !== '/mcp') return new Response('not found: the MCP endpoint is /mcp\n', { status: 404 });
+    if (loopbackOnly) {
+      const refused = hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins());
+      if (refused) return refused;
     }
-    const sessionId = req.headers['mcp-session-id'];
-    if (typeof sessionId === 'string') {
-      const known = sessions.get(sessionId);
-      if (!known) return replyJsonRpcError(res, 404, -32001, 'Session not found');
-      return known.transport.handleRequest(req, res);
+    let parsed: unknown;
+    if (body !== undefined && body.length > 0) {
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        return jsonRpcError(400, -32700, 'Parse error');
+      }
     }
-    if (req.method !== 'POST') return replyJsonRpcError(res, 400, -32000, 'Bad Request: mcp-session-id header is required');
-    let body: unknown;
-    try {
-      body = JSON.parse((await readBody(req, maxBodyBytes)).toString('utf8'));
-    } catch (error) {
-      return replyJsonRpcError(res, (error as Error).message === 'too large' ? 413 : 400, -32700, 'Parse error');
+    if (await isLegacyRequest(request, parsed)) {
+      const id = request.headers.get('mcp-session-id');
+      if (id === null) return openSession(request, parsed);
+      const session = sessions.get(id);
+      return session ? session.transport.handleRequest(request, { parsedBody: parsed }) : jsonRpcError(404, -32001, 'Session not found');
     }
-    if (!isInitializeRequest(body)) return replyJsonRpcError(res, 400, -32000, 'Bad Request: no session; send initialize first');
-    await startSession(req, res, body);
+    const started = performance.now();
+    const response = await modern.fetch(request, { parsedBody: parsed });
+    if (service.verbose) log(`${describe(parsed)} ${response.ok ? 'ok' : `error ${response.status}`} ${(performance.now() - started).toFixed(1)} ms`);
+    return response;
   };
 
+  let closing = false;
   const httpServer = createServer((req, res) => {
-    onRequest(req, res).catch((error: unknown) => {
-      log(`http ${req.method ?? ''} ${req.url ?? ''} failed: ${(error as Error).message}`);
-      if (!res.headersSent) replyJsonRpcError(res, 500, -32603, 'Internal error');
-      else res.end();
-    });
+    void (async () => {
+      try {
+        if (closing) return await sendWebResponse(res, new Response('shutting down\n', { status: 503 }));
+        const { request, body } = await toWebRequest(req, res, maxBodyBytes);
+        await sendWebResponse(res, await route(request, body));
+      } catch (error) {
+        if (!(error instanceof BodyTooLargeError)) log(`http ${req.method ?? ''} ${req.url ?? ''} failed: ${(error as Error).message}`);
+        if (res.headersSent) return void res.end();
+        const status = error instanceof BodyTooLargeError ? 413 : 500;
+        await sendWebResponse(res, jsonRpcError(status, status === 413 ? -32600 : -32603, status === 413 ? 'Request body too large' : 'Internal error')).catch(() => {});
+      }
+    })();
   });
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject);
@@ -96,36 +129,26 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     url: `http://${host}:${address.port}/mcp`,
     sessionCount: () => sessions.size,
     close: async () => {
-      await Promise.all([...sessions.values()].map(({ session }) => session.close()));
+      closing = true;
+      stopSink();
+      const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      // listen streams get their final result, 2025 GET streams end; then idle keep-alive
+      // sockets are cut, which otherwise hold the process for keepAliveTimeout.
+      await modern.close().catch(() => {});
+      await Promise.allSettled([...sessions.values()].map(({ mcp }) => mcp.close()));
       sessions.clear();
       httpServer.closeAllConnections();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
+      await closed;
     },
   };
 }
 
-function hostnameOf(hostHeader: string | undefined): string {
-  if (!hostHeader) return '';
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1);
-  const colon = hostHeader.lastIndexOf(':');
-  return (colon === -1 ? hostHeader : hostHeader.slice(0, colon)).toLowerCase();
+function describe(message: unknown): string {
+  const { method, params } = (message ?? {}) as { method?: unknown; params?: { uri?: unknown } };
+  const name = typeof method === 'string' ? method : 'batch';
+  return typeof params?.uri === 'string' ? `${name} ${params.uri}` : name;
 }
 
-async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) throw new Error('too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-function reply(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(text);
-}
-
-function replyJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status });
 }

@@ -2,12 +2,17 @@
 export { SkillTree, type SkillTreeOptions, type TreeSnapshot, type TreeChange, type FileNode, type SkillNode, type DirectoryChild, type Log } from './skill-tree.js';
 export {
   createSkillsServer,
-  createSkillsSession,
+  DEFAULT_CACHE_SCOPE,
   DEFAULT_PAGE_SIZE,
+  DEFAULT_TTL_MS,
+  SkillsService,
+  type ChangeEvent,
   type DiscoveryProtocol,
+  type Era,
+  type SkillsServer,
   type SkillsServerOptions,
-  type SkillsSession,
-  type SkillsSessionOptions,
+  type SkillsServiceOptions,
 } from './skills-server.js';
+export { treeSkillSource, type TreeSkillSource, type TreeSourceOptions } from './skill-source.js';
 export { serveHttp, type HttpServeOptions, type HttpServing } from './http.js';
 export { parseSkillUri, uriForPath, encodeSegment } from './skill-uri.js';

@@ -2,7 +2,7 @@
 // snapshot (files, skills with complete manifests, directories). Caches digests per file
 // version and rescans when the watcher reports a change. Knows nothing of MCP.
 import { stat as statPath, realpath } from 'node:fs/promises';
-import { DIRECTORY_MIME_TYPE, MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, type SkillEntry } from '../mcp/protocol.js';
+import { DIRECTORY_MIME_TYPE, MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, type SkillEntry } from '../protocol/skills-wire.js';
 import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { parseFrontmatter } from '../format/frontmatter.js';
@@ -49,7 +49,7 @@ export interface TreeSnapshot {
   /** Served skills, sorted by URI. */
   readonly skills: readonly SkillNode[];
   readonly skillsByUri: ReadonlyMap<string, SkillNode>;
-  /** Directory URI -> children sorted by name. */
+  /** Directory URI -> children sorted by URI. */
   readonly directories: ReadonlyMap<string, readonly DirectoryChild[]>;
 }
 
@@ -60,8 +60,8 @@ export interface TreeChange {
 
 export interface SkillTreeOptions {
   root: string;
-  /** Refuse skills that break the frontmatter length limits too (default: warn and serve). */
-  strict?: boolean;
+  /** Serve skills that break only a length limit, with a warning (default: refuse them, as the rules say). */
+  lenient?: boolean;
   /** Rescan on changes under root (default true). */
   watch?: boolean;
   debounceMs?: number;
@@ -91,7 +91,7 @@ export class SkillTree {
   readonly root: string;
   readonly realRoot: string;
   private current: TreeSnapshot = EMPTY;
-  private readonly strict: boolean;
+  private readonly lenient: boolean;
   private readonly log: Log;
   private readonly listeners = new Set<(change: TreeChange) => void>();
   private digests = new Map<string, Promise<Described>>();
@@ -108,7 +108,7 @@ export class SkillTree {
   private constructor(root: string, realRoot: string, options: SkillTreeOptions) {
     this.root = root;
     this.realRoot = realRoot;
-    this.strict = options.strict ?? false;
+    this.lenient = options.lenient ?? false;
     this.log = options.log ?? (() => {});
   }
 
@@ -253,11 +253,11 @@ export class SkillTree {
           return undefined;
         }
         if (info.lengthProblem) {
-          if (this.strict) {
-            warnings.push(`${skillMdRel}: not served (--strict): ${info.lengthProblem}`);
+          if (!this.lenient) {
+            warnings.push(`${skillMdRel}: not served: ${info.lengthProblem} (--lenient serves it)`);
             return undefined;
           }
-          warnings.push(`${skillMdRel}: served although ${info.lengthProblem} (--strict refuses it)`);
+          warnings.push(`${skillMdRel}: served although ${info.lengthProblem} (--lenient)`);
         }
         nodes.set(skillMdRel, info.file);
         return { dir, info };
@@ -270,6 +270,13 @@ export class SkillTree {
       const { dir, info } = candidate;
       const files = [info.file];
       collectFiles(scan, dir.rel, nodes, files, info.file.rel);
+      // The SDK drops an entry whose URIs are not in canonical (WHATWG) form, e.g. a
+      // top-level directory named `a:b`; refuse it here, where the warning can name it.
+      const odd = files.find((file) => !isCanonicalUri(file.uri));
+      if (odd) {
+        warnings.push(`${info.file.rel}: not served: ${odd.rel} has no canonical skill:// URI (${odd.uri})`);
+        continue;
+      }
       const totalBytes = files.reduce((sum, file) => sum + file.size, 0);
       if (files.length > MAX_FILES_PER_SKILL || totalBytes > MAX_BYTES_PER_SKILL) {
         warnings.push(
@@ -400,7 +407,8 @@ function directoriesOf(scan: ScanResult, skills: readonly SkillNode[], nodes: Ma
   }
   const directories = new Map<string, DirectoryChild[]>();
   for (const [rel, map] of children) {
-    directories.set(uriForPath(rel), [...map.values()].sort((a, b) => compare(a.name, b.name)));
+    // Sorted by URI: the key of the directory read's stable cursors, as in the SDK.
+    directories.set(uriForPath(rel), [...map.values()].sort((a, b) => compare(a.uri, b.uri)));
   }
   return directories;
 }
@@ -422,6 +430,14 @@ function sameSnapshot(a: TreeSnapshot, b: TreeSnapshot): boolean {
     for (let i = 0; i < children.length; i++) if (children[i]!.uri !== other[i]!.uri) return false;
   }
   return true;
+}
+
+function isCanonicalUri(uri: string): boolean {
+  try {
+    return new URL(uri).href === uri;
+  } catch {
+    return false;
+  }
 }
 
 function compare(a: string, b: string): number {

@@ -1,250 +1,233 @@
-// MCP request handlers of skills-serve: one Server per session, all sharing one SkillTree.
-// Maps tree lookups to SEP-2640 results and domain errors to JSON-RPC errors; no file I/O here.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
-import { sha256Digest } from '../format/digest.js';
-import { NotFoundError } from '../errors.js';
-import {
-  DirectoryReadRequestSchema,
-  INDEX_URI,
-  SKILLS_EXTENSION,
-  SkillsGetRequestSchema,
-  SkillsListRequestSchema,
-  type SkillsCapability,
-} from '../mcp/protocol.js';
-import { paginate } from './cursor.js';
-import { decodeText, mimeTypeForContent } from './mime.js';
-import { SkillTree, type FileNode, type Log, type SkillTreeOptions, type TreeChange, type TreeSnapshot } from './skill-tree.js';
+// The MCP face of skills-serve: one McpServer per connection (2025) or per request
+// (2026-07-28 over HTTP), all on one SkillTree. The SDK's SkillsExtension owns the wire;
+// own code here: the index mode, 2025 subscriptions, change fan-out and --lenient listing.
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CacheHint, type CacheScope, type Transport } from '@modelcontextprotocol/server';
+import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { INDEX_URI } from '../protocol/skills-wire.js';
+import { registerLenientListing } from './lenient-listing.js';
+import { SkillTree, type Log, type SkillTreeOptions, type TreeChange } from './skill-tree.js';
+import { treeSkillSource, type TreeSkillSource } from './skill-source.js';
 import { parseSkillUri } from './skill-uri.js';
+import { logTraffic } from './traffic-log.js';
 
 /** Which discovery generation(s) to serve: `skill://index.json`, `skills/list`+`skills/get`, or both. */
 export type DiscoveryProtocol = 'index' | 'listing' | 'both';
+export type Era = 'legacy' | 'modern';
 
-export interface SkillsSessionOptions {
+export interface SkillsServiceOptions {
   protocol?: DiscoveryProtocol;
-  /** Items per page of every paginated result. */
+  /** Items per page of skills/list and directory reads. */
   pageSize?: number;
   /** Serve `resources/directory/read` and declare it (default true). */
   directoryRead?: boolean;
+  /** The tree serves skills that break only a length limit; list them past the SDK's re-validation. */
+  lenient?: boolean;
+  /** Freshness hint on every cacheable 2026-07-28 result (default 30 000). */
+  ttlMs?: number;
+  /** Who may share a cached result (default private: a server's answer is not assumed shareable). */
+  cacheScope?: CacheScope;
   /** Log every request with its duration. */
   verbose?: boolean;
   log?: Log;
 }
 
-export interface SkillsSession {
-  server: Server;
-  /** Closes the session's transport and stops its notifications. */
+export const DEFAULT_PAGE_SIZE = 100;
+export const DEFAULT_TTL_MS = 30_000;
+export const DEFAULT_CACHE_SCOPE: CacheScope = 'private';
+const SERVER_INFO = { name: 'skills-serve', version: '0.2.0' };
+
+/** A server instance that outlives one request, and what its 2025 client subscribed to. */
+interface Live {
+  mcp: WeakRef<McpServer>;
+  era: Era;
+  subscriptions: Set<string>;
+}
+
+/** What a tree change means on the wire: the list changed, and these URIs' contents did. */
+export interface ChangeEvent {
+  updated: string[];
+}
+
+/** Everything one served tree needs: builds McpServers and fans tree changes out to them. */
+export class SkillsService {
+  readonly tree: SkillTree;
+  readonly source: TreeSkillSource;
+  private readonly options: Required<Omit<SkillsServiceOptions, 'log'>> & { log: Log };
+  private readonly extension: SkillsExtension | undefined;
+  private readonly cacheHint: CacheHint;
+  private readonly live = new Set<Live>();
+  private readonly sinks = new Set<(event: ChangeEvent) => void>();
+  private readonly stopWatching: () => void;
+
+  constructor(tree: SkillTree, options: SkillsServiceOptions = {}) {
+    this.tree = tree;
+    this.options = {
+      protocol: options.protocol ?? 'both',
+      pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+      directoryRead: options.directoryRead ?? true,
+      lenient: options.lenient ?? false,
+      ttlMs: options.ttlMs ?? DEFAULT_TTL_MS,
+      cacheScope: options.cacheScope ?? DEFAULT_CACHE_SCOPE,
+      verbose: options.verbose ?? false,
+      log: options.log ?? (() => {}),
+    };
+    this.cacheHint = { ttlMs: this.options.ttlMs, cacheScope: this.options.cacheScope };
+    const listing = this.options.protocol !== 'index';
+    this.source = treeSkillSource(tree, {
+      pageSize: this.options.pageSize,
+      serveIndex: this.options.protocol !== 'listing',
+      // Declaring the extension commits to skills/list, so the index mode offers no directory reads.
+      directoryRead: listing && this.options.directoryRead,
+    });
+    const log = this.options.log;
+    this.extension = listing
+      ? new SkillsExtension({ source: this.source, cacheHint: this.cacheHint, onWarning: (w) => log(`warning: ${w.path}: ${w.message}`) })
+      : undefined;
+    this.stopWatching = tree.onChange((change) => this.publish(change));
+  }
+
+  get verbose(): boolean {
+    return this.options.verbose;
+  }
+
+  get log(): Log {
+    return this.options.log;
+  }
+
+  /**
+   * A new McpServer for one era (an McpServerFactory). `track` keeps it for change
+   * notifications: stdio connections and 2025 HTTP sessions, not per-request instances.
+   */
+  build(era: Era, track = true): McpServer {
+    const mcp = new McpServer(SERVER_INFO, {
+      capabilities: { resources: { subscribe: true, listChanged: true } },
+      cacheHints: { 'resources/list': this.cacheHint, 'resources/templates/list': this.cacheHint, 'resources/read': this.cacheHint },
+      instructions:
+        'Agent Skills are served as skill:// resources. ' +
+        (this.extension ? 'Enumerate them with skills/list. ' : 'Enumerate them by reading skill://index.json. ') +
+        'Read a skill by its SKILL.md URI, and its other files relative to that.',
+    });
+    if (this.extension) {
+      this.extension.attach(mcp);
+      if (this.options.lenient) registerLenientListing(mcp, this.source, this.cacheHint);
+    } else {
+      // Index mode: the same source behind a plain resource template, no extension declared.
+      const template = new ResourceTemplate('skill://{+path}', { list: async (ctx) => ({ resources: await this.source.listResources!(ctx) }) });
+      mcp.registerResource('skills', template, { cacheHint: this.cacheHint }, async (uri, _variables, ctx) => {
+        const result = await this.source.read(uri.href, ctx);
+        if (!result) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource not found: ${uri.href}`, { uri: uri.href });
+        const content = 'text' in result ? { text: result.text } : { blob: Buffer.from(result.bytes).toString('base64') };
+        return { contents: [{ uri: uri.href, mimeType: result.mimeType, ...content }] };
+      });
+    }
+    const entry: Live = { mcp: new WeakRef(mcp), era, subscriptions: new Set() };
+    if (era === 'legacy') this.registerSubscriptions(mcp, entry.subscriptions);
+    if (track) this.live.add(entry);
+    return mcp;
+  }
+
+  /** Also deliver change events to `sink` (the HTTP handler's subscriptions/listen bus). */
+  addSink(sink: (event: ChangeEvent) => void): () => void {
+    this.sinks.add(sink);
+    return () => this.sinks.delete(sink);
+  }
+
+  /** Serves both eras on one stdio-like transport (process stdio when omitted). */
+  serveStdio(transport?: Transport): { close(): Promise<void> } {
+    const base = transport ?? new StdioServerTransport();
+    return serveStdio((ctx) => this.build(ctx.era), {
+      transport: this.options.verbose ? logTraffic(base, this.options.log) : base,
+      onerror: (error) => this.options.log(`stdio: ${error.message}`),
+    });
+  }
+
+  /** Stops change notifications; open connections are closed by their owners. */
+  close(): void {
+    this.stopWatching();
+    this.sinks.clear();
+    this.live.clear();
+  }
+
+  // 2025 only: 2026-07-28 has no resources/subscribe (clients use subscriptions/listen).
+  private registerSubscriptions(mcp: McpServer, subscriptions: Set<string>): void {
+    const known = (uri: string): string => {
+      const parsed = parseSkillUri(uri);
+      const canonical = uri === INDEX_URI ? INDEX_URI : parsed.ok ? parsed.canonical : undefined;
+      const served = canonical === INDEX_URI ? this.options.protocol !== 'listing' : canonical !== undefined && this.tree.snapshot.files.has(canonical);
+      if (!served) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri });
+      return canonical!;
+    };
+    mcp.server.setRequestHandler('resources/subscribe', async (request) => {
+      subscriptions.add(known(request.params.uri));
+      return {};
+    });
+    mcp.server.setRequestHandler('resources/unsubscribe', async (request) => {
+      const parsed = parseSkillUri(request.params.uri);
+      subscriptions.delete(request.params.uri);
+      if (parsed.ok) subscriptions.delete(parsed.canonical);
+      return {};
+    });
+  }
+
+  private publish(change: TreeChange): void {
+    const event: ChangeEvent = { updated: changedUris(this.tree, change, this.options.protocol !== 'listing') };
+    for (const sink of this.sinks) sink(event);
+    for (const entry of this.live) {
+      const mcp = entry.mcp.deref();
+      if (!mcp) {
+        this.live.delete(entry);
+        continue;
+      }
+      if (!mcp.isConnected()) continue;
+      const server = mcp.server;
+      void server.sendResourceListChanged().catch(() => {});
+      // A 2026 stdio connection filters by its subscriptions/listen filter itself.
+      const uris = entry.era === 'modern' ? event.updated : event.updated.filter((uri) => entry.subscriptions.has(uri));
+      for (const uri of uris) void server.sendResourceUpdated({ uri }).catch(() => {});
+    }
+  }
+}
+
+/** URIs whose content changed, appeared or went away between two snapshots. */
+function changedUris(tree: SkillTree, { previous, current }: TreeChange, serveIndex: boolean): string[] {
+  const uris: string[] = [];
+  for (const [uri, file] of current.files) if (previous.files.get(uri)?.version !== file.version) uris.push(uri);
+  for (const uri of previous.files.keys()) if (!current.files.has(uri)) uris.push(uri);
+  if (serveIndex && tree.indexText(previous) !== tree.indexText(current)) uris.push(INDEX_URI);
+  return uris;
+}
+
+export interface SkillsServerOptions extends SkillTreeOptions, SkillsServiceOptions {}
+
+export interface SkillsServer {
+  tree: SkillTree;
+  service: SkillsService;
+  /** Serves both eras on `transport` (e.g. one end of InMemoryTransport.createLinkedPair()). */
+  server: { connect(transport: Transport): Promise<void>; close(): Promise<void> };
   close(): Promise<void>;
 }
 
-export const DEFAULT_PAGE_SIZE = 100;
-const ROOT_URI = 'skill://';
-const SERVER_INFO = { name: 'skills-serve', version: '0.1.0' };
-
-/** A new MCP Server answering for `tree`; connect it to one transport. */
-export function createSkillsSession(tree: SkillTree, options: SkillsSessionOptions = {}): SkillsSession {
-  const protocol = options.protocol ?? 'both';
-  const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-  const directoryRead = options.directoryRead ?? true;
-  const serveIndex = protocol !== 'listing';
-  const serveListing = protocol !== 'index';
-  const log = options.log ?? (() => {});
-  const extension: SkillsCapability = directoryRead ? { directoryRead: true } : {};
-
-  const server = new Server(SERVER_INFO, {
-    capabilities: {
-      resources: { subscribe: true, listChanged: true },
-      extensions: { [SKILLS_EXTENSION]: extension },
-    },
-    instructions:
-      'Agent Skills are served as skill:// resources. ' +
-      (serveListing ? 'Enumerate them with skills/list. ' : 'Enumerate them by reading skill://index.json. ') +
-      'Read a skill by its SKILL.md URI, and its other files relative to that.',
-  });
-
-  // Every handler goes through here: domain misses become -32602, unknown errors -32603
-  // and a log line with method and URI.
-  const handle =
-    <Q extends { method: string; params?: unknown }, R>(run: (request: Q) => Promise<R>) =>
-    async (request: Q): Promise<R> => {
-      const started = performance.now();
-      const uri = (request.params as { uri?: unknown } | undefined)?.uri;
-      const where = typeof uri === 'string' ? `${request.method} ${uri}` : request.method;
-      const elapsed = (): string => `${(performance.now() - started).toFixed(1)} ms`;
-      try {
-        const result = await run(request);
-        if (options.verbose) log(`${where} ok ${elapsed()}`);
-        return result;
-      } catch (error) {
-        if (error instanceof McpError) {
-          if (options.verbose) log(`${where} error ${error.code} ${elapsed()}`);
-          throw error;
-        }
-        if (error instanceof NotFoundError) {
-          if (options.verbose) log(`${where} not found: ${error.message}`);
-          throw new McpError(ErrorCode.InvalidParams, `Resource not found: ${String(uri)}`, { uri });
-        }
-        log(`${where} failed after ${elapsed()}: ${(error as Error).message}`);
-        throw new McpError(ErrorCode.InternalError, `${request.method} failed: ${(error as Error).message}`, { uri });
-      }
-    };
-
-  server.setRequestHandler(
-    ListResourcesRequestSchema,
-    handle(async ({ params }) => {
-      const snapshot = tree.snapshot;
-      const items = snapshot.skills.map((skill) => ({
-        uri: skill.uri,
-        name: String(skill.frontmatter.name),
-        description: String(skill.frontmatter.description),
-        mimeType: 'text/markdown',
-        size: skill.files[0]!.size,
-      }));
-      const all = serveIndex
-        ? [{ uri: INDEX_URI, name: 'index.json', description: 'Index of the skills this server serves', mimeType: 'application/json' }, ...items]
-        : items;
-      const { page, nextCursor } = paginate(all, params?.cursor, 'resources/list', pageSize);
-      return { resources: page, ...(nextCursor && { nextCursor }) };
-    }),
-  );
-
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [] }));
-
-  server.setRequestHandler(
-    ReadResourceRequestSchema,
-    handle(async ({ params }) => {
-      if (params.uri === INDEX_URI && serveIndex) {
-        return { contents: [{ uri: INDEX_URI, mimeType: 'application/json', text: tree.indexText() }] };
-      }
-      const file = fileFor(tree.snapshot, params.uri);
-      const bytes = await tree.read(file);
-      const text = decodeText(bytes);
-      const content =
-        text === undefined
-          ? { uri: file.uri, mimeType: mimeTypeForContent(file.name, false), blob: bytes.toString('base64') }
-          : { uri: file.uri, mimeType: mimeTypeForContent(file.name, true), text };
-      return { contents: [content] };
-    }),
-  );
-
-  // Subscribed URI -> digest last seen by this session (undefined: gone or unreadable).
-  const subscriptions = new Map<string, string | undefined>();
-  const digestOf = async (uri: string, snapshot: TreeSnapshot): Promise<string | undefined> => {
-    if (uri === INDEX_URI) return serveIndex ? sha256Digest(Buffer.from(tree.indexText(snapshot))) : undefined;
-    const file = snapshot.files.get(uri);
-    return file && (await tree.describe(file).then((described) => described.digest, () => undefined));
-  };
-
-  server.setRequestHandler(
-    SubscribeRequestSchema,
-    handle(async ({ params }) => {
-      const uri = params.uri === INDEX_URI && serveIndex ? INDEX_URI : fileFor(tree.snapshot, params.uri).uri;
-      subscriptions.set(uri, await digestOf(uri, tree.snapshot));
-      return {};
-    }),
-  );
-  server.setRequestHandler(
-    UnsubscribeRequestSchema,
-    handle(async ({ params }) => {
-      const parsed = parseSkillUri(params.uri);
-      subscriptions.delete(params.uri);
-      if (parsed.ok) subscriptions.delete(parsed.canonical);
-      return {};
-    }),
-  );
-
-  if (serveListing) {
-    server.setRequestHandler(
-      SkillsListRequestSchema,
-      handle(async ({ params }) => {
-        const { page, nextCursor } = paginate(tree.snapshot.skills, params?.cursor, 'skills/list', pageSize);
-        const skills = await Promise.all(page.map((skill) => tree.entry(skill)));
-        return { resultType: 'complete', skills, ...(nextCursor && { nextCursor }) };
-      }),
-    );
-    server.setRequestHandler(
-      SkillsGetRequestSchema,
-      handle(async ({ params }) => {
-        const parsed = parseSkillUri(params.uri);
-        const skill = parsed.ok ? tree.snapshot.skillsByUri.get(parsed.canonical) : undefined;
-        if (!skill) throw invalidUri(params.uri, parsed.ok ? 'not a skill served here' : parsed.reason);
-        return { resultType: 'complete', skill: await tree.entry(skill) };
-      }),
-    );
-  }
-
-  if (directoryRead) {
-    server.setRequestHandler(
-      DirectoryReadRequestSchema,
-      handle(async ({ params }) => {
-        const parsed = params.uri === ROOT_URI ? ({ ok: true, canonical: ROOT_URI } as const) : parseSkillUri(params.uri);
-        if (!parsed.ok) throw invalidUri(params.uri, parsed.reason);
-        // skill:// (beyond the spec) lists the top level, so a mount can list its root; it shows
-        // directories only: skill://index.json is a discovery resource, not part of the tree.
-        const children = tree.snapshot.directories.get(parsed.canonical) ?? (parsed.canonical === ROOT_URI ? [] : undefined);
-        if (!children) {
-          const reason = tree.snapshot.files.has(parsed.canonical) ? 'not a directory' : 'no such directory';
-          throw invalidUri(params.uri, reason);
-        }
-        const { page, nextCursor } = paginate(children, params.cursor, `dir ${parsed.canonical}`, pageSize);
-        return { resultType: 'complete', resources: page, ...(nextCursor && { nextCursor }) };
-      }),
-    );
-  }
-
-  const notify = async ({ current }: TreeChange): Promise<void> => {
-    if (!server.transport) return;
-    await server.sendResourceListChanged().catch(() => {});
-    for (const [uri, seen] of subscriptions) {
-      const now = await digestOf(uri, current);
-      if (now === seen) continue;
-      subscriptions.set(uri, now);
-      await server.sendResourceUpdated({ uri }).catch(() => {});
-    }
-  };
-  const stopNotifying = tree.onChange((change) => void notify(change));
-
-  return {
-    server,
-    close: async () => {
-      stopNotifying();
-      await server.close();
-    },
-  };
-}
-
-/** The served file named by a client's URI; -32602 with the URI for anything else. */
-function fileFor(snapshot: TreeSnapshot, uri: string): FileNode {
-  const parsed = parseSkillUri(uri);
-  if (!parsed.ok) throw invalidUri(uri, parsed.reason);
-  const file = snapshot.files.get(parsed.canonical);
-  if (!file) throw invalidUri(uri, 'no such resource');
-  return file;
-}
-
-function invalidUri(uri: string, reason: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Resource not found: ${uri} (${reason})`, { uri });
-}
-
-export interface SkillsServerOptions extends SkillTreeOptions, SkillsSessionOptions {}
-
-/** A tree over `root` plus one session on it: the in-process entry point for tests and embedders. */
-export async function createSkillsServer(options: SkillsServerOptions): Promise<{ server: Server; tree: SkillTree; close(): Promise<void> }> {
+/** A tree over `root` and a service on it: the in-process entry point for tests and embedders. */
+export async function createSkillsServer(options: SkillsServerOptions): Promise<SkillsServer> {
   const tree = await SkillTree.open(options);
-  const session = createSkillsSession(tree, options);
+  const service = new SkillsService(tree, options);
+  const handles: Array<{ close(): Promise<void> }> = [];
+  const closeAll = async (): Promise<void> => {
+    await Promise.allSettled(handles.splice(0).map((handle) => handle.close()));
+  };
   return {
-    server: session.server,
     tree,
+    service,
+    server: {
+      connect: async (transport) => {
+        handles.push(service.serveStdio(transport));
+      },
+      close: closeAll,
+    },
     close: async () => {
-      await session.close();
+      await closeAll();
+      service.close();
       tree.close();
     },
   };

@@ -1,0 +1,87 @@
+// The SDK's SkillSource over a SkillTree: what the SkillsExtension serves (entries, file
+// bytes, directories, resources/list) and what the index mode reads. Lookups go through the
+// current snapshot only, so nothing the tree did not publish can be named; no MCP wiring here.
+import type { Resource } from '@modelcontextprotocol/server';
+import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
+import { INDEX_URI } from '../protocol/skills-wire.js';
+import { paginate } from './cursor.js';
+import { decodeText, mimeTypeForContent } from './mime.js';
+import type { SkillTree } from './skill-tree.js';
+import { parseSkillUri } from './skill-uri.js';
+
+export interface TreeSourceOptions {
+  /** Items per page of skills/list and directory reads. */
+  pageSize: number;
+  /** Publish `skill://index.json` (the index generation). */
+  serveIndex: boolean;
+  /** Answer resources/directory/read (its presence is what declares `directoryRead`). */
+  directoryRead: boolean;
+}
+
+/** A SkillSource (both ctx-free and SDK-shaped) reading `tree`'s current snapshot. */
+export type TreeSkillSource = SkillSource & {
+  list(params: { cursor?: string }): Promise<{ skills: Skill[]; nextCursor?: string }>;
+  get(uri: string): Promise<Skill | undefined>;
+};
+
+const ROOT_URI = 'skill://';
+const INDEX_RESOURCE: Resource = {
+  uri: INDEX_URI,
+  name: 'index.json',
+  description: 'Index of the skills this server serves',
+  mimeType: 'application/json',
+};
+
+/** The tree as a SkillSource; every call reads the snapshot current at that moment. */
+export function treeSkillSource(tree: SkillTree, options: TreeSourceOptions): TreeSkillSource {
+  const canonical = (uri: string): string | undefined => {
+    const parsed = parseSkillUri(uri);
+    return parsed.ok ? parsed.canonical : undefined;
+  };
+  const source: TreeSkillSource = {
+    async list({ cursor }) {
+      const { page, nextCursor } = paginate(tree.snapshot.skills, cursor, options.pageSize, (skill) => skill.uri);
+      const skills = (await Promise.all(page.map((skill) => tree.entry(skill)))) as Skill[];
+      return nextCursor === undefined ? { skills } : { skills, nextCursor };
+    },
+    async get(uri) {
+      const key = canonical(uri);
+      const skill = key === undefined ? undefined : tree.snapshot.skillsByUri.get(key);
+      return skill && ((await tree.entry(skill)) as Skill);
+    },
+    async read(uri): Promise<SkillReadResult | undefined> {
+      if (uri === INDEX_URI) return options.serveIndex ? { text: tree.indexText(), mimeType: 'application/json' } : undefined;
+      const key = canonical(uri);
+      const file = key === undefined ? undefined : tree.snapshot.files.get(key);
+      if (!file) return undefined;
+      const bytes = await tree.read(file);
+      const text = decodeText(bytes);
+      return text === undefined
+        ? { bytes, mimeType: mimeTypeForContent(file.name, false) }
+        : { text, mimeType: mimeTypeForContent(file.name, true) };
+    },
+    async listResources() {
+      const snapshot = tree.snapshot;
+      const skills = snapshot.skills.map((skill) => ({
+        uri: skill.uri,
+        name: String(skill.frontmatter.name),
+        description: String(skill.frontmatter.description),
+        mimeType: 'text/markdown',
+        size: skill.files[0]!.size,
+      }));
+      return options.serveIndex ? [INDEX_RESOURCE, ...skills] : skills;
+    },
+  };
+  if (options.directoryRead) {
+    source.readDirectory = async (uri, { cursor }) => {
+      // skill:// (beyond the spec) lists the top level, so a mount can list its root; it shows
+      // directories only: skill://index.json is a discovery resource, not part of the tree.
+      const key = uri === ROOT_URI ? ROOT_URI : canonical(uri);
+      const children = key === undefined ? undefined : (tree.snapshot.directories.get(key) ?? (key === ROOT_URI ? [] : undefined));
+      if (!children) return undefined;
+      const { page, nextCursor } = paginate(children, cursor, options.pageSize, (child) => child.uri);
+      return nextCursor === undefined ? { resources: page } : { resources: page, nextCursor };
+    };
+  }
+  return source;
+}
