@@ -1,14 +1,32 @@
 // Domain errors shared by every layer. They carry the context that makes a log line
 // useful; errno values exist only in src/fuse/errno.ts, which maps these classes.
 
+export interface ErrorContext {
+  server?: string | undefined;
+  /** The MCP method or operation; when given, the message is prefixed with the context. */
+  method?: string | undefined;
+  uri?: string | undefined;
+  cause?: unknown;
+}
+
+/** "label: method uri", with the URI escaped (it comes from a server). */
+export function describeContext(context: ErrorContext): string {
+  const where = [context.method, context.uri === undefined ? undefined : JSON.stringify(context.uri).slice(1, -1)].filter(Boolean).join(' ');
+  return context.server === undefined ? where : `${context.server}: ${where}`;
+}
+
 /** Base class: every domain error has a stable `code` and may name the server and URI. */
 export abstract class SkillsMountError extends Error {
   abstract readonly code: string;
   readonly server: string | undefined;
   readonly uri: string | undefined;
 
-  constructor(message: string, context: { server?: string; uri?: string; cause?: unknown } = {}) {
-    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+  /**
+   * With a `method` in the context the message is built from it ("label: method uri: detail"),
+   * so every throw site names server, operation and URI the same way.
+   */
+  constructor(message: string, context: ErrorContext = {}) {
+    super(context.method === undefined ? message : `${describeContext(context)}: ${message}`, context.cause === undefined ? undefined : { cause: context.cause });
     this.server = context.server;
     this.uri = context.uri;
   }
@@ -79,3 +97,4 @@ export class NotSupportedError extends SkillsMountError {
   override name = 'NotSupportedError';
   readonly code = 'NOT_SUPPORTED';
 }
+

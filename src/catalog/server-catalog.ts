@@ -1,10 +1,13 @@
 // One server's skill namespace as the filesystem sees it: discovery (listing, index or
 // none), lookups of paths nobody listed, directory reads, and verified content with
 // single-flight fetches. Paths are relative to the server's label directory ("" is it).
+import { escapeForLog } from '../format/escape.js';
+import type { SkillEntry } from '../protocol/skills-wire.js';
 import { IntegrityError, IsADirectoryError, LimitExceededError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
 import type { Logger } from '../mcp/connection.js';
-import { DIRECTORY_MIME_TYPE, INDEX_URI, MAX_BYTES_PER_SKILL } from '../mcp/protocol.js';
-import type { ConnectionStatus, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
+import { DIRECTORY_MIME_TYPE, INDEX_URI, MAX_BYTES_PER_SKILL } from '../protocol/skills-wire.js';
+import type { CacheHint, ConnectionStatus, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
+import { resourcesDigest } from './resources-digest.js';
 import type { ContentCache } from './content-cache.js';
 import { Namespace, childNames, type FileFacts, type NamespaceNode } from './namespace.js';
 import { recordFromIndex, recordFromListing, skillDirectory, type Generation, type SkillRecord } from './skill-record.js';
@@ -56,6 +59,14 @@ export interface SkillSummary {
   /** verified: every file checked against a manifest; skill-md-verified: index generation; dynamic: nothing checkable. */
   integrity: 'verified' | 'skill-md-verified' | 'dynamic';
   declined: string | undefined;
+  /** The SKILL.md failed verification against the held entry: no file of the skill is served. */
+  rejected: string | undefined;
+  /** When a refreshed entry brought a different resources set (ISO time). */
+  changedAt: string | undefined;
+  /** sha256 over the sorted uri+digest pairs of the held entry; null for dynamic and index skills. */
+  resourcesDigest: string | null;
+  /** A rule of the final text the entry breaks that does not stop it being mounted. */
+  breaks: string | undefined;
 }
 
 export interface CatalogSummary {
@@ -63,12 +74,25 @@ export interface CatalogSummary {
   connection: ConnectionStatus;
   generation: Generation | undefined;
   listingComplete: boolean;
+  /** The listing's freshness hint, and how long it is actually held (ms). */
+  cache: { ttlMs: number | null; cacheScope: string | null; relistAfterMs: number };
+  /** Change events can reach the mount now. */
+  liveChannel: boolean;
   skills: SkillSummary[];
   problems: string[];
 }
 
 const MAX_REMEMBERED_PROBLEMS = 50;
+/** Without a ttlMs hint, a live channel stretches re-listing by this factor (events say when to re-list). */
 const NOTIFIED_LISTING_TTL_FACTOR = 10;
+/** A server's ttlMs is honoured within this range: 0 ("do not cache") would re-list on every operation. */
+export const LISTING_TTL_RANGE_MS = { min: 5_000, max: 3_600_000 } as const;
+
+/** What happened to a skill's held entry, beyond what its record says. */
+interface HeldState {
+  rejected?: string;
+  changedAtMs?: number;
+}
 
 export class ServerCatalog {
   readonly label: string;
@@ -90,6 +114,12 @@ export class ServerCatalog {
   private readonly skillRefreshedAtMs = new Map<string, number>();
   /** Bytes fetched per skill that no manifest budgets (index generation, dynamic): skill URI -> file URI -> bytes. */
   private readonly retrievedBytes = new Map<string, Map<string, number>>();
+  private listingHint: CacheHint = {};
+  /** Per skill URI; only skills that were rejected or changed have one. */
+  private readonly held = new Map<string, HeldState>();
+  /** Skill URIs whose entries were refused: nothing under them is loaded by path either. */
+  private refusedSkills = new Set<string>();
+  private readonly setDigests = new WeakMap<SkillRecord, string>();
   private readonly now: () => number;
 
   constructor(
@@ -172,6 +202,7 @@ export class ServerCatalog {
   async read(path: string, preferredDigest?: string): Promise<VerifiedContent> {
     const node = await this.nodeAt(path);
     if (node.kind === 'directory') throw new IsADirectoryError(`${this.label}: ${path} is a directory`, { server: this.label, uri: node.uri });
+    await this.holdEntry(node.facts);
     // The kernel sizes reads by the attributes it last saw; while that version is still
     // cached, serving it keeps size and bytes of one version together.
     const pinned = preferredDigest === undefined ? undefined : this.options.cache.get(this.label, node.facts.uri, preferredDigest);
@@ -193,12 +224,18 @@ export class ServerCatalog {
       digest: record.skillMdDigest,
       integrity: record.files === 'dynamic' ? 'dynamic' : record.files === 'unlisted' ? 'skill-md-verified' : 'verified',
       declined: record.declined,
+      rejected: this.held.get(record.uri)?.rejected,
+      changedAt: isoTime(this.held.get(record.uri)?.changedAtMs),
+      resourcesDigest: this.resourcesDigestOf(record),
+      breaks: record.breaks,
     }));
     return {
       label: this.label,
       connection: this.source.connection(),
       generation: this.generation,
       listingComplete: this.listingComplete,
+      cache: { ttlMs: this.listingHint.ttlMs ?? null, cacheScope: this.listingHint.cacheScope ?? null, relistAfterMs: this.relistAfterMs() },
+      liveChannel: this.source.features().liveChannel,
       skills,
       problems: [...this.problems],
     };
@@ -212,7 +249,8 @@ export class ServerCatalog {
       if (this.generation !== 'index') {
         try {
           const listing = await this.source.listSkills();
-          this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete);
+          this.listingHint = { ttlMs: listing.ttlMs, cacheScope: listing.cacheScope };
+          this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete, listing.refused);
           return;
         } catch (error) {
           // -32601: an index-generation server (or none at all).
@@ -221,12 +259,14 @@ export class ServerCatalog {
       }
       try {
         const index = await this.source.readIndex();
+        this.listingHint = {};
         this.install('index', index.items.map(recordFromIndex), index.problems, index.complete);
         this.addIndexFile(index.content);
         return;
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
       }
+      this.listingHint = {};
       this.install('none', [], [], true);
     } catch (error) {
       // A broken listing proves nothing: keep what we knew and try again later.
@@ -235,13 +275,24 @@ export class ServerCatalog {
     }
   }
 
-  private install(generation: Generation, results: Array<SkillRecord | { problem: string }>, problems: string[], complete: boolean): void {
+  private install(
+    generation: Generation,
+    results: Array<SkillRecord | { problem: string; uri?: string }>,
+    problems: string[],
+    complete: boolean,
+    refusedUris: readonly string[] = [],
+  ): void {
     const records = new Map<string, SkillRecord>();
     const namespace = new Namespace(segmentsToUri([]));
     const allProblems = [...problems];
+    const refused = new Set(refusedUris);
     // Shallow skills first, so a nested skill's own entry refines the files its encloser also lists.
-    const valid = results.filter((result): result is SkillRecord => 'uri' in result);
-    for (const result of results) if ('problem' in result) allProblems.push(result.problem);
+    const valid = results.filter((result): result is SkillRecord => !('problem' in result));
+    for (const result of results) {
+      if (!('problem' in result)) continue;
+      allProblems.push(result.problem);
+      if (result.uri !== undefined) refused.add(result.uri);
+    }
     valid.sort((a, b) => a.depth - b.depth);
     for (const record of valid) {
       if (records.has(record.uri)) {
@@ -255,8 +306,10 @@ export class ServerCatalog {
     for (const record of records.values()) {
       if (record.declined) allProblems.push(`skill ${record.uri} declined: ${record.declined}`);
     }
+    for (const record of records.values()) this.noteReplaced(this.records.get(record.uri), record);
     this.generation = generation;
     this.records = records;
+    this.refusedSkills = refused;
     this.namespace = namespace;
     this.listingComplete = complete;
     this.listedAtMs = this.now();
@@ -279,10 +332,69 @@ export class ServerCatalog {
   }
 
   private refreshIfStale(): void {
-    // A server that announces list changes is re-listed on its word; the TTL is then only a
-    // safety net, and re-listing a large catalog every minute would be wasted work.
-    const ttlMs = this.options.listingTtlMs * (this.source.features().listChanged ? NOTIFIED_LISTING_TTL_FACTOR : 1);
-    if (this.now() - this.listedAtMs > ttlMs) void this.refresh();
+    if (this.now() - this.listedAtMs > this.relistAfterMs()) void this.refresh();
+  }
+
+  /**
+   * How long a listing is held: the server's ttlMs (clamped), else the default. Without a
+   * hint, a server whose change events can reach us now is re-listed on its word and the
+   * default is only a safety net; a declared listChanged with no open channel counts for nothing.
+   */
+  private relistAfterMs(): number {
+    const hinted = this.listingHint.ttlMs;
+    if (hinted !== undefined) return Math.min(LISTING_TTL_RANGE_MS.max, Math.max(LISTING_TTL_RANGE_MS.min, hinted));
+    const features = this.source.features();
+    return this.options.listingTtlMs * (features.listChanged && features.liveChannel ? NOTIFIED_LISTING_TTL_FACTOR : 1);
+  }
+
+  private resourcesDigestOf(record: SkillRecord): string | null {
+    if (!Array.isArray(record.files)) return null;
+    let digest = this.setDigests.get(record);
+    if (digest === undefined) {
+      digest = resourcesDigest(record.files);
+      this.setDigests.set(record, digest);
+    }
+    return digest;
+  }
+
+  /** Records what a new entry for a skill means for its held one: a different set is a changed skill. */
+  private noteReplaced(previous: SkillRecord | undefined, next: SkillRecord): void {
+    if (!previous || sameEntry(previous, next)) return;
+    this.held.set(next.uri, { changedAtMs: this.now() });
+    const before = Array.isArray(previous.files) ? resourcesDigest(previous.files) : String(previous.files);
+    const after = Array.isArray(next.files) ? resourcesDigest(next.files) : String(next.files);
+    this.options.log(`[${this.label}] skill ${escapeForLog(next.uri)} changed: resources ${before} -> ${after}; new opens use the new entry`);
+  }
+
+  /**
+   * Every byte served belongs to a skill whose SKILL.md verified against the held entry: a
+   * rejected skill serves nothing (no request is made), and a supporting file of a skill whose
+   * SKILL.md was not read yet first loads that SKILL.md (one extra read per skill, not per file).
+   */
+  private async holdEntry(facts: FileFacts): Promise<void> {
+    const skillUri = facts.skillUri;
+    const record = skillUri === undefined ? undefined : this.records.get(skillUri);
+    if (!record || record.files === 'unlisted') return;
+    const rejected = this.held.get(record.uri)?.rejected;
+    if (rejected !== undefined) {
+      throw new IntegrityError(`skill ${record.uri} is rejected (${rejected}); nothing of it is served until its entry changes`, {
+        server: this.label,
+        method: 'read',
+        uri: facts.uri,
+      });
+    }
+    if (facts.uri === record.uri) return;
+    const skillMd = this.namespace.get(record.path);
+    if (skillMd?.kind === 'file') await this.contentFor(record.path, skillMd.facts);
+  }
+
+  /** A SKILL.md failed verification, after the one refresh: the whole skill is rejected. */
+  private reject(skillUri: string, reason: string): void {
+    const state = this.held.get(skillUri) ?? {};
+    if (state.rejected !== undefined) return;
+    state.rejected = reason;
+    this.held.set(skillUri, state);
+    this.remember(`skill ${skillUri} rejected: ${reason}`);
   }
 
   private forgetObservations(): void {
@@ -330,7 +442,7 @@ export class ServerCatalog {
       await this.refreshSkill(owner.uri);
       return this.namespace.get(path);
     }
-    if (this.isUnderDeclinedSkill(segments)) return undefined;
+    if (this.isUnderDeclinedSkill(segments) || this.isUnderRefusedSkill(segments)) return undefined;
     if (this.shouldReadDirectory(parentPath)) {
       await this.readDirectory(parentPath);
       if (!this.directoryReadRefused) return this.namespace.get(path);
@@ -375,7 +487,7 @@ export class ServerCatalog {
   private async registerSkill(skillUri: string): Promise<boolean> {
     let entry;
     try {
-      entry = await this.source.getSkill(skillUri);
+      ({ entry } = await this.source.getSkill(skillUri));
     } catch (error) {
       if (error instanceof NotFoundError || error instanceof NotSupportedError) return false;
       throw error;
@@ -404,7 +516,7 @@ export class ServerCatalog {
     const previous = this.records.get(skillUri);
     let entry;
     try {
-      entry = await this.source.getSkill(skillUri);
+      ({ entry } = await this.source.getSkill(skillUri));
     } catch (error) {
       if (error instanceof NotFoundError) {
         // The server no longer serves it: rebuild without it.
@@ -419,7 +531,8 @@ export class ServerCatalog {
       this.remember(record.problem);
       return;
     }
-    if (previous && sameManifest(previous, record)) return;
+    if (previous && sameEntry(previous, record)) return;
+    this.noteReplaced(previous, record);
     this.records.set(record.uri, record);
     this.rebuildNamespace();
   }
@@ -491,6 +604,15 @@ export class ServerCatalog {
     this.retrievedBytes.set(owner.uri, perFile);
   }
 
+  /** Inside the directory of a skill whose entry was refused (spec: hosts MUST NOT load an invalid entry). */
+  private isUnderRefusedSkill(segments: string[]): boolean {
+    if (this.refusedSkills.size === 0) return false;
+    for (let depth = segments.length; depth >= 1; depth--) {
+      if (this.refusedSkills.has(segmentsToUri([...segments.slice(0, depth), 'SKILL.md']))) return true;
+    }
+    return false;
+  }
+
   private isUnderDeclinedSkill(segments: string[]): boolean {
     for (let depth = segments.length; depth >= 1; depth--) {
       const skillUri = this.skillMdUriAt(segments.slice(0, depth));
@@ -511,7 +633,7 @@ export class ServerCatalog {
     const segments = splitPath(path);
     if (segments.length === 1 && segments[0]!.endsWith(':')) return false;
     // Inside a skill with a manifest, the manifest already says everything a directory read could.
-    return !this.manifestOwner([...segments, '']) && !this.isUnderDeclinedSkill(segments);
+    return !this.manifestOwner([...segments, '']) && !this.isUnderDeclinedSkill(segments) && !this.isUnderRefusedSkill(segments);
   }
 
   private async readDirectory(path: string): Promise<void> {
@@ -595,16 +717,39 @@ export class ServerCatalog {
 
   private async fetchVerified(path: string, facts: FileFacts): Promise<VerifiedContent> {
     try {
-      return this.keep(verifyContent(this.label, await this.fetchResource(facts.uri), expectationOf(facts)), facts.skillUri);
+      return await this.fetchAndVerify(facts);
     } catch (error) {
-      if (!(error instanceof IntegrityError)) throw error;
+      const listedButGone = error instanceof NotFoundError && facts.digest !== undefined;
+      if (!(error instanceof IntegrityError) && !listedButGone) throw error;
       // Perhaps the skill changed since its entry was fetched: refresh it once. The final
       // failure is logged where it becomes an errno, so only the retry is noted here.
       const refreshed = await this.refreshedFacts(path, facts);
-      if (!refreshed) throw error;
-      this.options.log(`[${this.label}] ${error.message}; the refreshed entry differs, fetching again`);
-      return this.keep(verifyContent(this.label, await this.fetchResource(refreshed.uri), expectationOf(refreshed)), refreshed.skillUri);
+      if (!refreshed) {
+        if (this.namespace.get(path) === undefined) throw new NotFoundError(`${this.label}: ${path}: no longer in the skill's entry`, { server: this.label, uri: facts.uri });
+        const final = listedButGone
+          ? new IntegrityError(`${this.label}: ${facts.uri}: listed in the held entry but the server no longer serves it`, { server: this.label, uri: facts.uri })
+          : (error as IntegrityError);
+        if (facts.skillUri !== undefined && facts.uri === facts.skillUri) this.reject(facts.skillUri, final.message);
+        throw final;
+      }
+      this.options.log(`[${this.label}] ${(error as Error).message}; the refreshed entry differs, fetching again`);
+      try {
+        return await this.fetchAndVerify(refreshed);
+      } catch (retryError) {
+        if (retryError instanceof IntegrityError && refreshed.skillUri !== undefined && refreshed.uri === refreshed.skillUri) {
+          this.reject(refreshed.skillUri, retryError.message);
+        }
+        throw retryError;
+      }
     }
+  }
+
+  /** One read, checked by the SDK against the held entry when one lists the file, then by verifyContent. */
+  private async fetchAndVerify(facts: FileFacts): Promise<VerifiedContent> {
+    const record = facts.skillUri === undefined ? undefined : this.records.get(facts.skillUri);
+    const entry = record && facts.digest !== undefined ? heldEntryOf(record) : undefined;
+    const content = entry ? await this.fetchListed(entry, facts.uri) : await this.fetchResource(facts.uri);
+    return this.keep(verifyContent(this.label, content, expectationOf(facts)), facts.skillUri);
   }
 
   /** The file's facts after refreshing its entry, or undefined when nothing changed (so a retry is pointless). */
@@ -620,6 +765,15 @@ export class ServerCatalog {
     const next = node.facts;
     const changed = next.digest !== facts.digest || next.sizeBytes !== facts.sizeBytes || JSON.stringify(next.frontmatter) !== JSON.stringify(facts.frontmatter);
     return changed ? next : undefined;
+  }
+
+  private async fetchListed(entry: SkillEntry, uri: string): Promise<UnverifiedContent> {
+    try {
+      return await this.source.readListedFile(entry, uri);
+    } catch (error) {
+      if (error instanceof LimitExceededError) this.remember(error.message);
+      throw error;
+    }
   }
 
   /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */
@@ -668,8 +822,33 @@ function expectationOf(facts: FileFacts): Expectation {
   return { digest: facts.digest, sizeBytes: facts.sizeBytes, frontmatter: facts.frontmatter };
 }
 
-function sameManifest(a: SkillRecord, b: SkillRecord): boolean {
-  return JSON.stringify([a.files, a.frontmatter]) === JSON.stringify([b.files, b.frontmatter]);
+/** Same resources set (every uri, digest and size) and the same frontmatter. */
+function sameEntry(a: SkillRecord, b: SkillRecord): boolean {
+  if (Array.isArray(a.files) && Array.isArray(b.files)) {
+    if (a.files.length !== b.files.length) return false;
+    for (let i = 0; i < a.files.length; i++) {
+      const x = a.files[i]!;
+      const y = b.files[i]!;
+      if (x.uri !== y.uri || x.digest !== y.digest || x.sizeBytes !== y.sizeBytes) return false;
+    }
+  } else if (a.files !== b.files || a.skillMdDigest !== b.skillMdDigest) {
+    return false;
+  }
+  return JSON.stringify(a.frontmatter) === JSON.stringify(b.frontmatter);
+}
+
+/** The held entry in the wire shape, for the SDK's SkillsClient to check a read against. */
+function heldEntryOf(record: SkillRecord): SkillEntry | undefined {
+  if (!Array.isArray(record.files)) return undefined;
+  return {
+    uri: record.uri,
+    frontmatter: record.frontmatter,
+    resources: record.files.map((file) => ({ uri: file.uri, digest: file.digest, size: file.sizeBytes })),
+  };
+}
+
+function isoTime(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
 }
 
 /** The URI of a child named `name` in the directory `parentUri`, spelled canonically. */

@@ -2,8 +2,8 @@
 // what each of its files must hash to, or why it is declined. Pure; no I/O.
 // Records are held for every listed skill, so they are built with fixed shapes and
 // share strings with the namespace (a listing of 100,000 skills is mostly these).
-import { skillNameProblem } from '../format/skill-rules.js';
-import { MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, type IndexEntry, type SkillEntry } from '../mcp/protocol.js';
+import { frontmatterLengthProblem, skillNameProblem } from '../format/skill-rules.js';
+import { MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, type IndexEntry, type SkillEntry } from '../protocol/skills-wire.js';
 import type { FileFacts } from './namespace.js';
 import { uriToSegments } from './uri-path.js';
 
@@ -34,6 +34,8 @@ export interface SkillRecord {
   files: ManifestFile[] | 'dynamic' | 'unlisted';
   /** Set when the skill is not served, with the reason shown in skills.json and the log. */
   declined: string | undefined;
+  /** An Agent Skills rule the entry breaks that does not stop it being mounted (a length limit). */
+  breaks: string | undefined;
 }
 
 export interface RecordOptions {
@@ -47,9 +49,10 @@ export function skillDirectory(record: SkillRecord): string {
 }
 
 /** A checked record for a skills/list or skills/get entry, or the reason the entry is unusable. */
-export function recordFromListing(entry: SkillEntry, options: RecordOptions): SkillRecord | { problem: string } {
+export function recordFromListing(entry: SkillEntry, options: RecordOptions): SkillRecord | { problem: string; uri: string } {
+  const refused = (problem: string) => ({ problem, uri: entry.uri });
   const located = locate(entry.uri, entry.frontmatter);
-  if ('problem' in located) return located;
+  if ('problem' in located) return refused(located.problem);
   if (entry.resources === 'dynamic') {
     return makeRecord(entry.uri, located, entry.frontmatter, undefined, 'dynamic', options.hideDynamic ? 'dynamic skill hidden by --no-dynamic' : undefined);
   }
@@ -61,13 +64,13 @@ export function recordFromListing(entry: SkillEntry, options: RecordOptions): Sk
   let skillMdDigest: string | undefined;
   for (const file of entry.resources) {
     const segments = uriToSegments(file.uri);
-    if ('problem' in segments) return { problem: `manifest file ${file.uri}: ${segments.problem}` };
+    if ('problem' in segments) return refused(`manifest file ${file.uri}: ${segments.problem}`);
     if (segments.length <= root.length || !root.every((segment, i) => segments[i] === segment)) {
-      return { problem: `manifest file ${file.uri} is outside the skill directory` };
+      return refused(`manifest file ${file.uri} is outside the skill directory`);
     }
     const isSkillMd = file.uri === entry.uri;
     const path = isSkillMd ? located.path : segments.join('/');
-    if (seen.has(path)) return { problem: `manifest lists ${file.uri} twice` };
+    if (seen.has(path)) return refused(`manifest lists ${file.uri} twice`);
     seen.add(path);
     totalBytes += file.size;
     if (isSkillMd) skillMdDigest = file.digest;
@@ -80,7 +83,7 @@ export function recordFromListing(entry: SkillEntry, options: RecordOptions): Sk
       skillUri: entry.uri,
     };
   }
-  if (skillMdDigest === undefined) return { problem: 'manifest does not list the skill\'s own SKILL.md' };
+  if (skillMdDigest === undefined) return refused(`skill ${entry.uri}: manifest does not list the skill's own SKILL.md`);
   let declined: string | undefined;
   if (files.length > MAX_FILES_PER_SKILL || totalBytes > MAX_BYTES_PER_SKILL) {
     declined = `over the per-skill limits (${files.length} files, ${totalBytes} bytes; limits ${MAX_FILES_PER_SKILL} files, ${MAX_BYTES_PER_SKILL} bytes)`;
@@ -121,6 +124,7 @@ function makeRecord(
     skillMdDigest,
     files,
     declined,
+    breaks: frontmatterLengthProblem(frontmatter),
   };
 }
 

@@ -3,6 +3,7 @@
 // spelling of a path (./status) mounts.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 
 const MIB = 1024 * 1024;
 /**
@@ -18,10 +19,14 @@ export interface MountOptions {
   serverFlags: string[];
   only: string[];
   timeoutMs: number;
+  /** The mount appears by then even if servers are still connecting or listing. */
+  startupTimeoutMs: number;
   cacheBytes: number;
   /** How long the kernel may reuse names and attributes without asking (the staleness bound). */
   metadataTtlSeconds: number;
   hideDynamic: boolean;
+  /** --protocol-version: for every server, over its config entry's "protocolVersion". */
+  protocolVersion: ProtocolVersionChoice | undefined;
   verbose: boolean;
 }
 
@@ -46,9 +51,11 @@ function parseMount(argv: readonly string[]): Command {
     server: { type: 'string', multiple: true },
     only: { type: 'string', multiple: true },
     timeout: { type: 'string' },
+    'startup-timeout': { type: 'string' },
     'cache-size': { type: 'string' },
     'metadata-ttl': { type: 'string' },
     'no-dynamic': { type: 'boolean' },
+    'protocol-version': { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
@@ -62,11 +69,17 @@ function parseMount(argv: readonly string[]): Command {
     throw new ConfigError(`one MOUNTPOINT expected, got ${positionals.length}: ${positionals.join(' ')}${hint}`);
   }
   const timeoutSeconds = positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout');
+  const startupSeconds = positiveNumber((values['startup-timeout'] as string | undefined) ?? '30', '--startup-timeout');
   const cacheMiB = positiveNumber((values['cache-size'] as string | undefined) ?? '256', '--cache-size');
   const metadataTtlText = (values['metadata-ttl'] as string | undefined) ?? String(DEFAULT_METADATA_TTL_SECONDS);
   const metadataTtlSeconds = Number(metadataTtlText);
   if (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400) {
     throw new ConfigError(`--metadata-ttl must be a number of seconds from 0 to 86400, got "${metadataTtlText}"`);
+  }
+  const protocolText = values['protocol-version'] as string | undefined;
+  const protocolVersion = protocolText === undefined ? undefined : parseProtocolVersionChoice(protocolText);
+  if (protocolText !== undefined && protocolVersion === undefined) {
+    throw new ConfigError(`--protocol-version must be one of ${PROTOCOL_VERSION_CHOICES.join(', ')}, got "${protocolText}"`);
   }
   return {
     command: 'mount',
@@ -76,9 +89,11 @@ function parseMount(argv: readonly string[]): Command {
       serverFlags,
       only: (values.only as string[] | undefined) ?? [],
       timeoutMs: Math.round(timeoutSeconds * 1000),
+      startupTimeoutMs: Math.round(startupSeconds * 1000),
       cacheBytes: Math.round(cacheMiB * MIB),
       metadataTtlSeconds,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
+      protocolVersion,
       verbose: (values.verbose as boolean | undefined) ?? false,
     },
   };

@@ -4,6 +4,7 @@
 //   Claude Code .mcp.json    {"mcpServers": {"name": {"type": "stdio" | "http" | "sse", ...}}}
 //   VS Code mcp.json         {"inputs": [...], "servers": {"name": {"type": ..., ...}}}, or settings.json {"mcp": {...}}
 import { ConfigError } from '../errors.js';
+import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 
 export type ConfigFormat = 'mcp-servers' | 'claude-code' | 'vscode';
 
@@ -13,9 +14,13 @@ export const FORMAT_NAMES: Record<ConfigFormat, string> = {
   vscode: 'VS Code mcp.json',
 };
 
-export type RawServer =
+export type RawServer = (
   | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd: string | undefined; envFile: string | undefined }
-  | { kind: 'http' | 'sse'; url: string; headers: Record<string, string> };
+  | { kind: 'http' | 'sse'; url: string; headers: Record<string, string> }
+) & {
+  /** skills-mount's own field: which MCP revision to speak with this server. */
+  protocolVersion: ProtocolVersionChoice | undefined;
+};
 
 export interface RawEntry {
   /** The key as written in the file. */
@@ -72,6 +77,7 @@ function readEntry(entry: unknown, where: string): RawServer | undefined {
   if (kind === undefined) {
     throw new ConfigError(`${where}: "type": "${String(type)}" is not a transport skills-mount knows; use "stdio", "http" (Streamable HTTP) or "sse"`);
   }
+  const protocolVersion = readProtocolVersion(entry.protocolVersion, where);
   if (kind === 'stdio') {
     if (typeof entry.command !== 'string' || entry.command === '') {
       throw new ConfigError(`${where}: needs "command" (a stdio server) or "url" (an HTTP server)`);
@@ -80,10 +86,19 @@ function readEntry(entry: unknown, where: string): RawServer | undefined {
     if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new ConfigError(`${where}: "args" must be an array of strings`);
     if (entry.cwd !== undefined && typeof entry.cwd !== 'string') throw new ConfigError(`${where}: "cwd" must be a string`);
     if (entry.envFile !== undefined && typeof entry.envFile !== 'string') throw new ConfigError(`${where}: "envFile" must be a string`);
-    return { kind, command: entry.command, args, env: stringRecord(entry.env, `${where}: "env"`), cwd: entry.cwd, envFile: entry.envFile };
+    return { kind, command: entry.command, args, env: stringRecord(entry.env, `${where}: "env"`), cwd: entry.cwd, envFile: entry.envFile, protocolVersion };
   }
   if (typeof url !== 'string' || url === '') throw new ConfigError(`${where}: "type": "${String(type)}" needs "url"`);
-  return { kind, url, headers: stringRecord(entry.headers, `${where}: "headers"`) };
+  return { kind, url, headers: stringRecord(entry.headers, `${where}: "headers"`), protocolVersion };
+}
+
+function readProtocolVersion(value: unknown, where: string): ProtocolVersionChoice | undefined {
+  if (value === undefined) return undefined;
+  const choice = parseProtocolVersionChoice(value);
+  if (choice === undefined) {
+    throw new ConfigError(`${where}: "protocolVersion" must be one of ${PROTOCOL_VERSION_CHOICES.map((c) => `"${c}"`).join(', ')}, not ${JSON.stringify(value)}`);
+  }
+  return choice;
 }
 
 function readInputs(value: unknown, file: string): Map<string, { description: string | undefined }> {

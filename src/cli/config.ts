@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
 import type { ServerConfig } from '../mcp/server-config.js';
+import type { ProtocolVersionChoice } from '../protocol/revisions.js';
 import { FORMAT_NAMES, readConfigDocument, type RawServer } from './config-formats.js';
 import { expandVariables, type ExpansionContext } from './env-expansion.js';
 import { JsoncSyntaxError, parseJsonc } from './jsonc.js';
@@ -16,6 +17,8 @@ import { parseServerFlag } from './server-flags.js';
 export interface LabelledServer {
   label: string;
   config: ServerConfig;
+  /** The server entry's "protocolVersion"; undefined: negotiate (or what --protocol-version says). */
+  protocolVersion?: ProtocolVersionChoice | undefined;
 }
 
 export interface MountConfig {
@@ -108,7 +111,9 @@ export async function loadMountConfig(request: ConfigRequest = {}): Promise<Moun
   const selected = request.only?.length ? select(candidates, request.only, origin) : candidates;
   if (selected.length === 0) throw new ConfigError(`${origin}: no servers to mount (every server is disabled)`);
   const servers: LabelledServer[] = [];
-  for (const candidate of selected) servers.push({ label: candidate.label, config: await resolveServer(candidate) });
+  for (const candidate of selected) {
+    servers.push({ label: candidate.label, config: await resolveServer(candidate), protocolVersion: candidate.raw.protocolVersion });
+  }
   return { origin, servers, notes };
 }
 

@@ -39,7 +39,13 @@ export async function runMount(options: MountOptions): Promise<void> {
 
   const cache = new ContentCache(options.cacheBytes);
   const sources = config.servers.map(
-    ({ label, config: serverConfig }) => new McpSkillSource(label, serverConfig, { timeoutMs: options.timeoutMs, log, verbose: options.verbose }),
+    ({ label, config: serverConfig, protocolVersion }) =>
+      new McpSkillSource(label, serverConfig, {
+        timeoutMs: options.timeoutMs,
+        protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate',
+        log,
+        verbose: options.verbose,
+      }),
   );
   const catalogs = sources.map(
     (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, hideDynamic: options.hideDynamic }),
@@ -51,8 +57,10 @@ export async function runMount(options: MountOptions): Promise<void> {
     if (problem) log(`[${label}] ${problem}; its directory stays empty until it starts (retried with backoff)`);
   }
   progress = new StartupProgress(process.stderr, sources.length);
-  // The mount appears once every first connection attempt has ended, so the first ls sees the catalogs.
-  await Promise.all(
+  // The mount appears once every first connection attempt and listing has ended, so the
+  // first ls sees the catalogs; but never later than the startup deadline: a server still
+  // connecting or listing then goes on in the background, its directory filling in.
+  const firstListings = Promise.all(
     sources.map(async (source, i) => {
       await source.start();
       if (source.connection().status !== 'connected') return progress?.serverFailed();
@@ -61,6 +69,10 @@ export async function runMount(options: MountOptions): Promise<void> {
       progress?.serverListed(catalogs[i]!.summary().skills.filter((skill) => !skill.declined).length);
     }),
   );
+  const onTime = await Promise.race([firstListings.then(() => true), delay(options.startupTimeoutMs).then(() => false)]);
+  if (!onTime) {
+    log(`startup deadline (${options.startupTimeoutMs / 1000} s) passed; mounting now, servers still connecting or listing go on in the background`);
+  }
 
   let mount: MountHandle | undefined;
   let stopping = false;

@@ -6,20 +6,44 @@ export class FrontmatterError extends Error {
   override name = 'FrontmatterError';
 }
 
-const OPENING = /^\uFEFF?---[ \t]*\r?\n/;
-const CLOSING = /^---[ \t]*$/m;
+const BOM = '\uFEFF';
+const DELIMITER = /^---[ \t]*$/;
+
+/**
+ * The YAML between the opening and closing `---` lines. Lines are split on "\n" only, with
+ * an optional "\r" before it, as the Agent Skills format reads them: U+2028, U+2029 and a
+ * lone "\r" are ordinary characters, so nothing can end the block where a YAML reader would not.
+ */
+export function frontmatterBlock(markdown: string): string {
+  const text = markdown.startsWith(BOM) ? markdown.slice(1) : markdown;
+  let lineStart = 0;
+  let blockStart = -1;
+  while (lineStart <= text.length) {
+    const newline = text.indexOf('\n', lineStart);
+    const lineEnd = newline === -1 ? text.length : newline;
+    const line = text.slice(lineStart, lineEnd > lineStart && text[lineEnd - 1] === '\r' ? lineEnd - 1 : lineEnd);
+    if (blockStart === -1) {
+      if (!DELIMITER.test(line) || newline === -1) throw new FrontmatterError('no frontmatter: SKILL.md must start with a --- line');
+      blockStart = newline + 1;
+    } else if (DELIMITER.test(line)) {
+      return text.slice(blockStart, lineStart);
+    }
+    if (newline === -1) break;
+    lineStart = newline + 1;
+  }
+  throw new FrontmatterError('frontmatter is not closed by a --- line');
+}
 
 /** Parses the YAML frontmatter of a SKILL.md text into a JSON object; throws FrontmatterError. */
 export function parseFrontmatter(markdown: string): Record<string, unknown> {
-  const opening = OPENING.exec(markdown);
-  if (!opening) throw new FrontmatterError('no frontmatter: SKILL.md must start with a --- line');
-  const rest = markdown.slice(opening[0].length);
-  const closing = CLOSING.exec(rest);
-  if (!closing) throw new FrontmatterError('frontmatter is not closed by a --- line');
+  return parseFrontmatterYaml(frontmatterBlock(markdown));
+}
+
+/** Parses a frontmatter block's YAML (JSON-compatible: no Dates, no custom tags); throws FrontmatterError. */
+export function parseFrontmatterYaml(yaml: string): Record<string, unknown> {
   let value: unknown;
   try {
-    // JSON-compatible output: no Dates, no custom tags, so it compares with JSON listings.
-    value = parseYaml(rest.slice(0, closing.index), { schema: 'core', uniqueKeys: true, maxAliasCount: 100 });
+    value = parseYaml(yaml, { schema: 'core', uniqueKeys: true, maxAliasCount: 100 });
   } catch (error) {
     throw new FrontmatterError(`frontmatter is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
   }

@@ -15,12 +15,26 @@ export interface SkillsJsonSkill {
   /** Qualified names of the other skills, on any server, with the same name. */
   collidesWith?: string[];
   declined?: string;
+  /** ok, or why nothing of the skill is served now (rejected), or that its entry changed. */
+  state: 'ok' | 'declined' | 'rejected' | 'changed';
+  rejected?: string;
+  changedAt?: string;
+  /** sha256 over the held entry's sorted uri+digest pairs: what an approval binds to. */
+  resourcesDigest: string | null;
+  /** A rule of the final text this entry breaks that does not stop it being mounted. */
+  breaks?: string;
 }
 
 export interface SkillsJsonServer {
   label: string;
-  state: 'connected' | 'connecting' | 'failed' | 'closed';
+  state: 'connected' | 'connecting' | 'failed' | 'incompatible' | 'closed';
   reason?: string;
+  /** The negotiated MCP revision, while connected. */
+  protocolVersion?: string;
+  /** Change events can reach the mount now (else only re-listing finds changes). */
+  liveChannel: boolean;
+  /** The listing's ttlMs/cacheScope as the server sent them, and how long the mount holds it. */
+  cache: { ttlMs: number | null; cacheScope: string | null; relistAfterMs: number };
   generation: 'listing' | 'index' | 'none' | null;
   listingComplete: boolean;
   skills: SkillsJsonSkill[];
@@ -45,6 +59,9 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: Mo
       label: catalog.label,
       state: connection.status,
       ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
+      ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
+      liveChannel: catalog.liveChannel,
+      cache: catalog.cache,
       generation: catalog.generation ?? null,
       listingComplete: catalog.listingComplete,
       skills: catalog.skills
@@ -57,7 +74,12 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: Mo
           digest: skill.digest ?? null,
           integrity: skill.integrity,
           ...(skill.declined ? { declined: skill.declined } : {}),
-        }))
+          state: skill.declined ? 'declined' : skill.rejected ? 'rejected' : skill.changedAt ? 'changed' : 'ok',
+          ...(skill.rejected ? { rejected: skill.rejected } : {}),
+          ...(skill.changedAt ? { changedAt: skill.changedAt } : {}),
+          resourcesDigest: skill.resourcesDigest,
+          ...(skill.breaks ? { breaks: skill.breaks } : {}),
+        }) satisfies SkillsJsonSkill)
         .sort((a, b) => a.qualifiedName.localeCompare(b.qualifiedName)),
       problems: catalog.problems,
     };
@@ -72,7 +94,9 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: Mo
       if (others.length > 0) skill.collidesWith = others;
     }
   }
-  return `${JSON.stringify(mount ? { mount, servers } : { servers }, null, 2)}\n`;
+  // JSON escapes control characters but not U+2028/U+2029, which some readers take for line ends.
+  const text = JSON.stringify(mount ? { mount, servers } : { servers }, null, 2).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+  return `${text}\n`;
 }
 
 function countBy(values: string[]): Map<string, number> {

@@ -1,31 +1,31 @@
-// One MCP client connection with a deadline on every request, reconnect with capped
-// exponential backoff, and SDK/JSON-RPC failures turned into domain errors.
-// Knows nothing of skills beyond forwarding notifications.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  McpError,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+// One MCP client connection on the SDK v2: protocol revision negotiation (2026-07-28 first,
+// the 2025 handshake as fallback, or one pinned), a deadline on the handshake and on every
+// request, reconnect with capped backoff, change events from whichever channel the era has,
+// and SDK/JSON-RPC failures turned into domain errors. Knows nothing of skills.
+import { Client, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import type { z } from 'zod';
-import { NotFoundError, NotSupportedError, ProtocolError, UnavailableError } from '../errors.js';
+import { z } from 'zod';
+import { UnavailableError } from '../errors.js';
+import { LEGACY_REVISION, MODERN_REVISION, type ProtocolVersionChoice } from '../protocol/revisions.js';
+import { boundedFetch } from './bounded-fetch.js';
+import { ChangeListener } from './change-listener.js';
+import { classifyConnectError, describeError, firstLine, isConnectionLoss, mapRequestError } from './error-mapping.js';
+import { escapeForLog } from '../format/escape.js';
 import type { ServerConfig } from './server-config.js';
-import { RobustStdioClientTransport } from './stdio-transport.js';
 import type { ConnectionStatus, SourceEvent } from './skill-source.js';
+import { LineLimitedReader } from './stderr-lines.js';
+import { RobustStdioClientTransport } from './stdio-transport.js';
 
 export type Logger = (line: string) => void;
 
 export interface ConnectionOptions {
-  /** Deadline for every request, connect included. */
+  /** Deadline for every request. */
   timeoutMs: number;
+  /** Deadline for the handshake (negotiation included); default max(timeoutMs, 10 s). */
+  connectTimeoutMs?: number;
+  /** Which protocol revision to speak; default: negotiate. */
+  protocolVersion?: ProtocolVersionChoice;
   log: Logger;
   /** Log every request with its duration. */
   verbose?: boolean;
@@ -39,23 +39,27 @@ export interface ConnectionOptions {
   stableAfterMs?: number;
 }
 
-const CLIENT_INFO = { name: 'skills-mount', version: '0.1.0' };
+const CLIENT_INFO = { name: 'skills-mount', version: '0.2.0' };
 /**
- * Largest stdio message accepted. The SDK's default (10 MiB) is less than a 16 MiB file
- * (the per-skill limit) as base64 JSON (~22 MiB); exceeding it drops the whole connection.
+ * Largest message accepted on any transport. The SDK's stdio default (10 MiB) is less than
+ * a 16 MiB file (the per-skill limit) as base64 JSON (~22 MiB); its HTTP transport has none.
  */
-const STDIO_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+const MIN_CONNECT_TIMEOUT_MS = 10_000;
 
 /** A client connection to one labelled server, kept alive across crashes. */
 export class Connection {
   private client: Client | undefined;
   private status: ConnectionStatus = { status: 'connecting' };
-  private capabilities: ServerCapabilities | undefined;
   private readonly listeners: Array<(event: SourceEvent) => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private connectedAtMs = 0;
   private closed = false;
+  /** A 2025 HTTP session's GET event stream is open (notifications can arrive). */
+  private eventStreamOpen = false;
+  private changeListener: ChangeListener | undefined;
+  private readonly wantedSubscriptions = new Set<string>();
 
   constructor(
     readonly label: string,
@@ -74,6 +78,8 @@ export class Connection {
     this.status = { status: 'closed' };
     const client = this.client;
     this.client = undefined;
+    await this.changeListener?.close();
+    this.changeListener = undefined;
     await client?.close().catch(() => undefined);
   }
 
@@ -81,8 +87,18 @@ export class Connection {
     return this.status;
   }
 
-  serverCapabilities(): ServerCapabilities | undefined {
-    return this.capabilities;
+  serverCapabilities(): ReturnType<Client['getServerCapabilities']> {
+    return this.client?.getServerCapabilities();
+  }
+
+  /**
+   * True while change events can reach us: stdio and legacy SSE always (2025), an open GET
+   * event stream (2025 Streamable HTTP), an open `subscriptions/listen` stream (2026-07-28).
+   */
+  hasLiveChannel(): boolean {
+    if (this.status.status !== 'connected') return false;
+    if (this.status.protocolVersion === MODERN_REVISION) return this.changeListener?.isListening() ?? false;
+    return this.config.kind !== 'http' || this.eventStreamOpen;
   }
 
   onEvent(listener: (event: SourceEvent) => void): void {
@@ -92,18 +108,17 @@ export class Connection {
   /** Sends one request with the deadline; throws domain errors naming server and method. */
   async request<S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S, uri?: string): Promise<z.infer<S>> {
     const client = this.client;
-    const context = { server: this.label, uri };
+    const context = { server: this.label, method, uri };
     if (!client || this.status.status !== 'connected') {
-      const why = this.status.status === 'connected' ? 'not connected' : describeStatus(this.status);
-      throw new UnavailableError(`${this.label}: ${method}: server unavailable (${why})`, context);
+      throw new UnavailableError(`server unavailable (${describeStatus(this.status)})`, context);
     }
     const startedAt = performance.now();
     try {
-      const result = await client.request({ method, params }, schema as never, { timeout: this.options.timeoutMs });
+      const result = await client.request({ method, params }, schema, { timeout: this.options.timeoutMs });
       this.trace(method, uri, startedAt, 'ok');
       return result as z.infer<S>;
     } catch (error) {
-      const mapped = this.mapError(error, method, context);
+      const mapped = mapRequestError(error, context, this.options.timeoutMs);
       this.trace(method, uri, startedAt, mapped.message);
       // A dead HTTP server is noticed only when a request fails: reconnect now, not at the next timeout.
       if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
@@ -111,44 +126,53 @@ export class Connection {
     }
   }
 
+  /** The live SDK client, for code that drives it directly (the SDK's SkillsClient). */
+  sdkClient(): Client | undefined {
+    return this.status.status === 'connected' ? this.client : undefined;
+  }
+
+  /** Maps a failure of a call made on sdkClient() as request() would, and notices a lost connection. */
+  failed(error: unknown, method: string, uri?: string): Error {
+    const client = this.client;
+    if (client && isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
+    return mapRequestError(error, { server: this.label, method, uri }, this.options.timeoutMs);
+  }
+
+  /** Asks for update events about `uri`: resources/subscribe (2025) or the listen filter (2026-07-28). */
+  async subscribe(uri: string): Promise<void> {
+    this.wantedSubscriptions.add(uri);
+    if (this.status.status === 'connected' && this.status.protocolVersion === MODERN_REVISION) {
+      this.changeListener?.want(uri);
+      return;
+    }
+    await this.request('resources/subscribe', { uri }, EMPTY_RESULT, uri);
+  }
+
   private trace(method: string, uri: string | undefined, startedAt: number, outcome: string): void {
     if (!this.options.verbose) return;
     const ms = (performance.now() - startedAt).toFixed(1);
-    this.options.log(`[${this.label}] ${method}${uri ? ` ${uri}` : ''} ${ms}ms ${outcome}`);
-  }
-
-  private mapError(error: unknown, method: string, context: { server: string; uri?: string | undefined }): Error {
-    const where = `${this.label}: ${method}${context.uri ? ` ${context.uri}` : ''}`;
-    if (error instanceof McpError) {
-      switch (error.code) {
-        case ErrorCode.MethodNotFound:
-          return new NotSupportedError(`${where}: method not supported by the server`, { ...context, cause: error });
-        case ErrorCode.InvalidParams:
-          return new NotFoundError(`${where}: not found (${error.message})`, { ...context, cause: error });
-        case ErrorCode.RequestTimeout:
-          return new UnavailableError(`${where}: no answer within ${this.options.timeoutMs} ms`, { ...context, cause: error });
-        case ErrorCode.ConnectionClosed:
-          return new UnavailableError(`${where}: connection closed`, { ...context, cause: error });
-        default:
-          return new UnavailableError(`${where}: server error ${error.code}: ${error.message}`, { ...context, cause: error });
-      }
-    }
-    if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError')) {
-      return new ProtocolError(`${where}: malformed result: ${firstLine(error.message)}`, { ...context, cause: error });
-    }
-    return new UnavailableError(`${where}: ${error instanceof Error ? error.message : String(error)}`, { ...context, cause: error });
+    this.options.log(`[${this.label}] ${method}${uri ? ` ${escapeForLog(uri)}` : ''} ${ms}ms ${escapeForLog(outcome)}`);
   }
 
   private async attempt(): Promise<void> {
     if (this.closed) return;
     this.status = { status: 'connecting', ...(this.status.status === 'failed' ? { reason: this.status.reason } : {}) };
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
-    let transport: Transport;
+    this.eventStreamOpen = false;
+    const choice = this.options.protocolVersion ?? 'negotiate';
+    const client = new Client(CLIENT_INFO, clientOptionsFor(choice, this.options.timeoutMs));
+    const connectTimeoutMs = this.options.connectTimeoutMs ?? Math.max(this.options.timeoutMs, MIN_CONNECT_TIMEOUT_MS);
     try {
-      transport = (this.options.createTransport ?? this.createTransport.bind(this))(this.config);
-      await client.connect(transport, { timeout: this.options.timeoutMs });
+      const transport = (this.options.createTransport ?? this.createTransport.bind(this))(this.config);
+      await client.connect(transport, { timeout: connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
+      const incompatible = classifyConnectError(error, choice);
+      if (incompatible) {
+        // Retrying cannot help until someone changes the server or the configuration.
+        this.status = { status: 'incompatible', reason: incompatible };
+        this.options.log(`[${this.label}] ${incompatible}; not retrying (set "protocolVersion" for this server, or upgrade it)`);
+        return;
+      }
       this.fail(`cannot connect: ${firstLine(describeError(error))}`);
       return;
     }
@@ -164,23 +188,39 @@ export class Connection {
     client.onerror = (error) => {
       if (this.client !== client) return;
       if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
-      else this.options.log(`[${this.label}] protocol error: ${firstLine(error.message)}`);
+      else if (this.options.verbose) this.options.log(`[${this.label}] protocol error: ${escapeForLog(firstLine(error.message))}`);
     };
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.emit({ type: 'list-changed' }));
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+    client.setNotificationHandler('notifications/resources/list_changed', () => this.emit({ type: 'list-changed' }));
+    client.setNotificationHandler('notifications/resources/updated', (notification) => {
       this.emit({ type: 'resource-updated', uri: notification.params.uri });
     });
+    const protocolVersion = client.getNegotiatedProtocolVersion() ?? LEGACY_REVISION;
     this.client = client;
-    this.capabilities = client.getServerCapabilities();
     this.connectedAtMs = performance.now();
-    this.status = { status: 'connected' };
-    this.options.log(`[${this.label}] connected`);
+    this.status = { status: 'connected', protocolVersion };
+    if (protocolVersion === MODERN_REVISION) this.openChangeListener(client);
+    this.options.log(`[${this.label}] connected (protocol ${protocolVersion})`);
     this.emit({ type: 'connected' });
+  }
+
+  /** 2026-07-28: one `subscriptions/listen` stream, when the server has any change events to send. */
+  private openChangeListener(client: Client): void {
+    const resources = client.getServerCapabilities()?.resources;
+    if (!resources?.listChanged && !resources?.subscribe) return;
+    this.changeListener = new ChangeListener(client, {
+      listChanged: resources.listChanged === true,
+      subscribe: resources.subscribe === true,
+      timeoutMs: this.options.timeoutMs,
+      log: (line) => this.options.log(`[${this.label}] ${line}`),
+      onReopened: () => this.emit({ type: 'list-changed' }),
+    });
+    for (const uri of this.wantedSubscriptions) this.changeListener.want(uri);
+    this.changeListener.start();
   }
 
   /**
    * Drops a live client whose transport has failed (HTTP: server gone, session unknown):
-   * closing it rejects every request in flight at once, and the reconnect starts a fresh session.
+   * closing it rejects every request in flight at once, and the reconnect starts afresh.
    */
   private lose(client: Client, reason: string): void {
     if (this.client !== client) return;
@@ -193,12 +233,15 @@ export class Connection {
     if (this.closed) return;
     const wasConnected = this.status.status === 'connected';
     if (wasConnected && performance.now() - this.connectedAtMs >= (this.options.stableAfterMs ?? 10_000)) this.failures = 0;
+    const listener = this.changeListener;
+    this.changeListener = undefined;
+    void listener?.close();
     this.status = { status: 'failed', reason };
     this.failures += 1;
     const minMs = this.options.minBackoffMs ?? 500;
     const maxMs = this.options.maxBackoffMs ?? 30_000;
     const delayMs = Math.min(maxMs, minMs * 2 ** Math.min(this.failures - 1, 30));
-    this.options.log(`[${this.label}] ${reason}; retrying in ${Number((delayMs / 1000).toFixed(3))} s`);
+    this.options.log(`[${this.label}] ${escapeForLog(reason)}; retrying in ${Number((delayMs / 1000).toFixed(3))} s`);
     if (wasConnected) this.emit({ type: 'disconnected', reason });
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.attempt(), delayMs);
@@ -210,74 +253,56 @@ export class Connection {
   }
 
   private createTransport(config: ServerConfig): Transport {
-    if (config.kind === 'http') {
-      return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
-    }
-    if (config.kind === 'sse') {
+    if (config.kind === 'http' || config.kind === 'sse') {
+      const fetch = boundedFetch({
+        maxMessageBytes: MAX_MESSAGE_BYTES,
+        onEventStream: (open) => {
+          this.eventStreamOpen = open;
+        },
+      });
+      const url = new URL(config.url);
       // The SDK adds requestInit headers to the event-stream GET as well as to every POST.
-      return new SSEClientTransport(new URL(config.url), { requestInit: { headers: config.headers } });
+      return config.kind === 'http'
+        ? new StreamableHTTPClientTransport(url, { requestInit: { headers: config.headers }, fetch })
+        : new SSEClientTransport(url, { requestInit: { headers: config.headers }, fetch });
     }
     const transport = new RobustStdioClientTransport({
       command: config.command,
       args: config.args,
-      env: { ...getDefaultEnvironment(), ...config.env },
+      env: config.env,
       ...(config.cwd ? { cwd: config.cwd } : {}),
       stderr: 'pipe',
-      maxBufferSize: STDIO_MAX_MESSAGE_BYTES,
+      maxBufferSize: MAX_MESSAGE_BYTES,
     });
     const stderr = transport.stderr;
     if (stderr) {
-      // The server's own diagnostics, one line each, attributed to its label.
-      createInterface({ input: stderr as unknown as Readable }).on('line', (line) => {
-        this.options.log(`[${this.label}] server: ${line}`);
-      });
+      // The server's own diagnostics, one line each, attributed to its label: bounded in
+      // length and rate, and escaped, so a server can neither exhaust memory nor forge lines.
+      new LineLimitedReader(stderr as unknown as Readable, (line) => this.options.log(`[${this.label}] server: ${line}`));
     }
     return transport;
   }
 }
 
+const EMPTY_RESULT = z.looseObject({});
 
-/** Network-level failures that mean the server (or its session) is gone, not that one request went wrong. */
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** True when a request or transport error means the connection is dead and must be replaced. */
-export function isConnectionLoss(error: unknown): boolean {
-  // 404 on a request carrying a session id: the server restarted and forgot the session.
-  if (error instanceof StreamableHTTPError) return error.code === 404;
-  // The legacy SSE transport's event stream failed: no response can arrive any more.
-  if (error instanceof SseError) return true;
-  if (!(error instanceof Error) || error.name === 'AbortError') return false;
-  if (/^(SSE stream disconnected|Failed to reconnect SSE stream|Maximum reconnection attempts)/.test(error.message)) return true;
-  if (/^Error POSTing to endpoint \(HTTP 404\)/.test(error.message)) return true;
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true;
-    if (cause instanceof TypeError && cause.message === 'fetch failed') return true;
+function clientOptionsFor(choice: ProtocolVersionChoice, timeoutMs: number): ConstructorParameters<typeof Client>[1] {
+  const probe = { timeoutMs };
+  switch (choice) {
+    case 'negotiate':
+      return { capabilities: {}, versionNegotiation: { mode: 'auto', probe } };
+    case MODERN_REVISION:
+      return { capabilities: {}, versionNegotiation: { mode: { pin: MODERN_REVISION }, probe } };
+    case LEGACY_REVISION:
+      // The plain 2025 handshake, offering 2025-11-25 (and accepting the older 2025 revisions).
+      return { capabilities: {}, versionNegotiation: { mode: 'legacy' } };
   }
-  return false;
-}
-
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? error.cause : undefined;
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return cause ? `${error.message} (${typeof code === 'string' ? code : cause.message})` : error.message;
 }
 
 function describeStatus(status: ConnectionStatus): string {
   switch (status.status) {
     case 'failed':
+    case 'incompatible':
       return status.reason;
     case 'connecting':
       return status.reason ? `reconnecting after: ${status.reason}` : 'connecting';
@@ -286,6 +311,3 @@ function describeStatus(status: ConnectionStatus): string {
   }
 }
 
-function firstLine(text: string): string {
-  return text.split('\n')[0] ?? text;
-}

@@ -1,17 +1,31 @@
-// SkillSource over a live MCP connection: the extension's methods, every page of
-// every list (bounded against endless cursors), shapes checked entry by entry.
+// SkillSource over a live MCP connection: the extension's methods, every page of every
+// list (bounded against endless cursors), shapes checked entry by entry. Files a held entry
+// lists are read through the SDK's SkillsClient, which verifies them against the entry.
+//
+// Own code where the SDK's does not do the job (docs/protocol.md lists each): listings and
+// skills/get (SkillsClient refuses a whole listing for one invalid entry, refuses published
+// skills whose description is over 1,024 characters, and throws instead of keeping a partial
+// listing at its page cap), directory reads (the same page-cap behaviour, no byte caps), the
+// index generation (the SDK has none) and reads of files no entry lists.
+import type { Client } from '@modelcontextprotocol/client';
+import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
 import { z } from 'zod';
-import { ProtocolError } from '../errors.js';
+import { IntegrityError, NotSupportedError, ProtocolError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
 import { Connection, type ConnectionOptions } from './connection.js';
 import { decodeReadResult } from './content-decoding.js';
+import { parseFrontmatterYaml } from '../format/frontmatter.js';
 import {
   DirectoryChildSchema,
   DirectoryReadResultSchema,
+  DIRECTORY_READ_METHOD,
   INDEX_URI,
   IndexDocumentSchema,
   IndexEntrySchema,
   MAX_BYTES_PER_SKILL,
   SKILLS_EXTENSION,
+  SKILLS_GET_METHOD,
+  SKILLS_LIST_METHOD,
   SkillEntrySchema,
   SkillsGetResultSchema,
   SkillsListResultSchema,
@@ -19,9 +33,9 @@ import {
   type IndexEntry,
   type SkillEntry,
   type SkillsCapability,
-} from './protocol.js';
+} from '../protocol/skills-wire.js';
 import type { ServerConfig } from './server-config.js';
-import type { ConnectionStatus, Listing, SkillSource, SourceEvent, SourceFeatures, UnverifiedContent } from './skill-source.js';
+import type { CacheHint, ConnectionStatus, Listing, SkillSource, SourceEvent, SourceFeatures, UnverifiedContent } from './skill-source.js';
 
 /** Bounds on paging, so a hostile server cannot keep the mount listing forever or fill its memory. */
 export interface PagingLimits {
@@ -43,12 +57,16 @@ const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_PAGING_LIMITS: PagingLimits = { maxPages: 10_000, maxItems: 250_000, maxEntryBytes: 256 * 1024 * 1024 };
 
 const ReadResultSchema = z.looseObject({ contents: z.array(z.unknown()) });
-const EmptyResultSchema = z.looseObject({});
 
 /** One configured server, reached over stdio or Streamable HTTP. */
 export class McpSkillSource implements SkillSource {
   private readonly connectionToServer: Connection;
   private readonly paging: PagingLimits;
+  private readonly skillsClients = new WeakMap<Client, SkillsClient>();
+
+  private readonly timeoutMs: number;
+  private readonly verbose: boolean;
+  private readonly log: (line: string) => void;
 
   constructor(
     readonly label: string,
@@ -57,6 +75,9 @@ export class McpSkillSource implements SkillSource {
   ) {
     this.connectionToServer = new Connection(label, config, options);
     this.paging = options.paging ?? DEFAULT_PAGING_LIMITS;
+    this.timeoutMs = options.timeoutMs;
+    this.verbose = options.verbose ?? false;
+    this.log = options.log;
   }
 
   start(): Promise<void> {
@@ -79,41 +100,55 @@ export class McpSkillSource implements SkillSource {
     const capabilities = this.connectionToServer.serverCapabilities();
     const extensions = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
     const skills = extensions?.[SKILLS_EXTENSION] as SkillsCapability | undefined;
+    const declared = skills !== null && typeof skills === 'object';
     return {
-      directoryRead: skills?.directoryRead === true,
+      extension: declared,
+      directoryRead: declared && skills.directoryRead === true,
       subscribe: capabilities?.resources?.subscribe === true,
       listChanged: capabilities?.resources?.listChanged === true,
+      liveChannel: this.connectionToServer.hasLiveChannel(),
     };
   }
 
-  listSkills(): Promise<Listing<SkillEntry>> {
-    return this.paginate('skills/list', {}, SkillsListResultSchema, (page) => page.skills, (raw) => parseSkillEntry(raw));
+  async listSkills(): Promise<Listing<SkillEntry> & CacheHint> {
+    this.requireExtension(SKILLS_LIST_METHOD);
+    let hint: CacheHint = {};
+    const listing = await this.paginate(SKILLS_LIST_METHOD, {}, SkillsListResultSchema, (page, index) => {
+      if (index === 0) hint = { ttlMs: page.ttlMs, cacheScope: page.cacheScope };
+      return page.skills;
+    }, (raw) => parseSkillEntry(raw));
+    return { ...listing, ...hint };
   }
 
-  async getSkill(uri: string): Promise<SkillEntry> {
-    const result = await this.connectionToServer.request('skills/get', { uri }, SkillsGetResultSchema, uri);
+  async getSkill(uri: string): Promise<{ entry: SkillEntry } & CacheHint> {
+    this.requireExtension(SKILLS_GET_METHOD);
+    const context = { server: this.label, method: SKILLS_GET_METHOD, uri };
+    const result = await this.connectionToServer.request(SKILLS_GET_METHOD, { uri }, SkillsGetResultSchema, uri);
     const parsed = parseSkillEntry(result.skill);
-    if (typeof parsed === 'string') throw new ProtocolError(`${this.label}: skills/get ${uri}: ${parsed}`, { server: this.label, uri });
-    if (parsed.uri !== uri) {
-      throw new ProtocolError(`${this.label}: skills/get ${uri}: answered for another skill (${parsed.uri})`, { server: this.label, uri });
+    if (typeof parsed === 'string') throw new ProtocolError(parsed, context);
+    if (parsed.uri !== uri) throw new ProtocolError(`answered for another skill (${escapeForLog(parsed.uri)})`, context);
+    return { entry: parsed, ttlMs: result.ttlMs, cacheScope: result.cacheScope };
+  }
+
+  /** Clients send skills/* only after seeing the server declare the extension (spec, Capability Negotiation). */
+  private requireExtension(method: string): void {
+    if (this.connectionToServer.connection().status === 'connected' && !this.features().extension) {
+      throw new NotSupportedError('the server did not declare the skills extension', { server: this.label, method });
     }
-    return parsed;
   }
 
   async readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }> {
     const content = await this.readWithin(INDEX_URI, MAX_INDEX_BYTES);
+    const context = { server: this.label, method: 'resources/read', uri: INDEX_URI };
     let document: unknown;
     try {
       document = JSON.parse(content.bytes.toString('utf8'));
     } catch (error) {
-      throw new ProtocolError(`${this.label}: ${INDEX_URI}: not JSON: ${(error as Error).message}`, { server: this.label, uri: INDEX_URI });
+      throw new ProtocolError(`not JSON: ${(error as Error).message}`, context);
     }
     const parsed = IndexDocumentSchema.safeParse(document);
     if (!parsed.success) {
-      throw new ProtocolError(`${this.label}: ${INDEX_URI}: not an index: ${parsed.error.issues[0]?.message ?? 'bad shape'}`, {
-        server: this.label,
-        uri: INDEX_URI,
-      });
+      throw new ProtocolError(`not an index: ${parsed.error.issues[0]?.message ?? 'bad shape'}`, context);
     }
     const items: IndexEntry[] = [];
     const problems: string[] = [];
@@ -129,20 +164,53 @@ export class McpSkillSource implements SkillSource {
     return this.readWithin(uri, MAX_FILE_BYTES);
   }
 
+  async readListedFile(entry: SkillEntry, uri: string): Promise<UnverifiedContent> {
+    const client = this.connectionToServer.sdkClient();
+    if (!client) return this.readResource(uri); // throws the connection's UnavailableError
+    let skills = this.skillsClients.get(client);
+    if (!skills) {
+      skills = new SkillsClient(client, { parseFrontmatter: parseYamlBlock });
+      this.skillsClients.set(client, skills);
+    }
+    const startedAt = performance.now();
+    try {
+      const file = await skills.read(entry as Skill, uri, { timeout: this.timeoutMs, cacheMode: 'bypass' });
+      this.trace(uri, startedAt, 'ok');
+      return { uri, bytes: Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength), mimeType: file.mimeType };
+    } catch (error) {
+      if (error instanceof SkillVerificationError) {
+        this.trace(uri, startedAt, `verification failed: ${error.reason}`);
+        const detail = error.differences.length ? `${error.message} (${error.differences.slice(0, 3).join('; ')})` : error.message;
+        throw new IntegrityError(`${error.reason} mismatch: ${escapeForLog(detail)}`, { server: this.label, method: 'resources/read', uri, cause: error });
+      }
+      // The SDK refuses entries the final text's rules reject (a description over 1,024
+      // characters, say) before any request; such skills are still mounted, marked, and
+      // verified by our own code alone.
+      if (error instanceof TypeError && / is not a valid skill entry/.test(error.message)) return this.readResource(uri);
+      this.trace(uri, startedAt, (error as Error).message);
+      throw this.connectionToServer.failed(error, 'resources/read', uri);
+    }
+  }
+
+  private trace(uri: string, startedAt: number, outcome: string): void {
+    if (!this.verbose) return;
+    this.log(`[${this.label}] resources/read ${escapeForLog(uri)} (SkillsClient) ${(performance.now() - startedAt).toFixed(1)}ms ${escapeForLog(outcome)}`);
+  }
+
   private async readWithin(uri: string, maxBytes: number): Promise<UnverifiedContent> {
     const result = await this.connectionToServer.request('resources/read', { uri }, ReadResultSchema, uri);
     return decodeReadResult(this.label, uri, result, maxBytes);
   }
 
   readDirectory(uri: string): Promise<Listing<DirectoryChild>> {
-    return this.paginate('resources/directory/read', { uri }, DirectoryReadResultSchema, (page) => page.resources, (raw) => {
+    return this.paginate(DIRECTORY_READ_METHOD, { uri }, DirectoryReadResultSchema, (page) => page.resources, (raw) => {
       const child = DirectoryChildSchema.safeParse(raw);
       return child.success ? child.data : describeIssue(child.error);
     });
   }
 
-  async subscribe(uri: string): Promise<void> {
-    await this.connectionToServer.request('resources/subscribe', { uri }, EmptyResultSchema, uri);
+  subscribe(uri: string): Promise<void> {
+    return this.connectionToServer.subscribe(uri);
   }
 
   /** Follows nextCursor to the end, within the paging limits; a failing later page yields a partial listing. */
@@ -150,11 +218,12 @@ export class McpSkillSource implements SkillSource {
     method: string,
     params: Record<string, unknown>,
     schema: z.ZodType<P>,
-    itemsOf: (page: P) => unknown[],
+    itemsOf: (page: P, index: number) => unknown[],
     parse: (raw: unknown) => T | string,
   ): Promise<Listing<T>> {
     const items: T[] = [];
     const problems: string[] = [];
+    const refused: string[] = [];
     const seenCursors = new Set<string>();
     let entryBytes = 0;
     let cursor: string | undefined;
@@ -162,7 +231,7 @@ export class McpSkillSource implements SkillSource {
     for (let page = 0; ; page++) {
       if (page >= this.paging.maxPages) {
         problems.push(`stopped after ${page} pages`);
-        return { items, problems, complete: false };
+        return { items, problems, complete: false, refused };
       }
       let result: P;
       try {
@@ -171,27 +240,30 @@ export class McpSkillSource implements SkillSource {
         // The first page failing means we know nothing: let the caller see why.
         if (page === 0) throw error;
         problems.push(`page ${page + 1}: ${(error as Error).message}`);
-        return { items, problems, complete: false };
+        return { items, problems, complete: false, refused };
       }
-      for (const raw of itemsOf(result)) {
+      for (const raw of itemsOf(result, page)) {
         if (items.length >= this.paging.maxItems) {
           problems.push(`stopped at ${this.paging.maxItems} entries`);
-          return { items, problems, complete: false };
+          return { items, problems, complete: false, refused };
         }
         entryBytes += JSON.stringify(raw)?.length ?? 0;
         if (entryBytes > this.paging.maxEntryBytes) {
           problems.push(`stopped at ${items.length} entries: over ${this.paging.maxEntryBytes} bytes of entries`);
-          return { items, problems, complete: false };
+          return { items, problems, complete: false, refused };
         }
         const parsed = parse(raw);
-        if (typeof parsed === 'string') problems.push(`entry ${items.length + problems.length}: ${parsed}`);
-        else items.push(parsed);
+        if (typeof parsed === 'string') {
+          problems.push(`entry ${items.length + problems.length}: ${escapeForLog(parsed)}`);
+          const named = (raw as { uri?: unknown } | null)?.uri;
+          if (typeof named === 'string') refused.push(named);
+        } else items.push(parsed);
       }
       const next = result.nextCursor;
-      if (next === undefined) return { items, problems, complete: true };
+      if (next === undefined) return { items, problems, complete: true, refused };
       if (seenCursors.has(next)) {
         problems.push(`cursor ${JSON.stringify(next).slice(0, 40)} returned twice`);
-        return { items, problems, complete: false };
+        return { items, problems, complete: false, refused };
       }
       seenCursors.add(next);
       cursor = next;
@@ -208,4 +280,9 @@ function describeIssue(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'invalid entry';
   return `${issue.path.length ? issue.path.join('.') + ': ' : ''}${issue.message}`;
+}
+
+/** The SDK splits SKILL.md frontmatter off; the YAML itself is read with the same parser as our own check. */
+function parseYamlBlock(yaml: string): Record<string, unknown> {
+  return parseFrontmatterYaml(yaml);
 }

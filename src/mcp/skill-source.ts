@@ -1,6 +1,6 @@
 // What the catalog needs from one server: the backend contract, implemented over MCP
 // by McpSkillSource and in memory by tests. Results are shape-checked, never trusted.
-import type { DirectoryChild, IndexEntry, SkillEntry } from './protocol.js';
+import type { CacheScope, DirectoryChild, IndexEntry, SkillEntry } from '../protocol/skills-wire.js';
 
 /** Bytes as a server sent them: decoded, not yet verified against anything. */
 export interface UnverifiedContent {
@@ -15,21 +15,35 @@ export interface Listing<T> {
   problems: string[];
   /** False when paging stopped early (error, cap, cursor loop): absence proves nothing. */
   complete: boolean;
+  /** URIs named by entries that were refused: nothing under them may be loaded by path either. */
+  refused?: string[];
+}
+
+/** The freshness hint of a CacheableResult (2026-07-28); absent on 2025 servers. */
+export interface CacheHint {
+  ttlMs?: number | undefined;
+  cacheScope?: CacheScope | undefined;
 }
 
 export interface SourceFeatures {
+  /** The server declared the skills extension (`skills/list` and `skills/get` may be sent). */
+  extension: boolean;
   /** The server declared `directoryRead: true`. */
   directoryRead: boolean;
   /** The server accepts `resources/subscribe`. */
   subscribe: boolean;
   /** The server promises `notifications/resources/list_changed`. */
   listChanged: boolean;
+  /** Change events can reach us now (stdio, an open event stream or listen stream). */
+  liveChannel: boolean;
 }
 
 export type ConnectionStatus =
   | { status: 'connecting'; reason?: string }
-  | { status: 'connected' }
+  | { status: 'connected'; protocolVersion: string }
   | { status: 'failed'; reason: string }
+  /** The two sides share no protocol revision: not retried until restarted or reconfigured. */
+  | { status: 'incompatible'; reason: string }
   | { status: 'closed' };
 
 export type SourceEvent =
@@ -47,11 +61,16 @@ export interface SkillSource {
   features(): SourceFeatures;
   connection(): ConnectionStatus;
   onEvent(listener: (event: SourceEvent) => void): void;
-  listSkills(): Promise<Listing<SkillEntry>>;
-  getSkill(uri: string): Promise<SkillEntry>;
+  listSkills(): Promise<Listing<SkillEntry> & CacheHint>;
+  getSkill(uri: string): Promise<{ entry: SkillEntry } & CacheHint>;
   /** Reads and parses skill://index.json; `content` is the raw document, for serving as a file. */
   readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }>;
   readResource(uri: string): Promise<UnverifiedContent>;
+  /**
+   * Reads a file the held entry lists. Over MCP the SDK's SkillsClient checks it against
+   * the entry first (throwing IntegrityError); the caller verifies the bytes again either way.
+   */
+  readListedFile(entry: SkillEntry, uri: string): Promise<UnverifiedContent>;
   readDirectory(uri: string): Promise<Listing<DirectoryChild>>;
   subscribe(uri: string): Promise<void>;
 }

@@ -1,10 +1,10 @@
 // The SDK's stdio client transport with two repairs: a read buffer that is linear in the
-// message size (the SDK's concatenates and rescans the whole buffer on every chunk, which
+// message size (the SDK's, v2 included, concatenates the whole buffer on every chunk, which
 // is quadratic: seconds for a 16 MiB file), and a closed stdout treated as a lost
-// connection (the SDK notices only the process exiting).
-import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+// connection (the SDK notices only the process exiting). Being a subclass also makes
+// version negotiation probe in place instead of spawning a throwaway sibling server.
+import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import type { ChildProcess } from 'node:child_process';
 
 const NEWLINE = 0x0a;
@@ -39,7 +39,13 @@ export class LineReadBuffer {
     const line = this.lines.shift();
     if (line === undefined) return null;
     const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
-    return deserializeMessage(line.toString('utf8', 0, end));
+    try {
+      return deserializeMessage(line.toString('utf8', 0, end));
+    } catch (error) {
+      // As the SDK's buffer does: a line that is not JSON is skipped, not fatal.
+      if (error instanceof SyntaxError) return this.readMessage();
+      throw error;
+    }
   }
 
   clear(): void {

@@ -1,94 +1,106 @@
-// The catalog against an in-memory SkillSource: when it re-lists, and what a failed
+// The catalog against an in-memory SkillSource: when it re-lists (the server's ttlMs,
+// clamped; the default, stretched only while change events can arrive), and what a failed
 // listing leaves in place.
 import { describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
-import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
+import { DEFAULT_CATALOG_TIMINGS, LISTING_TTL_RANGE_MS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { UnavailableError } from '../../src/errors.js';
-import type { SkillEntry } from '../../src/mcp/protocol.js';
-import type { Listing, SkillSource, SourceEvent, SourceFeatures } from '../../src/mcp/skill-source.js';
+import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 
-const digest = `sha256:${'0'.repeat(64)}`;
-const entry = (name: string): SkillEntry => ({
-  uri: `skill://${name}/SKILL.md`,
-  frontmatter: { name, description: name },
-  resources: [{ uri: `skill://${name}/SKILL.md`, digest, size: 1 }],
-});
-
-class FakeSource implements SkillSource {
-  readonly label = 'fake';
-  listings = 0;
-  skills: SkillEntry[] = [entry('one')];
-  failListing = false;
-  constructor(private readonly announced: Partial<SourceFeatures> = {}) {}
-  features(): SourceFeatures {
-    return { directoryRead: false, subscribe: false, listChanged: false, ...this.announced };
-  }
-  connection() {
-    return { status: 'connected' as const };
-  }
-  onEvent(_listener: (event: SourceEvent) => void): void {}
-  async listSkills(): Promise<Listing<SkillEntry>> {
-    this.listings += 1;
-    if (this.failListing) throw new UnavailableError('fake: skills/list: no answer');
-    return { items: [...this.skills], problems: [], complete: true };
-  }
-  getSkill(): Promise<SkillEntry> {
-    throw new Error('not used');
-  }
-  readIndex(): never {
-    throw new Error('not used');
-  }
-  readResource(): never {
-    throw new Error('not used');
-  }
-  readDirectory(): never {
-    throw new Error('not used');
-  }
-  async subscribe(): Promise<void> {}
-}
-
-function catalogOf(source: FakeSource) {
+function catalogOf(source: MemorySkillSource) {
   const clock = { nowMs: 0 };
-  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => undefined, cache: new ContentCache(1024), hideDynamic: false, now: () => clock.nowMs });
+  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => undefined, cache: new ContentCache(1 << 20), hideDynamic: false, now: () => clock.nowMs });
   return { catalog, clock };
 }
 
+function sourceWith(...names: string[]): MemorySkillSource {
+  const source = new MemorySkillSource();
+  for (const name of names) source.addSkill(name, { 'SKILL.md': skillMarkdown(name) });
+  return source;
+}
+
+/** An operation after `ms`; a stale listing is refreshed in the background, so let it finish. */
+async function operateAfter(catalog: ServerCatalog, clock: { nowMs: number }, ms: number): Promise<void> {
+  clock.nowMs += ms;
+  await catalog.list('');
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
 describe('catalog refresh', () => {
-  it('re-lists after the listing TTL, on the next operation', async () => {
-    const source = new FakeSource();
+  it('re-lists after the default listing TTL when the server gives no ttlMs, on the next operation', async () => {
+    const source = sourceWith('one');
     const { catalog, clock } = catalogOf(source);
     await catalog.refresh();
-    clock.nowMs += DEFAULT_CATALOG_TIMINGS.listingTtlMs - 1;
-    await catalog.list('');
-    expect(source.listings).toBe(1);
-    clock.nowMs += 2;
-    source.skills = [entry('one'), entry('two')];
-    await catalog.list('');
-    // The stale listing was refreshed in the background; let it finish.
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(source.listings).toBe(2);
+    await operateAfter(catalog, clock, DEFAULT_CATALOG_TIMINGS.listingTtlMs - 1);
+    expect(source.count('skills/list')).toBe(1);
+    source.addSkill('two', { 'SKILL.md': skillMarkdown('two') });
+    await operateAfter(catalog, clock, 2);
+    expect(source.count('skills/list')).toBe(2);
     expect((await catalog.list('')).sort()).toEqual(['one', 'two']);
   });
 
-  it('a server that announces list changes is re-listed ten times less often', async () => {
-    const source = new FakeSource({ listChanged: true });
+  it("honours the server's ttlMs", async () => {
+    const source = sourceWith('one');
+    source.hint = { ttlMs: 20_000, cacheScope: 'public' };
     const { catalog, clock } = catalogOf(source);
     await catalog.refresh();
-    clock.nowMs += DEFAULT_CATALOG_TIMINGS.listingTtlMs * 5;
-    await catalog.list('');
-    expect(source.listings).toBe(1);
-    clock.nowMs += DEFAULT_CATALOG_TIMINGS.listingTtlMs * 6;
-    await catalog.list('');
-    expect(source.listings).toBe(2);
+    await operateAfter(catalog, clock, 19_000);
+    expect(source.count('skills/list')).toBe(1);
+    await operateAfter(catalog, clock, 2_000);
+    expect(source.count('skills/list')).toBe(2);
+    expect(catalog.summary().cache).toEqual({ ttlMs: 20_000, cacheScope: 'public', relistAfterMs: 20_000 });
+  });
+
+  it('clamps ttlMs to the documented range: 0 is not "re-list on every operation", a day is not a day', async () => {
+    const source = sourceWith('one');
+    source.hint = { ttlMs: 0 };
+    const { catalog, clock } = catalogOf(source);
+    await catalog.refresh();
+    await operateAfter(catalog, clock, LISTING_TTL_RANGE_MS.min - 1);
+    expect(source.count('skills/list')).toBe(1);
+    await operateAfter(catalog, clock, 2);
+    expect(source.count('skills/list')).toBe(2);
+    source.hint = { ttlMs: 86_400_000 };
+    await catalog.refresh();
+    expect(catalog.summary().cache.relistAfterMs).toBe(LISTING_TTL_RANGE_MS.max);
+  });
+
+  it('stretches the default ten times only while a live channel can deliver change events', async () => {
+    const source = sourceWith('one');
+    source.featureFlags = { ...source.featureFlags, listChanged: true, liveChannel: true };
+    const { catalog, clock } = catalogOf(source);
+    await catalog.refresh();
+    await operateAfter(catalog, clock, DEFAULT_CATALOG_TIMINGS.listingTtlMs * 5);
+    expect(source.count('skills/list')).toBe(1);
+    await operateAfter(catalog, clock, DEFAULT_CATALOG_TIMINGS.listingTtlMs * 6);
+    expect(source.count('skills/list')).toBe(2);
+  });
+
+  it('a declared listChanged with no open channel (stateless HTTP) is re-listed at the default pace', async () => {
+    const source = sourceWith('one');
+    source.featureFlags = { ...source.featureFlags, listChanged: true, liveChannel: false };
+    const { catalog, clock } = catalogOf(source);
+    await catalog.refresh();
+    await operateAfter(catalog, clock, DEFAULT_CATALOG_TIMINGS.listingTtlMs + 1);
+    expect(source.count('skills/list')).toBe(2);
+  });
+
+  it('sends skills/list only to a server that declared the extension', async () => {
+    const source = sourceWith('one');
+    source.featureFlags = { ...source.featureFlags, extension: false };
+    const { catalog } = catalogOf(source);
+    await catalog.refresh();
+    expect(source.count('skills/list')).toBe(0);
+    expect(catalog.summary().generation).not.toBe('listing');
   });
 
   it('a failed listing keeps what was known, and says why', async () => {
-    const source = new FakeSource();
+    const source = sourceWith('one');
     const { catalog } = catalogOf(source);
     await catalog.refresh();
-    source.failListing = true;
+    source.failures.set('skills/list', new UnavailableError('no answer', { server: 'mem', method: 'skills/list' }));
     await catalog.refresh();
     expect(await catalog.list('')).toEqual(['one']);
-    expect(catalog.summary().problems.join('\n')).toMatch(/discovery failed: fake: skills\/list: no answer/);
+    expect(catalog.summary().problems.join('\n')).toMatch(/discovery failed: mem: skills\/list: no answer/);
   });
 });

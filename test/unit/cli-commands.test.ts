@@ -16,12 +16,20 @@ describe('command line', () => {
         serverFlags: [],
         only: [],
         timeoutMs: 2_500,
+        startupTimeoutMs: 30_000,
         cacheBytes: 64 * 1024 * 1024,
         metadataTtlSeconds: 30,
         hideDynamic: true,
+        protocolVersion: undefined,
         verbose: true,
       },
     });
+  });
+
+  it('--protocol-version pins one revision for every server; anything else is refused with the choices', () => {
+    expect(parseCommandLine(['/m', '--protocol-version', '2025-11-25'])).toMatchObject({ options: { protocolVersion: '2025-11-25' } });
+    expect(parseCommandLine(['/m', '--protocol-version=2026-07-28'])).toMatchObject({ options: { protocolVersion: '2026-07-28' } });
+    expect(() => parseCommandLine(['/m', '--protocol-version', '2024'])).toThrow(/--protocol-version must be one of negotiate, 2026-07-28, 2025-11-25, got "2024"/);
   });
 
   it('--metadata-ttl sets the kernel cache bound; 0 is allowed, nonsense is refused', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { recordFromIndex, recordFromListing } from '../../src/catalog/skill-record.js';
-import type { SkillEntry } from '../../src/mcp/protocol.js';
+import type { SkillEntry } from '../../src/protocol/skills-wire.js';
 
 const digest = `sha256:${'a'.repeat(64)}`;
 const options = { hideDynamic: false };

@@ -1,0 +1,108 @@
+// SDK v2 failures as domain errors: JSON-RPC errors from the peer (ProtocolError), local
+// ones (SdkError: timeouts, closed connections, results that fail their schema), network
+// failures, and the connect-time failures that mean the two sides share no revision.
+import { ProtocolError as SdkProtocolError, SdkError, SdkHttpError, UnsupportedProtocolVersionError } from '@modelcontextprotocol/client';
+import { NotFoundError, NotSupportedError, ProtocolError, UnavailableError, type ErrorContext } from '../errors.js';
+import { LEGACY_REVISION, MODERN_REVISION, type ProtocolVersionChoice } from '../protocol/revisions.js';
+import { escapeForLog } from '../format/escape.js';
+
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+/** The 2025 revisions' "resource not found"; the final text uses -32602. */
+const RESOURCE_NOT_FOUND = -32002;
+
+/** The domain error for a failed request; the message names server, method and URI. */
+export function mapRequestError(error: unknown, context: ErrorContext, timeoutMs: number): Error {
+  const withCause = { ...context, cause: error };
+  if (error instanceof SdkProtocolError) {
+    const detail = escapeForLog(firstLine(error.message));
+    switch (error.code) {
+      case METHOD_NOT_FOUND:
+        return new NotSupportedError('method not supported by the server', withCause);
+      case INVALID_PARAMS:
+      case RESOURCE_NOT_FOUND:
+        return new NotFoundError(`not found (${detail})`, withCause);
+      default:
+        return new UnavailableError(`server error ${error.code}: ${detail}`, withCause);
+    }
+  }
+  if (error instanceof SdkError) {
+    switch (error.code) {
+      case 'REQUEST_TIMEOUT':
+        return new UnavailableError(`no answer within ${timeoutMs} ms`, withCause);
+      case 'CONNECTION_CLOSED':
+      case 'NOT_CONNECTED':
+        return new UnavailableError('connection closed', withCause);
+      case 'INVALID_RESULT':
+      case 'UNSUPPORTED_RESULT_TYPE':
+        return new ProtocolError(`malformed result: ${escapeForLog(firstLine(error.message))}`, withCause);
+      default:
+        return new UnavailableError(escapeForLog(firstLine(error.message)), withCause);
+    }
+  }
+  if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError')) {
+    return new ProtocolError(`malformed result: ${escapeForLog(firstLine(error.message))}`, withCause);
+  }
+  return new UnavailableError(escapeForLog(firstLine(describeError(error))), withCause);
+}
+
+/**
+ * Why a failed handshake means the two sides share no usable revision, naming what each
+ * side offered; undefined for every other failure (those are retried).
+ */
+export function classifyConnectError(error: unknown, choice: ProtocolVersionChoice): string | undefined {
+  const offered = choice === 'negotiate' ? `${MODERN_REVISION}, then the ${LEGACY_REVISION} handshake` : `only ${choice} (pinned)`;
+  if (error instanceof UnsupportedProtocolVersionError) {
+    const supported: readonly string[] = (error.data as { supported?: string[] } | undefined)?.supported ?? [];
+    return `protocol version mismatch: the server supports ${supported.length ? supported.map(escapeForLog).join(', ') : 'nothing it named'}; skills-mount offered ${offered}`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof SdkError && error.code === 'ERA_NEGOTIATION_FAILED' && /pinned|fall back/.test(message)) {
+    return `protocol version mismatch: the server did not offer ${MODERN_REVISION} through server/discover; skills-mount offered ${offered}`;
+  }
+  const legacyCounterOffer = /protocol version is not supported: (\S+)/.exec(message);
+  if (legacyCounterOffer) {
+    return `protocol version mismatch: the server answered with ${escapeForLog(legacyCounterOffer[1]!)}; skills-mount offered ${offered}`;
+  }
+  return undefined;
+}
+
+/** Network-level failures that mean the server (or its session) is gone, not that one request went wrong. */
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** True when a request or transport error means the connection is dead and must be replaced. */
+export function isConnectionLoss(error: unknown): boolean {
+  // 404 on a request carrying a session id: the server restarted and forgot the session.
+  if (error instanceof SdkHttpError) return error.status === 404;
+  if (error instanceof SdkError && error.code === 'CONNECTION_CLOSED') return true;
+  if (!(error instanceof Error) || error.name === 'AbortError') return false;
+  if (/^(SSE stream disconnected|Failed to reconnect SSE stream|Maximum reconnection attempts|SSE error)/.test(error.message)) return true;
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_ERROR_CODES.has(code)) return true;
+    if (cause instanceof TypeError && cause.message === 'fetch failed') return true;
+  }
+  return false;
+}
+
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return cause ? `${error.message} (${typeof code === 'string' ? code : cause.message})` : error.message;
+}
+
+export function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}
