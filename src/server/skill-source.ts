@@ -3,6 +3,7 @@
 // current snapshot only, so nothing the tree did not publish can be named; no MCP wiring here.
 import type { Resource } from '@modelcontextprotocol/server';
 import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
+import { NotFoundError } from '../errors.js';
 import { INDEX_URI } from '../protocol/skills-wire.js';
 import { paginate } from './cursor.js';
 import { decodeText, mimeTypeForContent } from './mime.js';
@@ -54,7 +55,14 @@ export function treeSkillSource(tree: SkillTree, options: TreeSourceOptions): Tr
       const key = canonical(uri);
       const file = key === undefined ? undefined : tree.snapshot.files.get(key);
       if (!file) return undefined;
-      const bytes = await tree.read(file);
+      let bytes: Buffer;
+      try {
+        bytes = await tree.read(file);
+      } catch (error) {
+        // Gone, or swapped for a link leading outside since the scan: not served.
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      }
       const text = decodeText(bytes);
       return text === undefined
         ? { bytes, mimeType: mimeTypeForContent(file.name, false) }

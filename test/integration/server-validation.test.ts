@@ -1,12 +1,14 @@
 // Which skills are served: each broken rule keeps its skill out (with a warning that
-// names the file and the rule) while the rest is served; length limits only under --strict.
+// names the file and the rule) while the rest is served; length limits too, unless --lenient.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectInMemory,
   errorOf,
   GetResult,
   listAllSkills,
+  ListResult,
   makeTempDir,
+  readBytes,
   readDirectoryAll,
   removeDir,
   skillMd,
@@ -24,6 +26,12 @@ const invalid: Record<string, { files: Record<string, string>; rule: RegExp }> =
   'mismatch': { files: { 'mismatch/SKILL.md': skillMd('other-name') }, rule: /must equal the directory name "mismatch"/ },
   'no-description': { files: { 'no-description/SKILL.md': '---\nname: no-description\n---\nbody\n' }, rule: /description is required/ },
   'unclosed': { files: { 'unclosed/SKILL.md': '---\nname: unclosed\ndescription: d\n' }, rule: /not closed/ },
+  'nested-metadata': {
+    files: { 'nested-metadata/SKILL.md': skillMd('nested-metadata', 'd', 'metadata:\n  version: 2\n  tags: [a]\n') },
+    rule: /metadata must map strings to strings/,
+  },
+  'long-description': { files: { 'long-description/SKILL.md': skillMd('long-description', longDescription) }, rule: /1024.*--lenient/ },
+  'long-compat': { files: { 'long-compat/SKILL.md': skillMd('long-compat', 'fine', `compatibility: ${longCompatibility}\n`) }, rule: /compatibility.*--lenient/ },
 };
 
 describe('skill validation', () => {
@@ -34,8 +42,7 @@ describe('skill validation', () => {
     const files: Record<string, string> = {
       'good/SKILL.md': skillMd('good'),
       'good/ref.md': 'ref\n',
-      'long-description/SKILL.md': skillMd('long-description', longDescription),
-      'long-compat/SKILL.md': skillMd('long-compat', 'fine', `compatibility: ${longCompatibility}\n`),
+      'string-metadata/SKILL.md': skillMd('string-metadata', 'd', 'metadata:\n  version: "2"\n'),
       'too-many/SKILL.md': skillMd('too-many'),
       // An invalid enclosing skill does not hide a valid nested one.
       'outer/SKILL.md': skillMd('wrong-outer-name'),
@@ -55,14 +62,11 @@ describe('skill validation', () => {
     });
     afterAll(() => connected.close());
 
-    it('serves only the valid skills, plus the over-long ones', async () => {
+    it('serves only the valid skills', async () => {
       const uris = (await listAllSkills(connected.client)).skills.map((s) => s.uri);
-      expect(uris).toEqual([
-        'skill://good/SKILL.md',
-        'skill://long-compat/SKILL.md',
-        'skill://long-description/SKILL.md',
-        'skill://outer/inner/SKILL.md',
-      ]);
+      expect(uris).toEqual(['skill://good/SKILL.md', 'skill://outer/inner/SKILL.md', 'skill://string-metadata/SKILL.md']);
+      // Nothing the tree serves is dropped by the SDK's own re-validation.
+      expect(connected.logs.filter((l) => l.includes('dropped'))).toEqual([]);
     });
 
     it.each(Object.entries(invalid))('refuses %s with a warning naming the file and the rule', async (dir, { rule }) => {
@@ -75,12 +79,6 @@ describe('skill validation', () => {
       expect(get.code).toBe(-32602);
     });
 
-    it('warns about over-long fields but serves the skill', async () => {
-      expect(connected.logs.some((l) => l.includes('long-description/SKILL.md') && l.includes('served although'))).toBe(true);
-      expect(connected.logs.some((l) => l.includes('long-compat/SKILL.md') && l.includes('compatibility'))).toBe(true);
-      const { skill } = await connected.client.request({ method: 'skills/get', params: { uri: 'skill://long-description/SKILL.md' } }, GetResult);
-      expect((skill as { frontmatter: { description: string } }).frontmatter.description).toBe(longDescription);
-    });
 
     it('refuses a skill of 513 files (over the 512 limit), with a warning', async () => {
       expect(connected.logs.some((l) => l.includes('too-many/SKILL.md') && l.includes('513 files'))).toBe(true);
@@ -97,13 +95,33 @@ describe('skill validation', () => {
     });
   });
 
-  it('--strict refuses over-long descriptions and compatibility too', async () => {
-    const connected = await connectInMemory({ root, watch: false, strict: true });
+  it.each(['legacy', 'modern'] as const)('--lenient serves over-long descriptions and compatibility, with the warning (%s)', async (era) => {
+    const connected = await connectInMemory({ root, watch: false, lenient: true, era });
     try {
       const uris = (await listAllSkills(connected.client)).skills.map((s) => s.uri);
-      expect(uris).toEqual(['skill://good/SKILL.md', 'skill://outer/inner/SKILL.md']);
-      expect(connected.logs.some((l) => l.includes('long-description/SKILL.md') && l.includes('--strict') && l.includes('1024'))).toBe(true);
-      expect((await errorOf(connected.client.readResource({ uri: 'skill://long-description/SKILL.md' }))).code).toBe(-32602);
+      expect(uris).toEqual([
+        'skill://good/SKILL.md',
+        'skill://long-compat/SKILL.md',
+        'skill://long-description/SKILL.md',
+        'skill://outer/inner/SKILL.md',
+        'skill://string-metadata/SKILL.md',
+      ]);
+      expect(connected.logs.some((l) => l.includes('long-description/SKILL.md') && l.includes('served although') && l.includes('1024'))).toBe(true);
+      expect(connected.logs.some((l) => l.includes('long-compat/SKILL.md') && l.includes('compatibility'))).toBe(true);
+      // Other rules stay: --lenient is about length limits only.
+      expect(uris).not.toContain('skill://nested-metadata/SKILL.md');
+      const got = await connected.client.request({ method: 'skills/get', params: { uri: 'skill://long-description/SKILL.md' } }, GetResult);
+      expect((got.skill as { frontmatter: { description: string } }).frontmatter.description).toBe(longDescription);
+      // The own listing handlers add the cache hints on 2026-07-28 only, as the SDK does.
+      const page = await connected.client.request({ method: 'skills/list', params: {} }, ListResult);
+      if (era === 'modern') {
+        expect(page).toMatchObject({ ttlMs: 30_000, cacheScope: 'private' });
+        expect(got).toMatchObject({ ttlMs: 30_000, cacheScope: 'private' });
+      } else {
+        expect(page).not.toHaveProperty('ttlMs');
+        expect(got).not.toHaveProperty('cacheScope');
+      }
+      expect((await readBytes(connected.client, 'skill://long-description/SKILL.md')).bytes.toString()).toContain(longDescription);
     } finally {
       await connected.close();
     }

@@ -6,16 +6,24 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 import { createSkillsServer, type SkillsServerOptions } from '../../src/server/index.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(REPO_ROOT, 'dist/cli/skills-serve.js');
-export const CORPUS = resolve(REPO_ROOT, '../shared/corpus/anthropic-skills');
+/** A real skills corpus to test against, when the environment names one (SKILLS_MOUNT_CORPUS). */
+export const CORPUS: string | undefined = process.env.SKILLS_MOUNT_CORPUS ? resolve(process.env.SKILLS_MOUNT_CORPUS) : undefined;
+export const EXAMPLES = join(REPO_ROOT, 'examples/skills');
+
+/** The era a test client speaks: 2025 (initialize, sessions) or 2026-07-28 (server/discover, stateless). */
+export type ClientEra = 'legacy' | 'modern';
+
+/** A v2 client pinned to one era. */
+export function newClient(era: ClientEra = 'legacy'): Client {
+  return new Client({ name: 'test', version: '0' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+}
 
 /** Independent sha256 in the extension's format. */
 export function sha256(bytes: Uint8Array | string): string {
@@ -28,6 +36,7 @@ export async function makeTempDir(label: string): Promise<string> {
 
 /** Copies the read-only corpus to a writable temp dir. */
 export async function copyCorpus(): Promise<string> {
+  if (!CORPUS) throw new Error('SKILLS_MOUNT_CORPUS is not set');
   const dir = await makeTempDir('corpus');
   await cp(CORPUS, dir, { recursive: true });
   // The corpus is read-only; the copy must be writable so tests can change and delete it.
@@ -121,11 +130,13 @@ export interface Connected {
 }
 
 /** An in-process server on `root` and a client linked to it in memory. */
-export async function connectInMemory(options: Omit<SkillsServerOptions, 'log'> & { root: string }): Promise<Connected & { tree: Awaited<ReturnType<typeof createSkillsServer>>['tree'] }> {
+export async function connectInMemory(
+  options: Omit<SkillsServerOptions, 'log'> & { root: string; era?: ClientEra },
+): Promise<Connected & { tree: Awaited<ReturnType<typeof createSkillsServer>>['tree'] }> {
   const logs: string[] = [];
   const served = await createSkillsServer({ debounceMs: 50, ...options, log: (line) => logs.push(line) });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'test', version: '0' });
+  const client = newClient(options.era);
   await served.server.connect(serverTransport);
   await client.connect(clientTransport);
   return {
@@ -140,11 +151,11 @@ export async function connectInMemory(options: Omit<SkillsServerOptions, 'log'> 
 }
 
 /** skills-serve as a child process on stdio. */
-export async function connectStdio(args: string[]): Promise<Connected> {
+export async function connectStdio(args: string[], era: ClientEra = 'legacy'): Promise<Connected> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'pipe' });
   const logs: string[] = [];
   transport.stderr?.on('data', (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  const client = new Client({ name: 'test', version: '0' });
+  const client = newClient(era);
   await client.connect(transport);
   return { client, logs, close: () => client.close() };
 }
@@ -196,8 +207,8 @@ export function stopChild(child: ChildProcess): Promise<number | null> {
   });
 }
 
-export async function connectHttp(url: string): Promise<Client> {
-  const client = new Client({ name: 'test', version: '0' });
+export async function connectHttp(url: string, era: ClientEra = 'legacy'): Promise<Client> {
+  const client = newClient(era);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
