@@ -38,13 +38,19 @@ export interface HttpServing {
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
 
-/** Serves MCP over Streamable HTTP at `/mcp` on host:port until closed. */
-export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
-  const { service } = options;
+/** Both eras' MCP endpoint as a web handler, for serveHttp or an embedder's own HTTP server. */
+export interface SkillsHttpHandler {
+  /** Answers one request to /mcp; `body` is its buffered body. */
+  handle(request: Request, body: Buffer | undefined): Promise<Response>;
+  sessionCount(): number;
+  /** Ends listen streams and 2025 sessions. */
+  close(): Promise<void>;
+}
+
+/** The /mcp endpoint for `service`; `loopbackOnly` adds the Host and Origin checks. */
+export function createSkillsHttpHandler(service: SkillsService, options: { loopbackOnly: boolean }): SkillsHttpHandler {
   const log = service.log;
-  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  // Bound to loopback: a page in a browser must not reach it through DNS rebinding.
-  const loopbackOnly = LOOPBACK_HOSTS.has(options.host);
+  const { loopbackOnly } = options;
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>();
 
   const modern = createMcpHandler((ctx) => service.build(ctx.era, false), {
@@ -100,13 +106,32 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
     return response;
   };
 
+  return {
+    handle: route,
+    sessionCount: () => sessions.size,
+    close: async () => {
+      stopSink();
+      await modern.close().catch(() => {});
+      await Promise.allSettled([...sessions.values()].map(({ mcp }) => mcp.close()));
+      sessions.clear();
+    },
+  };
+}
+
+/** Serves MCP over Streamable HTTP at `/mcp` on host:port until closed. */
+export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
+  const log = options.service.log;
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  // Bound to loopback: a page in a browser must not reach it through DNS rebinding.
+  const handler = createSkillsHttpHandler(options.service, { loopbackOnly: LOOPBACK_HOSTS.has(options.host) });
+
   let closing = false;
   const httpServer = createServer((req, res) => {
     void (async () => {
       try {
         if (closing) return await sendWebResponse(res, new Response('shutting down\n', { status: 503 }));
         const { request, body } = await toWebRequest(req, res, maxBodyBytes);
-        await sendWebResponse(res, await route(request, body));
+        await sendWebResponse(res, await handler.handle(request, body));
       } catch (error) {
         if (!(error instanceof BodyTooLargeError)) log(`http ${req.method ?? ''} ${req.url ?? ''} failed: ${(error as Error).message}`);
         if (res.headersSent) return void res.end();
@@ -127,16 +152,13 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
 
   return {
     url: `http://${host}:${address.port}/mcp`,
-    sessionCount: () => sessions.size,
+    sessionCount: () => handler.sessionCount(),
     close: async () => {
       closing = true;
-      stopSink();
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       // listen streams get their final result, 2025 GET streams end; then idle keep-alive
       // sockets are cut, which otherwise hold the process for keepAliveTimeout.
-      await modern.close().catch(() => {});
-      await Promise.allSettled([...sessions.values()].map(({ mcp }) => mcp.close()));
-      sessions.clear();
+      await handler.close();
       httpServer.closeAllConnections();
       await closed;
     },
