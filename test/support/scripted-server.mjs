@@ -11,9 +11,8 @@
 //   "extraFiles": { "<uri>": { "text"|"blob" } } }
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { ErrorCode, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
 const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -48,57 +47,67 @@ if (scenario.index) {
 }
 
 const extension = scenario.directoryRead ? { directoryRead: true } : {};
-const server = new Server(
-  { name: 'scripted', version: '1.0.0' },
-  { capabilities: { resources: {}, extensions: { 'io.modelcontextprotocol/skills': extension } } },
-);
+const McpError = ProtocolError;
+const ErrorCode = ProtocolErrorCode;
+const Params = z.looseObject({});
+const UriParams = z.looseObject({ uri: z.string() });
 
-server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-  const { uri } = request.params;
-  log(`request resources/read ${uri}`);
-  const file = allFiles.get(uri);
-  if (!file) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`, { uri });
-  return { contents: [file.blob !== undefined ? { uri, blob: file.blob } : { uri, text: file.text }] };
-});
-
-if (scenario.listing) {
-  server.setRequestHandler(z.object({ method: z.literal('skills/list'), params: z.any().optional() }), () => {
-    log('request skills/list');
-    return { skills: (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => entry(skill, skill.files)) };
-  });
-  server.setRequestHandler(z.object({ method: z.literal('skills/get'), params: z.object({ uri: z.string() }).passthrough() }), (request) => {
-    const { uri } = request.params;
-    log(`request skills/get ${uri}`);
-    const skill = (scenario.skills ?? []).find((candidate) => candidate.uri === uri);
-    if (!skill) throw new McpError(ErrorCode.InvalidParams, `not a skill: ${uri}`, { uri });
-    return { skill: entry(skill, skill.getFiles ?? skill.files) };
-  });
-}
-
-if (scenario.directoryRead) {
-  server.setRequestHandler(
-    z.object({ method: z.literal('resources/directory/read'), params: z.object({ uri: z.string() }).passthrough() }),
-    (request) => {
-      const { uri } = request.params;
-      log(`request resources/directory/read ${uri}`);
-      const children = new Map();
-      for (const [fileUri, file] of allFiles) {
-        if (!fileUri.startsWith(`${uri}/`) || fileUri === 'skill://index.json') continue;
-        const rest = fileUri.slice(uri.length + 1);
-        const name = rest.split('/')[0];
-        if (rest.includes('/')) children.set(name, { uri: `${uri}/${name}`, name, mimeType: 'inode/directory' });
-        else children.set(name, { uri: fileUri, name, mimeType: 'text/plain', size: bytesOf(file).length });
-      }
-      if (children.size === 0) throw new McpError(ErrorCode.InvalidParams, `not a directory: ${uri}`, { uri });
-      return { resources: [...children.values()] };
-    },
+// The low-level Server on purpose: the SDK's SkillsExtension would refuse the lies it tells.
+// Both eras, like skills-serve: serveStdio pins one instance per connection.
+function build() {
+  const server = new Server(
+    { name: 'scripted', version: '1.0.0' },
+    { capabilities: { resources: {}, extensions: { 'io.modelcontextprotocol/skills': extension } } },
   );
+
+  server.setRequestHandler('resources/read', (request) => {
+    const { uri } = request.params;
+    log(`request resources/read ${uri}`);
+    const file = allFiles.get(uri);
+    if (!file) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`, { uri });
+    return { contents: [file.blob !== undefined ? { uri, blob: file.blob } : { uri, text: file.text }] };
+  });
+
+  if (scenario.listing) {
+    server.setRequestHandler('skills/list', { params: Params }, () => {
+      log('request skills/list');
+      return { skills: (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => entry(skill, skill.files)) };
+    });
+    server.setRequestHandler('skills/get', { params: UriParams }, ({ uri }) => {
+      log(`request skills/get ${uri}`);
+      const skill = (scenario.skills ?? []).find((candidate) => candidate.uri === uri);
+      if (!skill) throw new McpError(ErrorCode.InvalidParams, `not a skill: ${uri}`, { uri });
+      return { skill: entry(skill, skill.getFiles ?? skill.files) };
+    });
+  }
+
+  if (scenario.directoryRead) {
+    server.setRequestHandler(
+      'resources/directory/read',
+      { params: UriParams },
+      ({ uri }) => {
+        log(`request resources/directory/read ${uri}`);
+        const children = new Map();
+        for (const [fileUri, file] of allFiles) {
+          if (!fileUri.startsWith(`${uri}/`) || fileUri === 'skill://index.json') continue;
+          const rest = fileUri.slice(uri.length + 1);
+          const name = rest.split('/')[0];
+          if (rest.includes('/')) children.set(name, { uri: `${uri}/${name}`, name, mimeType: 'inode/directory' });
+          else children.set(name, { uri: fileUri, name, mimeType: 'text/plain', size: bytesOf(file).length });
+        }
+        if (children.size === 0) throw new McpError(ErrorCode.InvalidParams, `not a directory: ${uri}`, { uri });
+        return { resources: [...children.values()] };
+      },
+    );
+  }
+
+  // Methods the scenario does not offer are logged too, so tests can prove they were never called.
+  server.fallbackRequestHandler = async (request) => {
+    log(`request ${request.method} (not offered)`);
+    throw new McpError(ErrorCode.MethodNotFound, `method not found: ${request.method}`);
+  };
+
+  return server;
 }
 
-// Methods the scenario does not offer are logged too, so tests can prove they were never called.
-server.fallbackRequestHandler = async (request) => {
-  log(`request ${request.method} (not offered)`);
-  throw new McpError(ErrorCode.MethodNotFound, `method not found: ${request.method}`);
-};
-
-await server.connect(new StdioServerTransport());
+serveStdio(build);
