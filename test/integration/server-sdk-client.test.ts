@@ -1,0 +1,76 @@
+// The SDK v2's own SkillsClient as a third-party host of skills-serve: over stdio and HTTP,
+// 2025 and 2026-07-28, it lists every skill and reads and verifies (size, digest,
+// frontmatter) every listed file. Nothing of ours on the client side.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectHttp, connectStdio, CORPUS, EXAMPLES, spawnHttp, stopChild, type ClientEra, type SpawnedHttp } from '../support/server-harness.js';
+
+const ERAS: ClientEra[] = ['legacy', 'modern'];
+const targets = [
+  { label: 'examples/skills', dir: EXAMPLES, skills: 5 },
+  // Default, conformant serving refuses claude-api (1,068-character description): 11 of 12.
+  ...(CORPUS ? [{ label: 'SKILLS_MOUNT_CORPUS', dir: CORPUS, skills: 11 }] : []),
+];
+
+/** Lists with SkillsClient and reads every listed file through it; returns the counts. */
+async function listAndVerify(client: Client, dir: string): Promise<{ skills: number; files: number }> {
+  const skills = new SkillsClient(client);
+  expect(skills.supported).toBe(true);
+  expect(skills.directoryRead).toBe(true);
+  const listing = await skills.list();
+  expect(listing.invalid).toEqual([]);
+  let files = 0;
+  for (const skill of listing.skills) {
+    const root = skill.uri.slice(0, -'SKILL.md'.length);
+    expect(skill.resources).not.toBe('dynamic');
+    for (const resource of skill.resources === 'dynamic' ? [] : skill.resources) {
+      const ref = resource.uri.slice(root.length);
+      const file = ref === 'SKILL.md' ? await skills.read(skill) : await skills.read(skill, ref);
+      expect(file.verified, resource.uri).toBe(true);
+      const onDisk = await readFile(join(dir, resource.uri.slice('skill://'.length)));
+      expect(Buffer.from(file.bytes).equals(onDisk), resource.uri).toBe(true);
+      files++;
+    }
+  }
+  return { skills: listing.skills.length, files };
+}
+
+describe.each(targets)('SkillsClient against skills-serve on $label', ({ label, dir, skills }) => {
+  describe.each(ERAS)('over stdio (%s)', (era) => {
+    it('lists every skill and verifies every listed file', async () => {
+      const connected = await connectStdio([dir], era);
+      try {
+        const counts = await listAndVerify(connected.client, dir);
+        console.log(`SkillsClient ${label} stdio ${era}: ${counts.skills} skills, ${counts.files} files verified`);
+        expect(counts.skills).toBe(skills);
+      } finally {
+        await connected.close();
+      }
+    });
+  });
+
+  describe('over Streamable HTTP', () => {
+    let served: SpawnedHttp | undefined;
+    beforeAll(async () => {
+      served = await spawnHttp([dir]);
+    });
+    afterAll(async () => {
+      if (served) await stopChild(served.child);
+    });
+
+    it.each(ERAS)('lists every skill and verifies every listed file (%s)', async (era) => {
+      const client = await connectHttp(served!.url, era);
+      try {
+        expect(client.getNegotiatedProtocolVersion()).toBe(era === 'modern' ? '2026-07-28' : '2025-11-25');
+        const counts = await listAndVerify(client, dir);
+        console.log(`SkillsClient ${label} http ${era}: ${counts.skills} skills, ${counts.files} files verified`);
+        expect(counts.skills).toBe(skills);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+});
