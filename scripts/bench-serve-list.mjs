@@ -1,18 +1,18 @@
 #!/usr/bin/env node
 // Times skills/list over stdio against the built skills-serve (run `npm run build` first):
-//   node scripts/bench-serve-list.mjs DIR [--page-size N]
-// Reports startup (spawn + scan + initialize), a cold full listing (digests computed)
-// and a warm one (digests cached).
+//   node scripts/bench-serve-list.mjs DIR [--page-size N] [--era legacy|modern]
+// Reports startup (spawn + scan + initialize or server/discover), a cold full listing
+// (digests computed) and a warm one (digests cached).
 import { parseArgs } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'page-size': { type: 'string', default: '100' } } });
-if (positionals.length !== 1) {
-  process.stderr.write('usage: node scripts/bench-serve-list.mjs DIR [--page-size N]\n');
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'page-size': { type: 'string', default: '100' }, era: { type: 'string', default: 'legacy' } } });
+if (positionals.length !== 1 || !['legacy', 'modern'].includes(values.era)) {
+  process.stderr.write('usage: node scripts/bench-serve-list.mjs DIR [--page-size N] [--era legacy|modern]\n');
   process.exit(2);
 }
 const cli = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli/skills-serve.js');
@@ -20,7 +20,7 @@ const ListResult = z.looseObject({ skills: z.array(z.any()), nextCursor: z.strin
 
 let started = performance.now();
 const transport = new StdioClientTransport({ command: process.execPath, args: [cli, positionals[0], '--page-size', values['page-size']], stderr: 'inherit' });
-const client = new Client({ name: 'bench', version: '0' });
+const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: values.era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
 await client.connect(transport);
 const startupMs = performance.now() - started;
 
@@ -42,8 +42,10 @@ async function listAll() {
 
 const cold = await listAll();
 const warm = await listAll();
+const version = client.getNegotiatedProtocolVersion();
 await client.close();
 const fmt = (n) => n.toFixed(0);
-console.log(`startup (spawn, scan, initialize): ${fmt(startupMs)} ms`);
+console.log(`era: ${values.era} (${version})`);
+console.log(`startup (spawn, scan, handshake): ${fmt(startupMs)} ms`);
 console.log(`skills/list cold: ${cold.skills} skills, ${cold.files} manifest entries, ${cold.pages} pages in ${fmt(cold.ms)} ms`);
 console.log(`skills/list warm: ${warm.skills} skills, ${warm.files} manifest entries, ${warm.pages} pages in ${fmt(warm.ms)} ms`);

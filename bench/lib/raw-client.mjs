@@ -1,8 +1,7 @@
 // The raw baseline: an MCP SDK Client talking to skills-serve directly, over the same
 // transport the mount uses, with no filesystem in between.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 import { SKILLS_SERVE } from './paths.mjs';
 import { inParallel } from './stats.mjs';
@@ -10,20 +9,25 @@ import { inParallel } from './stats.mjs';
 const ListPage = z.looseObject({ skills: z.array(z.looseObject({ uri: z.string(), resources: z.unknown() })), nextCursor: z.string().optional() });
 const REQUEST_TIMEOUT_MS = 600_000;
 
+/** A v2 client of one era: 'legacy' (2025, initialize) by default, or 'modern' (2026-07-28). */
+function newClient(era = 'legacy') {
+  return new Client({ name: 'skills-bench', version: '0' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
+}
+
 /**
  * Spawns `skills-serve DIR ...flags` and connects a client to it over stdio. `maxBufferSize`
- * is the SDK's limit on one incoming message (10 MiB by default).
+ * is the SDK's limit on one incoming message (10 MiB by default); `era` as in newClient.
  */
-export async function connectStdio(dir, flags = [], { maxBufferSize } = {}) {
+export async function connectStdio(dir, flags = [], { maxBufferSize, era } = {}) {
   const transport = new StdioClientTransport({ command: process.execPath, args: [SKILLS_SERVE, dir, ...flags], stderr: 'ignore', ...(maxBufferSize && { maxBufferSize }) });
-  const client = new Client({ name: 'skills-bench', version: '0' });
+  const client = newClient(era);
   await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
   return client;
 }
 
 /** Connects a client to a Streamable HTTP endpoint. */
-export async function connectHttp(url) {
-  const client = new Client({ name: 'skills-bench', version: '0' });
+export async function connectHttp(url, { era } = {}) {
+  const client = newClient(era);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)), { timeout: REQUEST_TIMEOUT_MS });
   return client;
 }
