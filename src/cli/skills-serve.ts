@@ -15,7 +15,7 @@ options:
                            port 0 picks a free one) instead of stdio
   --protocol P             index | listing | both (default both): skill://index.json,
                            skills/list + skills/get, or both
-  --page-size N            items per page of every paginated result (default ${DEFAULT_PAGE_SIZE})
+  --page-size N            items per page of skills/list and directory reads (default ${DEFAULT_PAGE_SIZE})
   --no-directory-read      do not offer resources/directory/read
   --lenient                also serve skills that break only a length limit (description over
                            1024 or compatibility over 500 characters), with the warning; by
