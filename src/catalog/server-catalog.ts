@@ -2,7 +2,6 @@
 // none), lookups of paths nobody listed, directory reads, and verified content with
 // single-flight fetches. Paths are relative to the server's label directory ("" is it).
 import { escapeForLog } from '../format/escape.js';
-import type { SkillEntry } from '../protocol/skills-wire.js';
 import { IntegrityError, IsADirectoryError, LimitExceededError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
 import type { Logger } from '../mcp/connection.js';
 import { DIRECTORY_MIME_TYPE, INDEX_URI, MAX_BYTES_PER_SKILL } from '../protocol/skills-wire.js';
@@ -744,12 +743,8 @@ export class ServerCatalog {
     }
   }
 
-  /** One read, checked by the SDK against the held entry when one lists the file, then by verifyContent. */
   private async fetchAndVerify(facts: FileFacts): Promise<VerifiedContent> {
-    const record = facts.skillUri === undefined ? undefined : this.records.get(facts.skillUri);
-    const entry = record && facts.digest !== undefined ? heldEntryOf(record) : undefined;
-    const content = entry ? await this.fetchListed(entry, facts.uri) : await this.fetchResource(facts.uri);
-    return this.keep(verifyContent(this.label, content, expectationOf(facts)), facts.skillUri);
+    return this.keep(verifyContent(this.label, await this.fetchResource(facts.uri), expectationOf(facts)), facts.skillUri);
   }
 
   /** The file's facts after refreshing its entry, or undefined when nothing changed (so a retry is pointless). */
@@ -765,15 +760,6 @@ export class ServerCatalog {
     const next = node.facts;
     const changed = next.digest !== facts.digest || next.sizeBytes !== facts.sizeBytes || JSON.stringify(next.frontmatter) !== JSON.stringify(facts.frontmatter);
     return changed ? next : undefined;
-  }
-
-  private async fetchListed(entry: SkillEntry, uri: string): Promise<UnverifiedContent> {
-    try {
-      return await this.source.readListedFile(entry, uri);
-    } catch (error) {
-      if (error instanceof LimitExceededError) this.remember(error.message);
-      throw error;
-    }
   }
 
   /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */
@@ -835,16 +821,6 @@ function sameEntry(a: SkillRecord, b: SkillRecord): boolean {
     return false;
   }
   return JSON.stringify(a.frontmatter) === JSON.stringify(b.frontmatter);
-}
-
-/** The held entry in the wire shape, for the SDK's SkillsClient to check a read against. */
-function heldEntryOf(record: SkillRecord): SkillEntry | undefined {
-  if (!Array.isArray(record.files)) return undefined;
-  return {
-    uri: record.uri,
-    frontmatter: record.frontmatter,
-    resources: record.files.map((file) => ({ uri: file.uri, digest: file.digest, size: file.sizeBytes })),
-  };
 }
 
 function isoTime(ms: number | undefined): string | undefined {

@@ -1,20 +1,16 @@
 // SkillSource over a live MCP connection: the extension's methods, every page of every
-// list (bounded against endless cursors), shapes checked entry by entry. Files a held entry
-// lists are read through the SDK's SkillsClient, which verifies them against the entry.
+// list (bounded against endless cursors), shapes checked entry by entry.
 //
-// Own code where the SDK's does not do the job (docs/protocol.md lists each): listings and
-// skills/get (SkillsClient refuses a whole listing for one invalid entry, refuses published
-// skills whose description is over 1,024 characters, and throws instead of keeping a partial
-// listing at its page cap), directory reads (the same page-cap behaviour, no byte caps), the
-// index generation (the SDK has none) and reads of files no entry lists.
-import type { Client } from '@modelcontextprotocol/client';
-import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
+// The SDK's SkillsClient does not do this job, for reasons docs/protocol.md lists: it
+// refuses a whole listing for one invalid entry, refuses published skills whose description
+// is over 1,024 characters (in listings, skills/get and reads), throws instead of keeping a
+// partial listing at its page cap, has no byte caps, accepts a read result with several
+// contents for one URI, and has no index generation.
 import { z } from 'zod';
-import { IntegrityError, NotSupportedError, ProtocolError } from '../errors.js';
+import { NotSupportedError, ProtocolError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { Connection, type ConnectionOptions } from './connection.js';
 import { decodeReadResult } from './content-decoding.js';
-import { parseFrontmatterYaml } from '../format/frontmatter.js';
 import {
   DirectoryChildSchema,
   DirectoryReadResultSchema,
@@ -62,11 +58,6 @@ const ReadResultSchema = z.looseObject({ contents: z.array(z.unknown()) });
 export class McpSkillSource implements SkillSource {
   private readonly connectionToServer: Connection;
   private readonly paging: PagingLimits;
-  private readonly skillsClients = new WeakMap<Client, SkillsClient>();
-
-  private readonly timeoutMs: number;
-  private readonly verbose: boolean;
-  private readonly log: (line: string) => void;
 
   constructor(
     readonly label: string,
@@ -75,9 +66,6 @@ export class McpSkillSource implements SkillSource {
   ) {
     this.connectionToServer = new Connection(label, config, options);
     this.paging = options.paging ?? DEFAULT_PAGING_LIMITS;
-    this.timeoutMs = options.timeoutMs;
-    this.verbose = options.verbose ?? false;
-    this.log = options.log;
   }
 
   start(): Promise<void> {
@@ -162,39 +150,6 @@ export class McpSkillSource implements SkillSource {
 
   async readResource(uri: string): Promise<UnverifiedContent> {
     return this.readWithin(uri, MAX_FILE_BYTES);
-  }
-
-  async readListedFile(entry: SkillEntry, uri: string): Promise<UnverifiedContent> {
-    const client = this.connectionToServer.sdkClient();
-    if (!client) return this.readResource(uri); // throws the connection's UnavailableError
-    let skills = this.skillsClients.get(client);
-    if (!skills) {
-      skills = new SkillsClient(client, { parseFrontmatter: parseYamlBlock });
-      this.skillsClients.set(client, skills);
-    }
-    const startedAt = performance.now();
-    try {
-      const file = await skills.read(entry as Skill, uri, { timeout: this.timeoutMs, cacheMode: 'bypass' });
-      this.trace(uri, startedAt, 'ok');
-      return { uri, bytes: Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength), mimeType: file.mimeType };
-    } catch (error) {
-      if (error instanceof SkillVerificationError) {
-        this.trace(uri, startedAt, `verification failed: ${error.reason}`);
-        const detail = error.differences.length ? `${error.message} (${error.differences.slice(0, 3).join('; ')})` : error.message;
-        throw new IntegrityError(`${error.reason} mismatch: ${escapeForLog(detail)}`, { server: this.label, method: 'resources/read', uri, cause: error });
-      }
-      // The SDK refuses entries the final text's rules reject (a description over 1,024
-      // characters, say) before any request; such skills are still mounted, marked, and
-      // verified by our own code alone.
-      if (error instanceof TypeError && / is not a valid skill entry/.test(error.message)) return this.readResource(uri);
-      this.trace(uri, startedAt, (error as Error).message);
-      throw this.connectionToServer.failed(error, 'resources/read', uri);
-    }
-  }
-
-  private trace(uri: string, startedAt: number, outcome: string): void {
-    if (!this.verbose) return;
-    this.log(`[${this.label}] resources/read ${escapeForLog(uri)} (SkillsClient) ${(performance.now() - startedAt).toFixed(1)}ms ${escapeForLog(outcome)}`);
   }
 
   private async readWithin(uri: string, maxBytes: number): Promise<UnverifiedContent> {
@@ -282,7 +237,3 @@ function describeIssue(error: z.ZodError): string {
   return `${issue.path.length ? issue.path.join('.') + ': ' : ''}${issue.message}`;
 }
 
-/** The SDK splits SKILL.md frontmatter off; the YAML itself is read with the same parser as our own check. */
-function parseYamlBlock(yaml: string): Record<string, unknown> {
-  return parseFrontmatterYaml(yaml);
-}

@@ -66,11 +66,6 @@ export interface SkillSource {
   /** Reads and parses skill://index.json; `content` is the raw document, for serving as a file. */
   readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }>;
   readResource(uri: string): Promise<UnverifiedContent>;
-  /**
-   * Reads a file the held entry lists. Over MCP the SDK's SkillsClient checks it against
-   * the entry first (throwing IntegrityError); the caller verifies the bytes again either way.
-   */
-  readListedFile(entry: SkillEntry, uri: string): Promise<UnverifiedContent>;
   readDirectory(uri: string): Promise<Listing<DirectoryChild>>;
   subscribe(uri: string): Promise<void>;
 }

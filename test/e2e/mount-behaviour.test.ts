@@ -308,7 +308,7 @@ describe('a read-only, host-private filesystem', () => {
     expect((await runBytes('cat', [file])).stdout.equals(await readFile(path.join(CORPUS_DIR, 'slack-gif-creator', 'SKILL.md')))).toBe(true);
   });
 
-  it('ls -lR costs zero content reads; a cold cat exactly one; a warm cat none', async () => {
+  it('ls -lR costs zero content reads; a cold cat one, plus one for the SKILL.md of a skill not loaded yet; a warm cat none', async () => {
     const reads = () => (mount.log().match(/\] resources\/read /g) ?? []).length;
     const before = reads();
     const listing = await run('ls', ['-lR', path.join(mount.mountpoint, 'corpus')]);
@@ -318,10 +318,14 @@ describe('a read-only, host-private filesystem', () => {
     const file = path.join(mount.mountpoint, 'corpus', 'theme-factory', 'theme-showcase.pdf');
     const cold = await runBytes('cat', [file]);
     expect(cold.stdout.equals(await readFile(path.join(CORPUS_DIR, 'theme-factory', 'theme-showcase.pdf')))).toBe(true);
-    expect(reads()).toBe(before + 1);
+    // The held entry: a supporting file is served only once its skill's SKILL.md verified.
+    expect(reads()).toBe(before + 2);
     await runBytes('cat', [file]);
+    await run('cat', [path.join(mount.mountpoint, 'corpus', 'theme-factory', 'SKILL.md')]);
     await run('stat', [file]);
-    expect(reads()).toBe(before + 1);
+    expect(reads()).toBe(before + 2);
+    await run('cat', [path.join(mount.mountpoint, 'corpus', 'canvas-design', 'SKILL.md')]);
+    expect(reads()).toBe(before + 3);
   });
 });
 

@@ -44,7 +44,7 @@ describe('HTTP servers from a config file, with auth headers', () => {
     try {
       for (const source of sources) {
         await source.start();
-        expect(source.connection(), source.label).toEqual({ status: 'connected' });
+        expect(source.connection(), source.label).toMatchObject({ status: 'connected' });
         const listing = await source.listSkills();
         expect(listing.items.map((skill) => skill.uri)).toContain('skill://hello-mount/SKILL.md');
       }

@@ -118,10 +118,6 @@ export class MemorySkillSource implements SkillSource {
     return { uri, bytes: Buffer.from(bytes), mimeType: undefined };
   }
 
-  readListedFile(_entry: SkillEntry, uri: string): Promise<UnverifiedContent> {
-    return this.readResource(uri);
-  }
-
   async readDirectory(uri: string): Promise<Listing<DirectoryChild>> {
     this.record('resources/directory/read', uri);
     const prefix = `${uri}/`;
