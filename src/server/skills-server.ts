@@ -1,11 +1,11 @@
 // The MCP face of skills-serve: one McpServer per connection (2025) or per request
 // (2026-07-28 over HTTP), all on one SkillTree. The SDK's SkillsExtension owns the wire;
-// own code here: the index mode, 2025 subscriptions, change fan-out and --lenient listing.
+// own code here: the index mode, 2025 subscriptions, change fan-out and skills/list+get (listing.ts).
 import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CacheHint, type CacheScope, type Transport } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { INDEX_URI } from '../protocol/skills-wire.js';
-import { registerLenientListing } from './lenient-listing.js';
+import { registerListing } from './listing.js';
 import { SkillTree, type Log, type SkillTreeOptions, type TreeChange } from './skill-tree.js';
 import { treeSkillSource, type TreeSkillSource } from './skill-source.js';
 import { parseSkillUri } from './skill-uri.js';
@@ -110,7 +110,9 @@ export class SkillsService {
     });
     if (this.extension) {
       this.extension.attach(mcp);
-      if (this.options.lenient) registerLenientListing(mcp, this.source, this.cacheHint);
+      // skills/list and skills/get: the SDK's checks once per entry instead of per request
+      // (none under --lenient); see listing.ts.
+      registerListing(mcp, this.source, { validate: !this.options.lenient, cacheHint: this.cacheHint, log: this.options.log });
     } else {
       // Index mode: the same source behind a plain resource template, no extension declared.
       const template = new ResourceTemplate('skill://{+path}', { list: async (ctx) => ({ resources: await this.source.listResources!(ctx) }) });
