@@ -13,7 +13,7 @@ if ! command -v tmux >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq tmux >/dev/null
 fi
 report="$(mktemp)"
-trap 'rm -f "$report"; ../shared/tools/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true; rm -rf /tmp/skills-mount-test-* 2>/dev/null || true' EXIT
+trap 'rm -f "$report"; scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true; rm -rf /tmp/skills-mount-test-* 2>/dev/null || true' EXIT
 status=0
 npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
 # One plain closing line for CI: "N passed, N failed, N skipped".

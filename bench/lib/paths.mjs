@@ -8,5 +8,5 @@ export const SKILLS_SERVE = path.join(REPO, 'dist', 'cli', 'skills-serve.js');
 export const GEN_SKILLS = path.join(REPO, 'scripts', 'gen-skills.mjs');
 export const SHARED = path.resolve(REPO, '..', 'shared');
 export const CORPUS_DIR = path.join(SHARED, 'corpus', 'anthropic-skills');
-export const FUSE_CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+export const FUSE_CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');
 export const RESULTS_FILE = path.join(REPO, 'bench', 'results.json');

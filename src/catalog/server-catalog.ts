@@ -191,7 +191,15 @@ export class ServerCatalog {
     let node = await this.nodeAt(path);
     if (node.kind === 'file') throw new NotADirectoryError(`${this.label}: ${path} is a file`, { server: this.label, uri: node.facts.uri });
     if (this.shouldReadDirectory(path)) {
-      await this.readDirectory(path);
+      try {
+        await this.readDirectory(path);
+      } catch (error) {
+        // What listings put in this directory is known without the server: a failed (or
+        // refused: "not a directory resource" for a prefix directory) read shows that.
+        // With nothing known, the failure is the answer, never an empty directory.
+        if (!(error instanceof SkillsMountError) || node.kind !== 'directory' || childNames(node.children).length === 0) throw error;
+        this.rememberOnce(`resources/directory/read ${node.uri} failed (${error.message}); showing the children listings named`);
+      }
       node = this.namespace.get(path) ?? node;
     }
     return node.kind === 'directory' ? childNames(node.children) : [];
@@ -399,6 +407,12 @@ export class ServerCatalog {
   private forgetObservations(): void {
     this.negative.clear();
     this.directoryReads.clear();
+  }
+
+  /** Logs a problem the first time it occurs (a fallback that would otherwise log on every readdir). */
+  private rememberOnce(problem: string): void {
+    if (this.problems.includes(problem)) return;
+    this.remember(problem);
   }
 
   private remember(problem: string): void {
@@ -639,10 +653,16 @@ export class ServerCatalog {
     const state = this.directoryReads.get(path);
     if (state?.pending) return state.pending;
     if (state && this.now() - state.atMs < this.options.directoryTtlMs) return;
-    const pending = this.fetchDirectory(path).finally(() => {
-      const current = this.directoryReads.get(path);
-      if (current?.pending === pending) this.directoryReads.set(path, { atMs: this.now() });
-    });
+    // Only a read that succeeded stands for the directory; a failure is never remembered as an answer.
+    const pending: Promise<void> = this.fetchDirectory(path).then(
+      () => {
+        if (this.directoryReads.get(path)?.pending === pending) this.directoryReads.set(path, { atMs: this.now() });
+      },
+      (error: unknown) => {
+        if (this.directoryReads.get(path)?.pending === pending) this.directoryReads.delete(path);
+        throw error;
+      },
+    );
     this.directoryReads.set(path, { atMs: state?.atMs ?? Number.NEGATIVE_INFINITY, pending });
     return pending;
   }

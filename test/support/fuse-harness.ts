@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const FIXTURE = fileURLToPath(new URL('./fuse-fixture-mount.mjs', import.meta.url));
 const BUILT_MOUNT = fileURLToPath(new URL('../../dist/fuse/mount.js', import.meta.url));
-const CLEANUP_SCRIPT = fileURLToPath(new URL('../../../shared/tools/fuse-cleanup.sh', import.meta.url));
+const CLEANUP_SCRIPT = fileURLToPath(new URL('../../scripts/fuse-cleanup.sh', import.meta.url));
 
 export interface RunResult<T = string> {
   code: number | null;

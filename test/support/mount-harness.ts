@@ -11,7 +11,7 @@ export const SHARED = path.resolve(REPO, '..', 'shared');
 export const CORPUS_DIR = path.join(SHARED, 'corpus', 'anthropic-skills');
 export const SKILLS_MOUNT = path.join(REPO, 'dist', 'cli', 'skills-mount.js');
 export const SKILLS_SERVE = path.join(REPO, 'dist', 'cli', 'skills-serve.js');
-const CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+const CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');
 
 /** Temp dirs share this prefix so scripts/test.sh can clean up after a crashed run. */
 export function makeTestDir(): Promise<string> {

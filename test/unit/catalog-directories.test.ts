@@ -1,0 +1,50 @@
+// Directory reads at unit speed: a failure is never remembered as an answer, and what the
+// listings put in a directory stays visible when the server refuses or fails to read it.
+import { describe, expect, it } from 'vitest';
+import { ContentCache } from '../../src/catalog/content-cache.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
+import { NotFoundError, UnavailableError } from '../../src/errors.js';
+import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
+
+function setUp() {
+  const source = new MemorySkillSource();
+  source.featureFlags = { ...source.featureFlags, directoryRead: true };
+  const logs: string[] = [];
+  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: (line) => logs.push(line), cache: new ContentCache(1 << 20), hideDynamic: false });
+  return { source, catalog, logs };
+}
+
+describe('directory reads', () => {
+  it('a prefix directory the server will not read (as the SDK answers: "not a directory resource") shows what listings put there, logged once', async () => {
+    const { source, catalog, logs } = setUp();
+    source.addSkill('acme/billing/refunds', { 'SKILL.md': skillMarkdown('refunds') });
+    source.readDirectory = async (uri) => {
+      source.requests.push({ method: 'resources/directory/read', uri });
+      throw new NotFoundError(`${uri} is not a directory resource`, { server: 'mem', method: 'resources/directory/read', uri });
+    };
+    await catalog.refresh();
+    expect(await catalog.list('acme')).toEqual(['billing']);
+    expect(await catalog.list('acme/billing')).toEqual(['refunds']);
+    expect(await catalog.list('acme')).toEqual(['billing']);
+    expect(logs.filter((line) => line.includes('resources/directory/read skill://acme failed'))).toHaveLength(1);
+  });
+
+  it('a failed directory read is an error for what it alone would show, asked again next time, never an empty answer', async () => {
+    const { source, catalog } = setUp();
+    source.addSkill('acme/billing/refunds', { 'SKILL.md': skillMarkdown('refunds') });
+    source.files.set('skill://acme/loose/notes.md', Buffer.from('notes\n'));
+    await catalog.refresh();
+    source.failures.set('resources/directory/read', new UnavailableError('no answer', { server: 'mem', method: 'resources/directory/read' }));
+    // Only a directory read could show acme/loose: its failure is the answer, every time.
+    await expect(catalog.lookup('acme/loose')).rejects.toThrow(UnavailableError);
+    await expect(catalog.lookup('acme/loose')).rejects.toThrow(UnavailableError);
+    // What the listing put in acme stays visible meanwhile.
+    expect(await catalog.list('acme')).toEqual(['billing']);
+    const asked = source.count('resources/directory/read');
+    expect(asked).toBeGreaterThanOrEqual(3);
+    source.failures.delete('resources/directory/read');
+    expect((await catalog.lookup('acme/loose')).kind).toBe('directory');
+    expect((await catalog.list('acme')).sort()).toEqual(['billing', 'loose']);
+    expect(await catalog.list('acme/loose')).toEqual(['notes.md']);
+  });
+});
