@@ -57,6 +57,12 @@ export function classifyConnectError(error: unknown, choice: ProtocolVersionChoi
     return `protocol version mismatch: the server supports ${supported.length ? supported.map(escapeForLog).join(', ') : 'nothing it named'}; skills-mount offered ${offered}`;
   }
   const message = error instanceof Error ? error.message : String(error);
+  // Over Streamable HTTP the 2025 handshake's -32022 arrives as an HTTP 400 whose body is the JSON-RPC error.
+  const unsupported = jsonRpcErrorIn(message);
+  if (unsupported?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+    const supported = Array.isArray(unsupported.data?.supported) ? unsupported.data.supported.filter((v): v is string => typeof v === 'string') : [];
+    return `protocol version mismatch: the server supports ${supported.length ? supported.map(escapeForLog).join(', ') : 'nothing it named'}; skills-mount offered ${offered}`;
+  }
   if (error instanceof SdkError && error.code === 'ERA_NEGOTIATION_FAILED' && /pinned|fall back/.test(message)) {
     return `protocol version mismatch: the server did not offer ${MODERN_REVISION} through server/discover; skills-mount offered ${offered}`;
   }
@@ -65,6 +71,20 @@ export function classifyConnectError(error: unknown, choice: ProtocolVersionChoi
     return `protocol version mismatch: the server answered with ${escapeForLog(legacyCounterOffer[1]!)}; skills-mount offered ${offered}`;
   }
   return undefined;
+}
+
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** The JSON-RPC error object embedded in a transport error's message, if there is one. */
+function jsonRpcErrorIn(message: string): { code?: unknown; data?: { supported?: unknown } } | undefined {
+  const start = message.indexOf('{"jsonrpc"');
+  if (start === -1) return undefined;
+  try {
+    const parsed = JSON.parse(message.slice(start)) as { error?: { code?: unknown; data?: { supported?: unknown } } };
+    return parsed.error;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Network-level failures that mean the server (or its session) is gone, not that one request went wrong. */

@@ -2,6 +2,8 @@
 // A third-party skills server built the way the SDK v2 documents it, for interop tests of
 // the mount: `sdk-skills-server.mjs DIR stdio|http-default|http-modern [TTL_MS]`.
 //   stdio         serveStdio (answers initialize and server/discover)
+//   stdio-legacy  a plain connect() on the stdio transport: the 2025 handshake only
+//   stdio-flip:F  the 2025 handshake on odd starts, both eras on even ones (counted in file F)
 //   http-default  createMcpHandler in its default mode (2026-07-28 stateless, 2025 clients
 //                 served statelessly: no event stream, GET answers 405)
 //   http-modern   createMcpHandler with legacy: 'reject' (2026-07-28 only)
@@ -10,7 +12,8 @@
 // "listening on URL" (HTTP) and "reloaded {...}" to stderr.
 import http from 'node:http';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadSkills } from '@modelcontextprotocol/server/ext/skills/node';
 
 const [dir, mode = 'stdio', ttlText = '3000'] = process.argv.slice(2);
@@ -23,7 +26,22 @@ const build = () => {
 
 let onReload = () => {};
 let stop = async () => {};
-if (mode === 'stdio') {
+let era = mode;
+if (mode.startsWith('stdio-flip:')) {
+  const counter = mode.slice('stdio-flip:'.length);
+  let starts = 0;
+  try {
+    starts = Number(readFileSync(counter, 'utf8')) || 0;
+  } catch {}
+  writeFileSync(counter, String(starts + 1));
+  era = starts % 2 === 0 ? 'stdio-legacy' : 'stdio';
+  process.stderr.write(`start ${starts + 1}: ${era}\n`);
+}
+if (era === 'stdio-legacy') {
+  const mcp = build();
+  await mcp.connect(new StdioServerTransport());
+  stop = () => mcp.close();
+} else if (era === 'stdio') {
   const handle = serveStdio(build);
   stop = () => handle.close();
 } else {
