@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Times skills/list over stdio against the built skills-serve (run `npm run build` first):
-//   node scripts/bench-serve-list.mjs DIR [--page-size N] [--era legacy|modern]
-// Reports startup (spawn + scan + initialize or server/discover), a cold full listing
+//   node scripts/bench-serve-list.mjs DIR [--page-size N] [--era legacy|modern] [--cpu-prof DIR]
+// Reports startup (spawn + scan + initialize or server/discover + a first reply), a cold full listing
 // (digests computed) and a warm one (digests cached).
 import { parseArgs } from 'node:util';
 import { dirname, join } from 'node:path';
@@ -10,18 +10,27 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'page-size': { type: 'string', default: '100' }, era: { type: 'string', default: 'legacy' } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'page-size': { type: 'string', default: '100' }, era: { type: 'string', default: 'legacy' }, 'cpu-prof': { type: 'string' } } });
 if (positionals.length !== 1 || !['legacy', 'modern'].includes(values.era)) {
-  process.stderr.write('usage: node scripts/bench-serve-list.mjs DIR [--page-size N] [--era legacy|modern]\n');
+  process.stderr.write('usage: node scripts/bench-serve-list.mjs DIR [--page-size N] [--era legacy|modern] [--cpu-prof DIR]\n');
   process.exit(2);
 }
 const cli = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli/skills-serve.js');
 const ListResult = z.looseObject({ skills: z.array(z.any()), nextCursor: z.string().optional() });
 
+// --cpu-prof DIR: the server process writes a V8 CPU profile into DIR when it exits.
+const profileArgs = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
+
 let started = performance.now();
-const transport = new StdioClientTransport({ command: process.execPath, args: [cli, positionals[0], '--page-size', values['page-size']], stderr: 'inherit' });
+const transport = new StdioClientTransport({ command: process.execPath, args: [...profileArgs, cli, positionals[0], '--page-size', values['page-size']], stderr: 'inherit' });
 const client = new Client({ name: 'bench', version: '0' }, { versionNegotiation: { mode: values.era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
 await client.connect(transport);
+const connectMs = performance.now() - started;
+// Startup ends at the first answer from the session's own process. On stdio a 2026-07-28
+// client negotiates on a disposable sibling process (the SDK client spawns the server twice:
+// server/discover on the sibling, then the session), so connect() returns before the session
+// process has scanned DIR; without this round trip its scan would be billed to the cold listing.
+await client.request({ method: 'resources/templates/list', params: {} }, z.looseObject({}), { timeout: 600_000 });
 const startupMs = performance.now() - started;
 
 async function listAll() {
@@ -46,6 +55,6 @@ const version = client.getNegotiatedProtocolVersion();
 await client.close();
 const fmt = (n) => n.toFixed(0);
 console.log(`era: ${values.era} (${version})`);
-console.log(`startup (spawn, scan, handshake): ${fmt(startupMs)} ms`);
+console.log(`startup (spawn, scan, handshake, first reply): ${fmt(startupMs)} ms (connect() returned after ${fmt(connectMs)} ms)`);
 console.log(`skills/list cold: ${cold.skills} skills, ${cold.files} manifest entries, ${cold.pages} pages in ${fmt(cold.ms)} ms`);
 console.log(`skills/list warm: ${warm.skills} skills, ${warm.files} manifest entries, ${warm.pages} pages in ${fmt(warm.ms)} ms`);
