@@ -106,7 +106,15 @@ function ruleProblems(skill: Skill): string[] {
     const self = canonicalUri(skill.uri);
     const seen = new Set<string>();
     let hasSelf = false;
+    const below = `${root}/`;
     for (const resource of resources as ReadonlyArray<{ uri: string }>) {
+      if (isPlainBelow(below, resource.uri)) {
+        // Fast path, same verdict: the URI is its own canonical form and file key, and within root.
+        if (seen.has(resource.uri)) problems.push(`resource "${resource.uri}" is listed more than once`);
+        seen.add(resource.uri);
+        if (resource.uri === self) hasSelf = true;
+        continue;
+      }
       const canonical = canonicalUri(resource.uri);
       if (canonical === undefined) {
         problems.push(`resource "${resource.uri}" is not a valid URI`);
@@ -125,6 +133,23 @@ function ruleProblems(skill: Skill): string[] {
     if (!hasSelf) problems.push(`resources must include ${skill.uri}`);
   }
   return problems;
+}
+
+const PLAIN_SEGMENT = /^[\w.~-]+$/;
+
+/**
+ * True when `uri` is `below` (a canonical root + "/") plus segments of unreserved characters
+ * only, none "." or "..": WHATWG parsing leaves such a URI unchanged (nothing to encode, no
+ * dot segments, no query or fragment), and each segment is its own file key (keyOfSegment
+ * re-encodes nothing) and decodes to itself, so canonicalUri, skillFileKey and isWithin need
+ * no `new URL` for it.
+ */
+function isPlainBelow(below: string, uri: string): boolean {
+  if (!uri.startsWith(below)) return false;
+  for (const segment of uri.slice(below.length).split('/')) {
+    if (segment === '.' || segment === '..' || !PLAIN_SEGMENT.test(segment)) return false;
+  }
+  return true;
 }
 
 function isStringMap(value: unknown): boolean {

@@ -33,6 +33,15 @@ const ENTRIES: Skill[] = [
   entry('skill://nodesc/SKILL.md', { name: 'nodesc' }, [res('skill://nodesc/SKILL.md')]),
   entry('skill://notmd/README.md', { name: 'notmd', description: 'd' }, [res('skill://notmd/README.md')]),
   entry('not a uri', { name: 'bad', description: 'd' }, []),
+  // Plain URIs (the fast path) next to ones that need parsing, and where the two meet.
+  entry('skill://twice/SKILL.md', { name: 'twice', description: 'd' }, [res('skill://twice/SKILL.md'), res('skill://twice/a.md'), res('skill://twice/a.md')]),
+  entry('skill://mix/SKILL.md', { name: 'mix', description: 'd' }, [res('skill://mix/SKILL.md'), res('skill://mix/./x.md'), res('skill://mix/x.md')]),
+  entry('skill://slash/SKILL.md', { name: 'slash', description: 'd' }, [res('skill://slash/SKILL.md'), res('skill://slash/a%2Fb'), res('skill://slash/a%00')]),
+  entry('skill://tilde/SKILL.md', { name: 'tilde', description: 'd' }, [res('skill://tilde/SKILL.md'), res('skill://tilde/~a_b-c.d/e.md'), res('skill://tilde/%7Ea_b-c.d/e.md')]),
+  entry('skill://empty/SKILL.md', { name: 'empty', description: 'd' }, [res('skill://empty/SKILL.md'), res('skill://empty//x.md'), res('skill://empty/d/')]),
+  entry('skill://up/SKILL.md', { name: 'up', description: 'd' }, [res('skill://up/SKILL.md'), res('skill://up/../up/x.md'), res('skill://up/a b.md')]),
+  entry('skill://Up2/SKILL.md', { name: 'up2', description: 'd' }, [res('skill://Up2/SKILL.md'), res('skill://up2/x.md')]),
+  entry('skill://acme/deep/nest/SKILL.md', { name: 'nest', description: 'd' }, [res('skill://acme/deep/nest/SKILL.md'), res('skill://acme/deep/nest/a/b/c.txt')]),
 ];
 
 /** What the SDK's SkillsExtension over a custom source says of each entry: [] kept, else the problems. */
