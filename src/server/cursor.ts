@@ -14,7 +14,7 @@ export interface Page<T> {
  * order; throws -32602 for a cursor this server did not issue.
  */
 export function paginate<T>(items: readonly T[], cursor: string | undefined, pageSize: number, keyOf: (item: T) => string): Page<T> {
-  const start = cursor === undefined ? 0 : firstAfter(items, decodeCursor(cursor), keyOf);
+  const start = cursor === undefined ? 0 : indexAfter(items, decodeCursor(cursor), keyOf);
   const end = Math.min(items.length, start + pageSize);
   const page = items.slice(start, end);
   const last = page.at(-1);
@@ -34,7 +34,7 @@ function decodeCursor(cursor: string): string {
 }
 
 /** Index of the first item whose key sorts after `key` (binary search; keys are sorted). */
-function firstAfter<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
+export function indexAfter<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
   let low = 0;
   let high = items.length;
   while (low < high) {

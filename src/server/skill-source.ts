@@ -5,9 +5,9 @@ import type { Resource } from '@modelcontextprotocol/server';
 import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
 import { NotFoundError } from '../errors.js';
 import { INDEX_URI } from '../protocol/skills-wire.js';
-import { paginate } from './cursor.js';
+import { indexAfter, paginate } from './cursor.js';
 import { decodeText, mimeTypeForContent } from './mime.js';
-import type { SkillTree } from './skill-tree.js';
+import type { SkillNode, SkillTree } from './skill-tree.js';
 import { parseSkillUri } from './skill-uri.js';
 
 export interface TreeSourceOptions {
@@ -39,10 +39,19 @@ export function treeSkillSource(tree: SkillTree, options: TreeSourceOptions): Tr
     const parsed = parseSkillUri(uri);
     return parsed.ok ? parsed.canonical : undefined;
   };
+  // A client that got a page with a cursor usually asks for the next one: start hashing its
+  // files now, so a cold listing's reads overlap the round trip instead of following it.
+  // One page ahead at most; entries are memoized per snapshot, so nothing is read twice.
+  const prefetch = (all: readonly SkillNode[], page: readonly SkillNode[]): void => {
+    const start = indexAfter(all, page.at(-1)!.uri, (skill) => skill.uri);
+    for (const skill of all.slice(start, start + options.pageSize)) void tree.entry(skill).catch(() => {});
+  };
   const source: TreeSkillSource = {
     async list({ cursor }) {
-      const { page, nextCursor } = paginate(tree.snapshot.skills, cursor, options.pageSize, (skill) => skill.uri);
+      const all = tree.snapshot.skills;
+      const { page, nextCursor } = paginate(all, cursor, options.pageSize, (skill) => skill.uri);
       const skills = (await Promise.all(page.map((skill) => tree.entry(skill)))) as Skill[];
+      if (nextCursor !== undefined) prefetch(all, page);
       return nextCursor === undefined ? { skills } : { skills, nextCursor };
     },
     async get(uri) {
