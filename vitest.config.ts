@@ -1,12 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
+// Separate processes: end-to-end tests serve FUSE mounts from child processes and must
+// never share an event loop with the code that reads the mount. Files that mount run one
+// after another: parallel mounts on a 2-core machine turn deadlines into flakes.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Separate processes: e2e tests serve FUSE mounts from child processes and
-    // must never share an event loop with the code that reads the mount.
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'fast', include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'] } },
+      { extends: true, test: { name: 'mounts', include: ['test/e2e/**/*.test.ts', 'test/conformance/**/*.test.ts'], fileParallelism: false } },
+    ],
   },
 });

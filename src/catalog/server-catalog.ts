@@ -507,6 +507,8 @@ export class ServerCatalog {
     }
     const record = recordFromListing(entry, this.options);
     if ('problem' in record) {
+      // An invalid entry is not loaded by any route: nothing under its directory is read by path.
+      this.refusedSkills.add(skillUri);
       this.remember(record.problem);
       return false;
     }
@@ -681,8 +683,8 @@ export class ServerCatalog {
       return;
     }
     for (const problem of listing.problems) this.remember(`resources/directory/read ${directory.uri}: ${problem}`);
+    const children: Array<{ segments: string[]; uri: string; isDirectory: boolean; sizeBytes: number | undefined }> = [];
     const seen = new Set<string>();
-    let skillMdUri: string | undefined;
     for (const child of listing.items) {
       const segments = uriToSegments(child.uri);
       if ('problem' in segments) {
@@ -700,16 +702,21 @@ export class ServerCatalog {
         continue;
       }
       seen.add(name);
-      if (child.mimeType === DIRECTORY_MIME_TYPE) {
-        this.namespace.addDirectory(segments, child.uri);
-      } else {
-        this.namespace.addFile(segments, { uri: child.uri, sizeBytes: child.size, digest: undefined, frontmatter: undefined, skillUri: undefined });
-        if (name === 'SKILL.md') skillMdUri = child.uri;
-      }
+      children.push({ segments, uri: child.uri, isDirectory: child.mimeType === DIRECTORY_MIME_TYPE, sizeBytes: child.size });
+    }
+    // A skill seen only through a directory read: its entry must come first (skills/get), so
+    // its manifest governs its files; an invalid or declined entry leaves the directory empty,
+    // and only a SKILL.md the server says is no skill at all is an ordinary file.
+    const skillMd = children.find((child) => !child.isDirectory && child.segments[child.segments.length - 1] === 'SKILL.md');
+    if (skillMd && this.generation === 'listing' && !this.records.has(skillMd.uri)) {
+      if (await this.registerSkill(skillMd.uri)) return;
+      if (this.isUnderRefusedSkill(skillMd.segments) || this.isUnderDeclinedSkill(parentSegments)) return;
+    }
+    for (const child of children) {
+      if (child.isDirectory) this.namespace.addDirectory(child.segments, child.uri);
+      else this.namespace.addFile(child.segments, { uri: child.uri, sizeBytes: child.sizeBytes, digest: undefined, frontmatter: undefined, skillUri: undefined });
     }
     for (const problem of this.namespace.problems.splice(0)) this.remember(problem);
-    // A skill seen only through a directory read: fetch its entry so its manifest governs its files.
-    if (skillMdUri && this.generation === 'listing' && !this.records.has(skillMdUri)) await this.registerSkill(skillMdUri);
   }
 
   // ---- content ----

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { UnavailableError } from '../errors.js';
 import { LEGACY_REVISION, MODERN_REVISION, type ProtocolVersionChoice } from '../protocol/revisions.js';
+import { MAX_BYTES_PER_SKILL } from '../protocol/skills-wire.js';
 import { boundedFetch } from './bounded-fetch.js';
 import { ChangeListener } from './change-listener.js';
 import { classifyConnectError, describeError, firstLine, isConnectionLoss, mapRequestError } from './error-mapping.js';
@@ -41,10 +42,11 @@ export interface ConnectionOptions {
 
 const CLIENT_INFO = { name: 'skills-mount', version: '0.2.0' };
 /**
- * Largest message accepted on any transport. The SDK's stdio default (10 MiB) is less than
- * a 16 MiB file (the per-skill limit) as base64 JSON (~22 MiB); its HTTP transport has none.
+ * Largest message accepted on any transport (the SDK's stdio default, 10 MiB, is less than
+ * one 16 MiB file; its HTTP transport has no bound). Hosts must support a 16 MiB file, and
+ * as JSON text one byte can take six ("\u0001"), so the bound is six times the per-skill limit.
  */
-export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+export const MAX_MESSAGE_BYTES = 6 * MAX_BYTES_PER_SKILL + 1024 * 1024;
 const MIN_CONNECT_TIMEOUT_MS = 10_000;
 
 /** A client connection to one labelled server, kept alive across crashes. */
@@ -60,6 +62,9 @@ export class Connection {
   private eventStreamOpen = false;
   private changeListener: ChangeListener | undefined;
   private readonly wantedSubscriptions = new Set<string>();
+  private protocolErrorWindowStartMs = Number.NEGATIVE_INFINITY;
+  private protocolErrorsInWindow = 0;
+  private protocolErrorsDropped = 0;
 
   constructor(
     readonly label: string,
@@ -148,6 +153,19 @@ export class Connection {
     await this.request('resources/subscribe', { uri }, EMPTY_RESULT, uri);
   }
 
+  /** What was wrong on the wire, with the label; at most 10 lines a 10 s window, so garbage cannot flood the log. */
+  private logProtocolError(error: Error): void {
+    const nowMs = performance.now();
+    if (nowMs - this.protocolErrorWindowStartMs > 10_000) {
+      if (this.protocolErrorsDropped > 0) this.options.log(`[${this.label}] (${this.protocolErrorsDropped} more protocol errors not shown)`);
+      this.protocolErrorWindowStartMs = nowMs;
+      this.protocolErrorsInWindow = 0;
+      this.protocolErrorsDropped = 0;
+    }
+    if (this.protocolErrorsInWindow++ < 10) this.options.log(`[${this.label}] protocol error: ${escapeForLog(firstLine(error.message))}`);
+    else this.protocolErrorsDropped += 1;
+  }
+
   private trace(method: string, uri: string | undefined, startedAt: number, outcome: string): void {
     if (!this.options.verbose) return;
     const ms = (performance.now() - startedAt).toFixed(1);
@@ -188,7 +206,7 @@ export class Connection {
     client.onerror = (error) => {
       if (this.client !== client) return;
       if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
-      else if (this.options.verbose) this.options.log(`[${this.label}] protocol error: ${escapeForLog(firstLine(error.message))}`);
+      else this.logProtocolError(error);
     };
     client.setNotificationHandler('notifications/resources/list_changed', () => this.emit({ type: 'list-changed' }));
     client.setNotificationHandler('notifications/resources/updated', (notification) => {

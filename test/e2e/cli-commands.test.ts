@@ -6,11 +6,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FixtureMount, mountsUnder, run } from '../support/fuse-harness.js';
-import { makeTestDir, REPO, SHARED, SKILLS_MOUNT, SKILLS_SERVE, startMount, type RunningMount } from '../support/mount-harness.js';
+import { makeTestDir, REPO, SKILLS_MOUNT, SKILLS_SERVE, startMount, type RunningMount } from '../support/mount-harness.js';
 
 const fuseUsable = existsSync('/dev/fuse') || process.env['CI'] !== undefined;
 const EXAMPLES = path.join(REPO, 'examples', 'skills');
-const CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+const CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');
 /** A --server value running the reference server on the examples; quoted, so any checkout path works. */
 const demoServer = (label: string, ...flags: string[]) =>
   `${label}=${[process.execPath, SKILLS_SERVE, EXAMPLES, ...flags].map((word) => JSON.stringify(word)).join(' ')}`;

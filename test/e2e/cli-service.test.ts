@@ -7,11 +7,11 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mountsUnder, run, waitFor } from '../support/fuse-harness.js';
-import { makeTestDir, REPO, SHARED, SKILLS_MOUNT } from '../support/mount-harness.js';
+import { makeTestDir, REPO, SKILLS_MOUNT } from '../support/mount-harness.js';
 
 const fuseUsable = existsSync('/dev/fuse') || process.env['CI'] !== undefined;
 const UNIT = path.join(REPO, 'contrib', 'skills-mount.service');
-const CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+const CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');
 
 /** Directive -> values, across sections (systemd allows repeats). */
 async function readUnit(): Promise<Map<string, string[]>> {

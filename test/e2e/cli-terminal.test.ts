@@ -8,11 +8,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Terminal, shellQuote } from '../support/cli-tmux.js';
 import { run } from '../support/fuse-harness.js';
-import { CORPUS_DIR, makeTestDir, REPO, SHARED, SKILLS_MOUNT, SKILLS_SERVE, serveEntry } from '../support/mount-harness.js';
+import { CORPUS_DIR, makeTestDir, REPO, SKILLS_MOUNT, SKILLS_SERVE, serveEntry } from '../support/mount-harness.js';
 
 // In CI (scripts/test.sh installs tmux) a skip is a failure, so there it always runs.
 const usable = (existsSync('/dev/fuse') && hasTmux()) || process.env['CI'] !== undefined;
-const CLEANUP = path.join(SHARED, 'tools', 'fuse-cleanup.sh');
+const CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');
 const EXAMPLES = path.join(REPO, 'examples', 'skills');
 const command = (...args: string[]) => [process.execPath, SKILLS_MOUNT, ...args].map(shellQuote).join(' ');
 /** The redrawn progress line, e.g. "/ 1.2s  2/3 servers connected, 1 starting; 17 skills listed from 2 servers". */
@@ -73,7 +73,7 @@ describe.skipIf(!usable)('skills-mount in a terminal', () => {
     const screen = await terminal.waitFor(/recent errors/, 15_000, window);
     expect(screen).toMatch(new RegExp(`${mountpoint}  up \\d+s, pid \\d+, cache .* of 256 MiB`));
     expect(screen).toMatch(/SERVER\s+STATE\s+DISCOVERY\s+SKILLS\s+NOTES/);
-    expect(screen).toMatch(/  corpus\s+connected\s+listing\s+12\n/);
+    expect(screen).toMatch(/  corpus\s+connected\s+listing\s+15\n/);
     expect(screen).toMatch(/3 servers \(3 connected\), 22 skills/);
   });
 

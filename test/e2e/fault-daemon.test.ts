@@ -42,7 +42,7 @@ describe('a daemon killed with SIGKILL', () => {
 
       const second = await startMount({ dir: first.dir, config: { corpus: serveEntry(CORPUS_DIR) } });
       try {
-        const file = 'canvas-design/SKILL.md';
+        const file = 'commit-message/SKILL.md';
         const result = await runBytes('cat', [path.join(second.mountpoint, 'corpus', file)]);
         expect(result.stdout.equals(await readFile(path.join(CORPUS_DIR, file)))).toBe(true);
         const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').filter((line) => line.split(' ')[1] === second.mountpoint);

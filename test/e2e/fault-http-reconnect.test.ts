@@ -35,7 +35,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
   const connects = () => (mount.log().match(/\[web\] connected/g) ?? []).length;
 
   it('notices the loss, fails reads fast, serves cached files, and reconnects with a new session', async () => {
-    const cached = 'canvas-design/SKILL.md';
+    const cached = 'commit-message/SKILL.md';
     expect((await runBytes('cat', [inMount(cached)])).stdout.equals(await source(cached))).toBe(true);
 
     await server!.kill('SIGKILL');
@@ -45,7 +45,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
     expect(state!.reason).toMatch(/connection lost|cannot connect/);
     expect(mount.log()).toMatch(/\[web\] connection lost: [^\n]*; retrying in 0\.5 s/);
 
-    const down = await timed(() => run('cat', [inMount('algorithmic-art/SKILL.md')]));
+    const down = await timed(() => run('cat', [inMount('api-reference/SKILL.md')]));
     expect(down.value.stderr).toMatch(/Input\/output error/);
     expect(down.elapsedMs).toBeLessThan(2_000);
     expect((await runBytes('cat', [inMount(cached)])).stdout.equals(await source(cached))).toBe(true);
@@ -53,7 +53,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
     server = await startHttpServe(CORPUS_DIR, port);
     await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state === 'connected', 20_000, 'state connected');
     // The restarted server remembers nothing: working reads prove a fresh connection.
-    const file = 'algorithmic-art/SKILL.md';
+    const file = 'api-reference/SKILL.md';
     expect((await runBytes('cat', [inMount(file)])).stdout.equals(await source(file))).toBe(true);
     expect(connects()).toBe(2);
   });
@@ -63,7 +63,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
     await server!.kill('SIGKILL');
     server = await startHttpServe(CORPUS_DIR, port);
     await waitFor(() => connects() > before, 20_000, 'reconnect');
-    const file = 'brand-guidelines/SKILL.md';
+    const file = 'brand-fonts/SKILL.md';
     expect((await runBytes('cat', [inMount(file)])).stdout.equals(await source(file))).toBe(true);
     expect(mount.child.exitCode).toBeNull();
   });
@@ -73,7 +73,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
     server = undefined;
     await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state !== 'connected', 10_000, 'state not connected');
     for (let i = 0; i < 3; i++) {
-      const attempt = await timed(() => run('cat', [inMount('skill-creator/SKILL.md')]));
+      const attempt = await timed(() => run('cat', [inMount('localization/SKILL.md')]));
       expect(attempt.value.code).not.toBe(0);
       expect(attempt.elapsedMs).toBeLessThan(2_000);
     }
@@ -101,7 +101,7 @@ describe('a 2025 session the restarted server does not know (no event stream to 
         createTransport: () => new StreamableHTTPClientTransport(new URL(server.url), { fetch: noEventStream }),
       },
     );
-    const read = () => connection.request('resources/read', { uri: 'skill://canvas-design/SKILL.md' }, z.looseObject({ contents: z.array(z.unknown()) }));
+    const read = () => connection.request('resources/read', { uri: 'skill://commit-message/SKILL.md' }, z.looseObject({ contents: z.array(z.unknown()) }));
     try {
       await connection.start();
       expect((await read()).contents).toHaveLength(1);

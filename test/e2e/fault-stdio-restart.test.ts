@@ -20,10 +20,10 @@ function retryDelays(log: string, label: string): number[] {
 describe('a stdio server killed with SIGKILL under a live mount', () => {
   let mount: RunningMount;
   let gate: string;
-  const cached = 'canvas-design/SKILL.md';
-  const uncached = 'algorithmic-art/SKILL.md';
+  const cached = 'commit-message/SKILL.md';
+  const uncached = 'api-reference/SKILL.md';
   // The proxy swallows every request for this file: a read that is in flight when the server dies.
-  const hung = 'theme-factory/theme-showcase.pdf';
+  const hung = 'pdf-forms/assets/w9-template.pdf';
 
   beforeAll(async () => {
     const dir = await makeTestDir();
@@ -31,7 +31,7 @@ describe('a stdio server killed with SIGKILL under a live mount', () => {
     // --timeout 30: anything that fails within a few seconds failed fast, not by deadline.
     mount = await startMount({
       dir,
-      config: { corpus: proxiedServeEntry(CORPUS_DIR, { gate, drop: 'theme-showcase\\.pdf' }) },
+      config: { corpus: proxiedServeEntry(CORPUS_DIR, { gate, drop: 'w9-template\\.pdf' }) },
       args: ['--timeout', '30'],
     });
   });
@@ -47,7 +47,7 @@ describe('a stdio server killed with SIGKILL under a live mount', () => {
 
     // A read the server will never answer, then the server dies (and is held down by the gate).
     const inflight = runBytes('cat', [inMount(hung)], 60_000);
-    await mount.waitForLog(/fault-proxy: dropped .*theme-showcase/);
+    await mount.waitForLog(/fault-proxy: dropped .*w9-template/);
     const [proxyPid] = await childPids(mount.child.pid!, /fault-proxy/);
     expect(proxyPid).toBeGreaterThan(0);
     await writeFile(gate, 'down');
@@ -88,7 +88,7 @@ describe('a stdio server killed with SIGKILL under a live mount', () => {
     const [proxyPid] = await childPids(mount.child.pid!, /fault-proxy/);
     process.kill(proxyPid!, 'SIGKILL');
     await waitFor(() => (mount.log().match(/\[corpus\] connected/g) ?? []).length === 3, 20_000, 'third connect');
-    const file = 'brand-guidelines/SKILL.md';
+    const file = 'brand-fonts/SKILL.md';
     expect((await runBytes('cat', [inMount(file)])).stdout.equals(await readFile(path.join(CORPUS_DIR, file)))).toBe(true);
   });
 });
@@ -116,7 +116,7 @@ describe('reconnect backoff', () => {
   });
 
   it('a server that crashes right after connecting still backs off (a short-lived connection does not reset it)', async () => {
-    const command = [process.execPath, FAULT_PROXY, '--die-after', '2', '--', process.execPath, SKILLS_SERVE, path.join(CORPUS_DIR, 'canvas-design')];
+    const command = [process.execPath, FAULT_PROXY, '--die-after', '2', '--', process.execPath, SKILLS_SERVE, path.join(CORPUS_DIR, 'commit-message')];
     const delays = await collectRetries(command, 40, 400, 4);
     expect(delays).toEqual([40, 80, 160, 320]);
   });

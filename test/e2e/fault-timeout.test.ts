@@ -30,21 +30,21 @@ describe('servers that never answer, with --timeout 1', () => {
   });
 
   it('a read the server never answers fails with EIO after the deadline, not a hang', async () => {
-    const { value, elapsedMs } = await timed(() => run('cat', [path.join(mount.mountpoint, 'stuck/canvas-design/SKILL.md')], 30_000));
+    const { value, elapsedMs } = await timed(() => run('cat', [path.join(mount.mountpoint, 'stuck/commit-message/SKILL.md')], 30_000));
     expect(value.code).not.toBe(0);
     // EIO from the MCP deadline, not ETIMEDOUT from fuse-native's own (6 s) backstop.
     expect(value.stderr).toMatch(/Input\/output error/);
     expect(elapsedMs).toBeGreaterThan(900);
     expect(elapsedMs).toBeLessThan(5_000);
-    expect(mount.log()).toMatch(/stuck: resources\/read skill:\/\/canvas-design\/SKILL.md: no answer within 1000 ms/);
+    expect(mount.log()).toMatch(/stuck: resources\/read skill:\/\/commit-message\/SKILL.md: no answer within 1000 ms/);
   });
 
   it('while several reads hang on one server, another server answers at once', async () => {
-    const stuckReads = ['algorithmic-art', 'brand-guidelines', 'frontend-design', 'mcp-builder'].map((skill) =>
+    const stuckReads = ['api-reference', 'brand-fonts', 'frontend-scaffold', 'data-pipeline'].map((skill) =>
       timed(() => run('cat', [path.join(mount.mountpoint, 'stuck', skill, 'SKILL.md')], 30_000)),
     );
     const startedAt = performance.now();
-    const okFiles = ['canvas-design/SKILL.md', 'skill-creator/SKILL.md', 'theme-factory/theme-showcase.pdf'];
+    const okFiles = ['commit-message/SKILL.md', 'localization/SKILL.md', 'pdf-forms/assets/w9-template.pdf'];
     for (const file of okFiles) {
       const result = await runBytes('cat', [path.join(mount.mountpoint, 'ok', file)]);
       expect(result.stdout.equals(await readFile(path.join(CORPUS_DIR, file)))).toBe(true);

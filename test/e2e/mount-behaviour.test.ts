@@ -253,7 +253,7 @@ describe('a read-only, host-private filesystem', () => {
 
   beforeAll(async () => {
     mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR) }, args: ['--verbose'] });
-    skillDir = path.join(mount.mountpoint, 'corpus', 'slack-gif-creator');
+    skillDir = path.join(mount.mountpoint, 'corpus', 'data-pipeline');
   });
   afterAll(async () => {
     await mount?.stop();
@@ -269,12 +269,12 @@ describe('a read-only, host-private filesystem', () => {
 
   it('files are 0400 and directories 0500, owned by the mounting user', async () => {
     const uid = String(process.getuid!());
-    const stat = await run('stat', ['-c', '%a %u %F', skillDir, path.join(skillDir, 'SKILL.md'), path.join(skillDir, 'requirements.txt')]);
+    const stat = await run('stat', ['-c', '%a %u %F', skillDir, path.join(skillDir, 'SKILL.md'), path.join(skillDir, 'scripts', 'run.sh')]);
     expect(stat.stdout.trim().split('\n')).toEqual([`500 ${uid} directory`, `400 ${uid} regular file`, `400 ${uid} regular file`]);
   });
 
   it('nothing executes', async () => {
-    const result = await run('sh', ['-c', `"${path.join(skillDir, 'requirements.txt')}"`]);
+    const result = await run('sh', ['-c', `"${path.join(skillDir, 'scripts', 'run.sh')}"`]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/Permission denied/);
   });
@@ -288,7 +288,7 @@ describe('a read-only, host-private filesystem', () => {
       ['truncate', ['-s', '0', file]],
       ['rm', ['-f', file]],
       ['mkdir', [path.join(skillDir, 'new-dir')]],
-      ['rmdir', [path.join(mount.mountpoint, 'corpus', 'theme-factory', 'themes')]],
+      ['rmdir', [path.join(mount.mountpoint, 'corpus', 'pdf-forms', 'references')]],
       ['mv', [file, path.join(skillDir, 'moved.md')]],
       ['ln', [file, path.join(skillDir, 'hard-link')]],
       ['ln', ['-s', file, path.join(skillDir, 'sym-link')]],
@@ -305,7 +305,7 @@ describe('a read-only, host-private filesystem', () => {
       expect(result.stderr, `${command} ${args.join(' ')}`).toMatch(/Read-only file system/);
     }
     // And nothing changed.
-    expect((await runBytes('cat', [file])).stdout.equals(await readFile(path.join(CORPUS_DIR, 'slack-gif-creator', 'SKILL.md')))).toBe(true);
+    expect((await runBytes('cat', [file])).stdout.equals(await readFile(path.join(CORPUS_DIR, 'data-pipeline', 'SKILL.md')))).toBe(true);
   });
 
   it('ls -lR costs zero content reads; a cold cat one, plus one for the SKILL.md of a skill not loaded yet; a warm cat none', async () => {
@@ -315,16 +315,16 @@ describe('a read-only, host-private filesystem', () => {
     expect(listing.code).toBe(0);
     expect(listing.stdout).toMatch(/LICENSE\.txt/);
     expect(reads()).toBe(before);
-    const file = path.join(mount.mountpoint, 'corpus', 'theme-factory', 'theme-showcase.pdf');
+    const file = path.join(mount.mountpoint, 'corpus', 'pdf-forms', 'assets', 'w9-template.pdf');
     const cold = await runBytes('cat', [file]);
-    expect(cold.stdout.equals(await readFile(path.join(CORPUS_DIR, 'theme-factory', 'theme-showcase.pdf')))).toBe(true);
+    expect(cold.stdout.equals(await readFile(path.join(CORPUS_DIR, 'pdf-forms', 'assets', 'w9-template.pdf')))).toBe(true);
     // The held entry: a supporting file is served only once its skill's SKILL.md verified.
     expect(reads()).toBe(before + 2);
     await runBytes('cat', [file]);
-    await run('cat', [path.join(mount.mountpoint, 'corpus', 'theme-factory', 'SKILL.md')]);
+    await run('cat', [path.join(mount.mountpoint, 'corpus', 'pdf-forms', 'SKILL.md')]);
     await run('stat', [file]);
     expect(reads()).toBe(before + 2);
-    await run('cat', [path.join(mount.mountpoint, 'corpus', 'canvas-design', 'SKILL.md')]);
+    await run('cat', [path.join(mount.mountpoint, 'corpus', 'commit-message', 'SKILL.md')]);
     expect(reads()).toBe(before + 3);
   });
 });
@@ -392,7 +392,7 @@ describe('lifecycle', () => {
     await new Promise((resolve) => first.child.once('exit', resolve));
     const second = await startMount({ dir: first.dir, config: { corpus: serveEntry(CORPUS_DIR) } });
     try {
-      expect((await run('cat', [path.join(second.mountpoint, 'corpus/canvas-design/SKILL.md')])).code).toBe(0);
+      expect((await run('cat', [path.join(second.mountpoint, 'corpus/commit-message/SKILL.md')])).code).toBe(0);
     } finally {
       await second.stop();
       await first.stop();

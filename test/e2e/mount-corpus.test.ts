@@ -1,11 +1,14 @@
-// The real corpus through a real kernel mount, for every discovery mode the reference
-// server can offer: what a person sees with diff -r, cat and ls -l.
+// A corpus through a real kernel mount, for every discovery mode the reference server can
+// offer: what a person sees with diff -r, cat and ls -l. The project's generated corpus
+// always; a real one too when SKILLS_MOUNT_CORPUS names it (served --lenient, since real
+// published skills break length limits: the mount shows them, marked).
 import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, runBytes } from '../support/fuse-harness.js';
-import { CORPUS_DIR, SKILLS_SERVE, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { SKILLS_SERVE, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { corpusDirs } from '../support/test-corpus.mjs';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
@@ -16,7 +19,7 @@ afterEach(async () => {
   mount = undefined;
 });
 
-async function corpusFiles(dir = CORPUS_DIR, prefix = ''): Promise<string[]> {
+async function corpusFiles(dir: string, prefix = ''): Promise<string[]> {
   const files: string[] = [];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const relative = path.join(prefix, entry.name);
@@ -34,10 +37,18 @@ const enumerable = [
   { protocol: 'index', directoryRead: true },
 ] as const;
 
-describe('the corpus through the mount', () => {
+for (const corpus of corpusDirs()) describe(`the ${corpus.name} corpus through the mount`, () => {
+  let CORPUS_DIR: string;
+  let skillCount: number;
+  const lenient = corpus.name === 'external' ? ['--lenient'] : [];
+  beforeAll(async () => {
+    CORPUS_DIR = await corpus.dir();
+    skillCount = (await corpusFiles(CORPUS_DIR)).filter((file) => path.basename(file) === 'SKILL.md').length;
+  });
+
   for (const { protocol, directoryRead } of enumerable) {
     it(`diff -r is empty: --protocol ${protocol}, directoryRead ${directoryRead}`, async () => {
-      const flags = ['--protocol', protocol, ...(directoryRead ? [] : ['--no-directory-read'])];
+      const flags = ['--protocol', protocol, ...(directoryRead ? [] : ['--no-directory-read']), ...lenient];
       mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR, ...flags) } });
       const served = path.join(mount.mountpoint, 'corpus');
       // index.json is the index generation's catalog, served as a file of its own.
@@ -47,12 +58,17 @@ describe('the corpus through the mount', () => {
       const expectedGeneration = protocol === 'index' ? 'index' : 'listing';
       const skillsJson = JSON.parse((await runBytes('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout.toString());
       expect(skillsJson.servers[0]).toMatchObject({ label: 'corpus', state: 'connected', generation: expectedGeneration });
-      expect(skillsJson.servers[0].skills).toHaveLength(12);
+      expect(skillsJson.servers[0].skills).toHaveLength(skillCount);
+      // A skill that breaks only a length limit is mounted when its bytes verify, and marked.
+      for (const skill of skillsJson.servers[0].skills) {
+        expect(skill.state, skill.uri).toBe('ok');
+        if (skill.description.length > 1024) expect(skill.breaks, skill.uri).toMatch(/description must be at most 1024 characters/);
+      }
     });
   }
 
   it('over Streamable HTTP: diff -r is empty', async () => {
-    const server = spawn(process.execPath, [SKILLS_SERVE, CORPUS_DIR, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(process.execPath, [SKILLS_SERVE, CORPUS_DIR, '--http', '127.0.0.1:0', ...lenient], { stdio: ['ignore', 'ignore', 'pipe'] });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let stderr = '';
@@ -73,9 +89,9 @@ describe('the corpus through the mount', () => {
   });
 
   it('index only, no directoryRead: every file is reachable by path, byte-identical', async () => {
-    mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR, '--protocol', 'index', '--no-directory-read') } });
+    mount = await startMount({ config: { corpus: serveEntry(CORPUS_DIR, '--protocol', 'index', '--no-directory-read', ...lenient) } });
     const served = path.join(mount.mountpoint, 'corpus');
-    const files = await corpusFiles();
+    const files = await corpusFiles(CORPUS_DIR);
     expect(files.length).toBeGreaterThan(150);
     for (const file of files) {
       const { stdout, code } = await runBytes('cat', [path.join(served, file)]);

@@ -113,17 +113,17 @@ describe('filesystem core over MCP', () => {
 
   it('concurrent cold opens of one file cost one resources/read', async () => {
     const { filesystem, requests } = await harness();
-    await Promise.all(Array.from({ length: 8 }, () => readWhole(filesystem, '/lab/theme-factory/theme-showcase.pdf')));
-    expect(requests.filter((request) => request === 'resources/read skill://theme-factory/theme-showcase.pdf')).toHaveLength(1);
+    await Promise.all(Array.from({ length: 8 }, () => readWhole(filesystem, '/lab/pdf-forms/assets/w9-template.pdf')));
+    expect(requests.filter((request) => request === 'resources/read skill://pdf-forms/assets/w9-template.pdf')).toHaveLength(1);
   });
 
   it('index generation: sizes of SKILL.md come from one verified fetch that later reads reuse', async () => {
     const { filesystem, requests } = await harness({ protocol: 'index', directoryRead: false });
-    const skillMd = '/lab/canvas-design/SKILL.md';
+    const skillMd = '/lab/commit-message/SKILL.md';
     const { sizeBytes } = await filesystem.getattr(skillMd);
-    expect(sizeBytes).toBe((await readFile(path.join(CORPUS_DIR, 'canvas-design/SKILL.md'))).length);
+    expect(sizeBytes).toBe((await readFile(path.join(CORPUS_DIR, 'commit-message/SKILL.md'))).length);
     await readWhole(filesystem, skillMd);
-    expect(requests.filter((request) => request === 'resources/read skill://canvas-design/SKILL.md')).toHaveLength(1);
+    expect(requests.filter((request) => request === 'resources/read skill://commit-message/SKILL.md')).toHaveLength(1);
     expect((await filesystem.getxattr(skillMd, 'user.mcp.verified')).toString()).toBe('true');
   });
 
@@ -139,13 +139,13 @@ describe('filesystem core over MCP', () => {
   it('a file changed on the server: new bytes after the notification, the open handle keeps its version', async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
     cleanups.push(() => rm(root, { recursive: true, force: true }));
-    await cp(path.join(CORPUS_DIR, 'brand-guidelines'), path.join(root, 'brand-guidelines'), { recursive: true });
+    await cp(path.join(CORPUS_DIR, 'brand-fonts'), path.join(root, 'brand-fonts'), { recursive: true });
     const { filesystem, logs } = await harness({ root });
-    const file = '/lab/brand-guidelines/LICENSE.txt';
+    const file = '/lab/brand-fonts/OFL.txt';
     const before = await readWhole(filesystem, file);
     const inodeBefore = (await filesystem.getattr(file)).inode;
     const handle = await filesystem.open(file);
-    await writeFile(path.join(root, 'brand-guidelines/LICENSE.txt'), 'a new license\n');
+    await writeFile(path.join(root, 'brand-fonts/OFL.txt'), 'a new license\n');
     await expect.poll(async () => (await readWhole(filesystem, file)).toString(), { timeout: 5_000 }).toBe('a new license\n');
     expect((await filesystem.getattr(file)).inode).not.toBe(inodeBefore);
     expect(Buffer.from(filesystem.read(handle, 0, before.length + 10)).equals(before)).toBe(true);
@@ -156,13 +156,13 @@ describe('filesystem core over MCP', () => {
   it('open serves the version whose size getattr last reported, so the kernel never clamps a newer one', async () => {
     const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
     cleanups.push(() => rm(root, { recursive: true, force: true }));
-    await cp(path.join(CORPUS_DIR, 'brand-guidelines'), path.join(root, 'brand-guidelines'), { recursive: true });
+    await cp(path.join(CORPUS_DIR, 'brand-fonts'), path.join(root, 'brand-fonts'), { recursive: true });
     const { filesystem, catalog } = await harness({ root });
-    const file = '/lab/brand-guidelines/LICENSE.txt';
+    const file = '/lab/brand-fonts/OFL.txt';
     const before = await readWhole(filesystem, file);
     const reported = (await filesystem.getattr(file)).sizeBytes;
-    await writeFile(path.join(root, 'brand-guidelines/LICENSE.txt'), 'a much shorter license\n');
-    await expect.poll(async () => (await catalog.lookup('brand-guidelines/LICENSE.txt')).sizeBytes, { timeout: 5_000 }).not.toBe(reported);
+    await writeFile(path.join(root, 'brand-fonts/OFL.txt'), 'a much shorter license\n');
+    await expect.poll(async () => (await catalog.lookup('brand-fonts/OFL.txt')).sizeBytes, { timeout: 5_000 }).not.toBe(reported);
     // No getattr since: the kernel still believes the old size, and gets the old bytes.
     const handle = await filesystem.open(file);
     expect(Buffer.from(filesystem.read(handle, 0, reported + 100)).equals(before)).toBe(true);
@@ -206,10 +206,10 @@ describe('filesystem core over MCP', () => {
 
   it('a server that goes away: uncached reads fail fast, verified cached content is still served', async () => {
     const { filesystem, stopServer } = await harness();
-    const cached = await readWhole(filesystem, '/lab/canvas-design/SKILL.md');
+    const cached = await readWhole(filesystem, '/lab/commit-message/SKILL.md');
     await stopServer();
-    await expect(readWhole(filesystem, '/lab/brand-guidelines/SKILL.md')).rejects.toBeInstanceOf(UnavailableError);
-    expect((await readWhole(filesystem, '/lab/canvas-design/SKILL.md')).equals(cached)).toBe(true);
+    await expect(readWhole(filesystem, '/lab/brand-fonts/SKILL.md')).rejects.toBeInstanceOf(UnavailableError);
+    expect((await readWhole(filesystem, '/lab/commit-message/SKILL.md')).equals(cached)).toBe(true);
     const status = JSON.parse((await readWhole(filesystem, '/skills.json')).toString());
     expect(status.servers[0].state).toBe('failed');
   });

@@ -3,12 +3,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { testCorpusDir } from './test-corpus.mjs';
 import { fileURLToPath } from 'node:url';
 import { run } from './fuse-harness.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const SHARED = path.resolve(REPO, '..', 'shared');
-export const CORPUS_DIR = path.join(SHARED, 'corpus', 'anthropic-skills');
+/** The project's own generated corpus (test/support/test-corpus.mjs), made once per test process. */
+export const CORPUS_DIR = await testCorpusDir();
 export const SKILLS_MOUNT = path.join(REPO, 'dist', 'cli', 'skills-mount.js');
 export const SKILLS_SERVE = path.join(REPO, 'dist', 'cli', 'skills-serve.js');
 const CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');

@@ -47,4 +47,23 @@ describe('directory reads', () => {
     expect((await catalog.list('acme')).sort()).toEqual(['billing', 'loose']);
     expect(await catalog.list('acme/loose')).toEqual(['notes.md']);
   });
+
+  it('a SKILL.md seen only through a directory read is served only under an entry skills/get confirms; an invalid one serves nothing', async () => {
+    const { source, catalog } = setUp();
+    source.addSkill('acme/billing/refunds', { 'SKILL.md': skillMarkdown('refunds') });
+    // Unlisted skills: one honest, one whose entry names another skill, one the server does not call a skill.
+    source.addSkill('acme/honest', { 'SKILL.md': skillMarkdown('honest'), 'notes.md': 'notes\n' }, { listed: false });
+    source.addSkill('acme/liar', { 'SKILL.md': skillMarkdown('liar'), 'notes.md': 'lies\n' }, { listed: false, frontmatter: { name: 'other', description: 'not its directory' } });
+    source.files.set('skill://acme/plain/SKILL.md', Buffer.from(skillMarkdown('plain')));
+    await catalog.refresh();
+    expect((await catalog.list('acme')).sort()).toEqual(['billing', 'honest', 'liar', 'plain']);
+    expect((await catalog.read('acme/honest/notes.md')).bytes.toString()).toBe('notes\n');
+    await expect(catalog.list('acme/liar')).resolves.toEqual([]);
+    await expect(catalog.lookup('acme/liar/SKILL.md')).rejects.toThrow(NotFoundError);
+    await expect(catalog.lookup('acme/liar/notes.md')).rejects.toThrow(NotFoundError);
+    expect(source.count('resources/read', 'skill://acme/liar/SKILL.md')).toBe(0);
+    expect(source.count('resources/read', 'skill://acme/liar/notes.md')).toBe(0);
+    // A SKILL.md the server does not call a skill is an ordinary file.
+    expect((await catalog.read('acme/plain/SKILL.md')).verified).toBe(false);
+  });
 });
