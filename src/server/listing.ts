@@ -7,10 +7,10 @@
 // same entries kept, same warning, same errors, ttlMs/cacheScope on 2026-07-28 only.
 // --lenient skips the checks: it exists to serve entries the length rules would drop.
 import { ProtocolError, ProtocolErrorCode, type CacheHint, type McpServer } from '@modelcontextprotocol/server';
-import { GetSkillRequestParamsSchema, ListSkillsRequestParamsSchema, SkillSchema } from '@modelcontextprotocol/core/ext/skills';
+import { GetSkillRequestParamsSchema, ListSkillsRequestParamsSchema, ReadResourceDirectoryRequestParamsSchema, SkillSchema } from '@modelcontextprotocol/core/ext/skills';
 import type { Skill } from '@modelcontextprotocol/server/ext/skills';
 import { MODERN_REVISION } from '../protocol/revisions.js';
-import { SKILLS_GET_METHOD, SKILLS_LIST_METHOD } from '../protocol/skills-wire.js';
+import { DIRECTORY_READ_METHOD, SKILLS_GET_METHOD, SKILLS_LIST_METHOD } from '../protocol/skills-wire.js';
 import type { Log } from './skill-tree.js';
 import type { TreeSkillSource } from './skill-source.js';
 
@@ -56,6 +56,16 @@ export function registerListing(mcp: McpServer, source: TreeSkillSource, options
       throw new ProtocolError(ProtocolErrorCode.InternalError, `the skill source returned ${skill.uri} for ${params.uri}`);
     }
     return { skill, ...cacheFields() };
+  });
+}
+
+/** resources/directory/read without the extension's other methods: the index mode (seed generation). */
+export function registerDirectoryRead(mcp: McpServer, source: TreeSkillSource, cacheHint: CacheHint): void {
+  mcp.server.setRequestHandler(DIRECTORY_READ_METHOD, { params: ReadResourceDirectoryRequestParamsSchema }, async (params, ctx) => {
+    const page = await source.readDirectory!(params.uri, params.cursor === undefined ? {} : { cursor: params.cursor }, ctx);
+    if (!page) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${params.uri} is not a directory resource`);
+    const version = mcp.server.getNegotiatedProtocolVersion() ?? '';
+    return { resources: page.resources, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), ...(version >= MODERN_REVISION ? { ...cacheHint } : {}) };
   });
 }
 

@@ -4,8 +4,8 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CacheHint, type CacheScope, type Transport } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { INDEX_URI } from '../protocol/skills-wire.js';
-import { registerListing } from './listing.js';
+import { INDEX_URI, SKILLS_EXTENSION } from '../protocol/skills-wire.js';
+import { registerDirectoryRead, registerListing } from './listing.js';
 import { SkillTree, type Log, type SkillTreeOptions, type TreeChange } from './skill-tree.js';
 import { treeSkillSource, type TreeSkillSource } from './skill-source.js';
 import { parseSkillUri } from './skill-uri.js';
@@ -77,8 +77,7 @@ export class SkillsService {
     this.source = treeSkillSource(tree, {
       pageSize: this.options.pageSize,
       serveIndex: this.options.protocol !== 'listing',
-      // Declaring the extension commits to skills/list, so the index mode offers no directory reads.
-      directoryRead: listing && this.options.directoryRead,
+      directoryRead: this.options.directoryRead,
     });
     const log = this.options.log;
     this.extension = listing
@@ -114,7 +113,10 @@ export class SkillsService {
       // (none under --lenient); see listing.ts.
       registerListing(mcp, this.source, { validate: !this.options.lenient, cacheHint: this.cacheHint, log: this.options.log });
     } else {
-      // Index mode: the same source behind a plain resource template, no extension declared.
+      // Index mode, as the seed text's servers: the extension declared (with directoryRead
+      // when offered) but no skills/list or skills/get (clients get -32601 and read the index).
+      mcp.server.registerCapabilities({ extensions: { [SKILLS_EXTENSION]: this.options.directoryRead ? { directoryRead: true } : {} } });
+      if (this.options.directoryRead) registerDirectoryRead(mcp, this.source, this.cacheHint);
       const template = new ResourceTemplate('skill://{+path}', { list: async (ctx) => ({ resources: await this.source.listResources!(ctx) }) });
       mcp.registerResource('skills', template, { cacheHint: this.cacheHint }, async (uri, _variables, ctx) => {
         const result = await this.source.read(uri.href, ctx);

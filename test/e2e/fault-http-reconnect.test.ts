@@ -109,7 +109,7 @@ describe('a 2025 session the restarted server does not know (no event stream to 
       server = await startHttpServe(CORPUS_DIR, port);
       expect(connection.connection().status).toBe('connected');
       await expect(read()).rejects.toMatchObject({ name: 'UnavailableError' });
-      expect(lines.join('\n')).toMatch(/\[web\] connection lost: Streamable HTTP error: [^\n]*Session not found[^\n]*; retrying in 0\.05 s/);
+      expect(lines.join('\n')).toMatch(/\[web\] connection lost: [^\n]*Session not found[^\n]*; retrying in 0\.05 s/);
       await waitFor(() => connection.connection().status === 'connected', 10_000, 'reconnect');
       expect((await read()).contents).toHaveLength(1);
       expect(server.log()).toMatch(/session \S+ opened \(1 open\)/);

@@ -163,7 +163,7 @@ describe('hostile protocol', () => {
   });
 
   it('an index that is not JSON: discovery fails, logged; an index with bad entries: they are dropped and named', async () => {
-    expect(logLines(/\[index-garbage\] discovery failed: index-garbage: skill:\/\/index.json: not JSON/).length).toBeGreaterThan(0);
+    expect(logLines(/\[index-garbage\] discovery failed: index-garbage: resources\/read skill:\/\/index.json: not JSON/).length).toBeGreaterThan(0);
     expect((await run('cat', [at('index-garbage', 'ok', 'ref.md')])).stdout).toBe('fine\n');
     expect(logLines(/\[index-shape\] index entry [123]: /).length).toBe(3);
     expect(logLines(/\[index-shape\] skill skill:\/\/ok\/SKILL.md listed twice/).length).toBeGreaterThan(0);

@@ -222,7 +222,7 @@ describe('pagination', () => {
 });
 
 describe('--protocol and --no-directory-read', () => {
-  it('index: skill://index.json but no skills/* methods (-32601), and no extension declared', async () => {
+  it('index, as the seed generation: skill://index.json, the extension declared with directoryRead, but no skills/* methods (-32601)', async () => {
     const connected = await connectInMemory({ root, watch: false, protocol: 'index' });
     try {
       const list = await errorOf(connected.client.request({ method: 'skills/list', params: {} }, ListResult));
@@ -232,10 +232,10 @@ describe('--protocol and --no-directory-read', () => {
       const index = JSON.parse((await readBytes(connected.client, 'skill://index.json')).bytes.toString()) as { skills: Array<{ url: string }> };
       expect(index.skills.map((s) => s.url)).toEqual(['skill://a/SKILL.md', 'skill://acme/billing/refunds/SKILL.md', 'skill://x/SKILL.md']);
       const capabilities = connected.client.getServerCapabilities() as { extensions?: Record<string, unknown>; resources?: unknown };
-      expect(capabilities.extensions?.['io.modelcontextprotocol/skills']).toBeUndefined();
+      expect(capabilities.extensions?.['io.modelcontextprotocol/skills']).toEqual({ directoryRead: true });
       expect(capabilities.resources).toEqual({ subscribe: true, listChanged: true });
-      const dir = await errorOf(connected.client.request({ method: 'resources/directory/read', params: { uri: 'skill://x' } }, DirResult));
-      expect(dir.code).toBe(-32601);
+      const dir = await readDirectoryAll(connected.client, 'skill://x');
+      expect(dir.map((child) => child.name)).toContain('SKILL.md');
     } finally {
       await connected.close();
     }
