@@ -2,6 +2,7 @@
 // config file in any supported format, --server flags and --only. Falls back to the
 // bundled demo (skills-serve on examples/skills) when there is nothing else.
 import { readFile } from 'node:fs/promises';
+import { parseEnv } from 'node:util';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -222,7 +223,7 @@ async function resolveServer({ raw, where, context }: Candidate): Promise<Server
   return { kind: raw.kind, url: url.toString(), headers: expandRecord(raw.headers, '"headers"') };
 }
 
-/** A dotenv file (KEY=VALUE lines, # comments, optional quotes), as VS Code and Cursor read `envFile`. */
+/** A dotenv file (KEY=VALUE lines, # comments, quotes), as VS Code and Cursor read `envFile`. */
 async function readEnvFile(file: string, baseDir: string, where: string): Promise<Record<string, string>> {
   const resolved = path.resolve(baseDir, file);
   let text: string;
@@ -231,13 +232,9 @@ async function readEnvFile(file: string, baseDir: string, where: string): Promis
   } catch (error) {
     throw new ConfigError(`${where}: "envFile" ${resolved}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
   }
+  // Node's own dotenv reader: quotes, `export`, inline comments (`TOKEN="x" # c` is x), escapes.
   const env: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (!match || line.trimStart().startsWith('#')) continue;
-    const value = match[2]!;
-    env[match[1]!] = /^(['"]).*\1$/.test(value) ? value.slice(1, -1) : value;
-  }
+  for (const [key, value] of Object.entries(parseEnv(text))) if (value !== undefined) env[key] = value;
   return env;
 }
 

@@ -18,6 +18,11 @@ export interface ServerStatus {
   listingComplete: boolean;
   skills: number;
   declined: number;
+  /** Skills whose SKILL.md failed verification: nothing of them is served. */
+  rejected: number;
+  /** Skills whose entry changed since it was first held. */
+  changed: number;
+  protocolVersion?: string;
   problems: string[];
 }
 
@@ -87,8 +92,11 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
       ...(server.reason ? { reason: server.reason } : {}),
       generation: server.generation ?? null,
       listingComplete: server.listingComplete === true,
+      ...(server.protocolVersion ? { protocolVersion: server.protocolVersion } : {}),
       skills: (server.skills ?? []).filter((skill) => !skill.declined).length,
       declined: (server.skills ?? []).filter((skill) => skill.declined).length,
+      rejected: (server.skills ?? []).filter((skill) => skill.state === 'rejected').length,
+      changed: (server.skills ?? []).filter((skill) => skill.state === 'changed').length,
       problems: server.problems ?? [],
     })),
   };
@@ -116,13 +124,15 @@ function renderMount(mount: MountReport, nowMs: number): string {
     ['SERVER', 'STATE', 'DISCOVERY', 'SKILLS', 'NOTES'],
     ...servers.map((server) => [
       server.label,
-      server.state,
+      server.protocolVersion ? `${server.state} (${server.protocolVersion})` : server.state,
       server.generation ?? '-',
       String(server.skills),
       [
         server.reason,
         server.generation !== null && server.generation !== 'none' && !server.listingComplete ? 'listing incomplete' : undefined,
         server.declined > 0 ? `${server.declined} declined` : undefined,
+        server.rejected > 0 ? `${server.rejected} rejected (failed verification)` : undefined,
+        server.changed > 0 ? `${server.changed} changed since first listed` : undefined,
         server.problems.length > 0 ? `${server.problems.length} problem${server.problems.length === 1 ? '' : 's'} (see skills.json)` : undefined,
       ]
         .filter((note) => note !== undefined)
@@ -215,7 +225,8 @@ interface SkillsJsonDocument {
     reason?: string;
     generation?: string | null;
     listingComplete?: boolean;
-    skills?: Array<{ declined?: string }>;
+    protocolVersion?: string;
+    skills?: Array<{ declined?: string; state?: string }>;
     problems?: string[];
   }>;
 }

@@ -254,7 +254,7 @@ export class Connection {
     const listener = this.changeListener;
     this.changeListener = undefined;
     void listener?.close();
-    this.status = { status: 'failed', reason };
+    this.status = { status: 'failed', reason: escapeForLog(reason) };
     this.failures += 1;
     const minMs = this.options.minBackoffMs ?? 500;
     const maxMs = this.options.maxBackoffMs ?? 30_000;

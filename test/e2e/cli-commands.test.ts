@@ -53,7 +53,7 @@ describe.skipIf(!fuseUsable)('skills-mount command line on real mounts', () => {
     const lines = text.stdout.split('\n');
     expect(lines[0]).toMatch(new RegExp(`^${mount!.mountpoint}  up \\d+s, pid ${mount!.child.pid}, cache .* of 256 MiB$`));
     expect(text.stdout).toMatch(/SERVER\s+STATE\s+DISCOVERY\s+SKILLS\s+NOTES/);
-    expect(text.stdout).toMatch(/\n  demo\s+connected\s+listing\s+5\n/);
+    expect(text.stdout).toMatch(/\n  demo\s+connected \(2026-07-28\)\s+listing\s+5\n/);
     expect(text.stdout).toMatch(/\n  missing\s+(failed|connecting)\s+-\s+0\s+.*ENOENT/);
     expect(text.stdout).toContain('2 servers (1 connected), 5 skills');
 

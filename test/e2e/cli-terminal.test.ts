@@ -73,7 +73,7 @@ describe.skipIf(!usable)('skills-mount in a terminal', () => {
     const screen = await terminal.waitFor(/recent errors/, 15_000, window);
     expect(screen).toMatch(new RegExp(`${mountpoint}  up \\d+s, pid \\d+, cache .* of 256 MiB`));
     expect(screen).toMatch(/SERVER\s+STATE\s+DISCOVERY\s+SKILLS\s+NOTES/);
-    expect(screen).toMatch(/  corpus\s+connected\s+listing\s+15\n/);
+    expect(screen).toMatch(/  corpus\s+connected \(2026-07-28\)\s+listing\s+15\n/);
     expect(screen).toMatch(/3 servers \(3 connected\), 25 skills/);
   });
 

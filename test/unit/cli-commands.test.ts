@@ -90,8 +90,9 @@ describe('status text', () => {
         cache: { usedBytes: 1_572_864, limitBytes: 256 * 1024 * 1024 },
         recentErrors: ['2025-01-01T11:59:00.000Z [docs] skill://x/SKILL.md: digest mismatch'],
         servers: [
-          { label: 'demo', state: 'connected', generation: 'listing', listingComplete: true, skills: 1234, declined: 2, problems: [] },
-          { label: 'broken', state: 'failed', reason: 'cannot connect: spawn nope ENOENT', generation: null, listingComplete: false, skills: 0, declined: 0, problems: [] },
+          { label: 'demo', state: 'connected', protocolVersion: '2026-07-28', generation: 'listing', listingComplete: true, skills: 1234, declined: 2, rejected: 1, changed: 3, problems: [] },
+          { label: 'old', state: 'incompatible', reason: 'protocol version mismatch: the server supports 2025-06-18; skills-mount offered only 2026-07-28 (pinned)', generation: null, listingComplete: false, skills: 0, declined: 0, rejected: 0, changed: 0, problems: [] },
+          { label: 'broken', state: 'failed', reason: 'cannot connect: spawn nope ENOENT', generation: null, listingComplete: false, skills: 0, declined: 0, rejected: 0, changed: 0, problems: [] },
         ],
       },
       { mountpoint: '/tmp/dead', state: 'stale', detail: 'the daemon is gone (Transport endpoint is not connected)' },
@@ -103,10 +104,11 @@ describe('status text', () => {
     expect(renderStatusText(report, now)).toBe(
       [
         '/home/u/.cache/mcp-skills  up 2m 05s, pid 4242, cache 1.5 MiB of 256 MiB',
-        '  SERVER  STATE      DISCOVERY  SKILLS  NOTES',
-        '  demo    connected  listing      1234  2 declined',
-        '  broken  failed     -               0  cannot connect: spawn nope ENOENT',
-        '  2 servers (1 connected), 1234 skills',
+        '  SERVER  STATE                   DISCOVERY  SKILLS  NOTES',
+        '  demo    connected (2026-07-28)  listing      1234  2 declined; 1 rejected (failed verification); 3 changed since first listed',
+        '  old     incompatible            -               0  protocol version mismatch: the server supports 2025-06-18; skills-mount offered only 2026-07-28 (pinned)',
+        '  broken  failed                  -               0  cannot connect: spawn nope ENOENT',
+        '  3 servers (1 connected), 1234 skills',
         '  recent errors (1, latest last):',
         '    2025-01-01T11:59:00.000Z [docs] skill://x/SKILL.md: digest mismatch',
         '',

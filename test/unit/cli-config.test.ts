@@ -137,11 +137,11 @@ describe('config formats, detected from content', () => {
   it('envFile (VS Code, Cursor) is read relative to the workspace, env wins over it', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'skills-mount-cli-config-'));
     try {
-      await writeFile(path.join(dir, '.env'), '# comment\nTOKEN="from-file"\nexport OTHER=two\n');
+      await writeFile(path.join(dir, '.env'), '# comment\nTOKEN="from-file" # an inline comment\nexport OTHER=two\n' + "QUOTED='a # b'\n");
       const file = path.join(dir, 'mcp.json');
       await writeFile(file, JSON.stringify({ servers: { s: { command: 'x', envFile: '${workspaceFolder}/.env', env: { OTHER: 'three' } } } }));
       const config = await loadMountConfig({ configPath: file, env: ENV });
-      expect(config.servers[0]!.config).toMatchObject({ env: { TOKEN: 'from-file', OTHER: 'three' } });
+      expect(config.servers[0]!.config).toMatchObject({ env: { TOKEN: 'from-file', OTHER: 'three', QUOTED: 'a # b' } });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
