@@ -82,6 +82,8 @@ export interface CatalogSummary {
 }
 
 const MAX_REMEMBERED_PROBLEMS = 50;
+/** Change notifications re-list at most this often (a storm costs one listing a second, not one per notification). */
+const NOTIFIED_RELIST_INTERVAL_MS = 1_000;
 /** Without a ttlMs hint, a live channel stretches re-listing by this factor (events say when to re-list). */
 const NOTIFIED_LISTING_TTL_FACTOR = 10;
 /** A server's ttlMs is honoured within this range: 0 ("do not cache") would re-list on every operation. */
@@ -114,6 +116,9 @@ export class ServerCatalog {
   /** Bytes fetched per skill that no manifest budgets (index generation, dynamic): skill URI -> file URI -> bytes. */
   private readonly retrievedBytes = new Map<string, Map<string, number>>();
   private listingHint: CacheHint = {};
+  private notifiedRefreshAtMs = Number.NEGATIVE_INFINITY;
+  private notifiedRefreshTimer: NodeJS.Timeout | undefined;
+  private stormLogged = false;
   /** Per skill URI; only skills that were rejected or changed have one. */
   private readonly held = new Map<string, HeldState>();
   /** Skill URIs whose entries were refused: nothing under them is loaded by path either. */
@@ -168,8 +173,27 @@ export class ServerCatalog {
    * (a storm) coalesce into at most one listing in flight plus one queued.
    */
   private refreshSoon(): void {
-    if (this.refreshing) this.refreshQueued = true;
-    else void this.refresh();
+    if (this.refreshing) {
+      this.refreshQueued = true;
+      return;
+    }
+    // A storm of notifications re-lists at most once a NOTIFIED_RELIST_INTERVAL_MS, and is logged once.
+    const sinceMs = this.now() - this.notifiedRefreshAtMs;
+    if (sinceMs < NOTIFIED_RELIST_INTERVAL_MS) {
+      if (this.notifiedRefreshTimer) return;
+      if (!this.stormLogged) {
+        this.stormLogged = true;
+        this.options.log(`[${this.label}] change notifications faster than one a ${NOTIFIED_RELIST_INTERVAL_MS} ms: re-listing at most that often`);
+      }
+      this.notifiedRefreshTimer = setTimeout(() => {
+        this.notifiedRefreshTimer = undefined;
+        this.refreshSoon();
+      }, NOTIFIED_RELIST_INTERVAL_MS - sinceMs);
+      this.notifiedRefreshTimer.unref?.();
+      return;
+    }
+    this.notifiedRefreshAtMs = this.now();
+    void this.refresh();
   }
 
   /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */

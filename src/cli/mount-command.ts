@@ -10,6 +10,7 @@ import { commandProblem } from './command-check.js';
 import type { MountOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
 import { StartupProgress } from './progress.js';
+import { escapeForLog } from '../format/escape.js';
 
 /** Slack between our MCP deadline and fuse-native's, so our error (not ETIMEDOUT) reaches the caller. */
 const FUSE_DEADLINE_MARGIN_MS = 5_000;
@@ -20,7 +21,9 @@ const LABELS_IN_SUMMARY = 6;
 export async function runMount(options: MountOptions): Promise<void> {
   let progress: StartupProgress | undefined;
   const log = (line: string): void => {
-    const text = `skills-mount: ${line}`;
+    // The one sink of every log line: whatever a server put into it (URIs, names, messages),
+    // no control character or line separator survives, so no server can forge a line.
+    const text = `skills-mount: ${escapeForLog(line)}`;
     if (progress) progress.log(text);
     else process.stderr.write(`${text}\n`);
   };

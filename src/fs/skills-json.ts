@@ -50,6 +50,8 @@ export interface MountStatus {
   recentErrors: string[];
 }
 
+const MAX_COLLISIONS_SHOWN = 20;
+
 /** The skills.json document for the given catalogs, as pretty-printed JSON text. */
 export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus): string {
   const servers: SkillsJsonServer[] = catalogs.map((catalog) => {
@@ -84,14 +86,30 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: Mo
       problems: catalog.problems,
     };
   });
+  // Collisions by name, linear in the skills: each skill names at most MAX_COLLISIONS_SHOWN
+  // others (2,000 skills all named "x" would otherwise list 4 million names).
   const byName = new Map<string, string[]>();
   for (const server of servers) {
-    for (const skill of server.skills) byName.set(skill.name, [...(byName.get(skill.name) ?? []), skill.qualifiedName]);
+    for (const skill of server.skills) {
+      const same = byName.get(skill.name);
+      if (same) same.push(skill.qualifiedName);
+      else byName.set(skill.name, [skill.qualifiedName]);
+    }
   }
   for (const server of servers) {
     for (const skill of server.skills) {
-      const others = (byName.get(skill.name) ?? []).filter((qualifiedName) => qualifiedName !== skill.qualifiedName);
-      if (others.length > 0) skill.collidesWith = others;
+      const same = byName.get(skill.name)!;
+      if (same.length < 2) continue;
+      const others: string[] = [];
+      for (const qualifiedName of same) {
+        if (qualifiedName === skill.qualifiedName) continue;
+        if (others.length === MAX_COLLISIONS_SHOWN) {
+          others.push(`... and ${same.length - 1 - MAX_COLLISIONS_SHOWN} more`);
+          break;
+        }
+        others.push(qualifiedName);
+      }
+      skill.collidesWith = others;
     }
   }
   // JSON escapes control characters but not U+2028/U+2029, which some readers take for line ends.

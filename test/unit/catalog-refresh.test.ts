@@ -1,7 +1,7 @@
 // The catalog against an in-memory SkillSource: when it re-lists (the server's ttlMs,
 // clamped; the default, stretched only while change events can arrive), and what a failed
 // listing leaves in place.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, LISTING_TTL_RANGE_MS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { UnavailableError } from '../../src/errors.js';
@@ -102,5 +102,25 @@ describe('catalog refresh', () => {
     await catalog.refresh();
     expect(await catalog.list('')).toEqual(['one']);
     expect(catalog.summary().problems.join('\n')).toMatch(/discovery failed: mem: skills\/list: no answer/);
+  });
+
+  it('a storm of change notifications re-lists at most once a second, and says so once', async () => {
+    vi.useFakeTimers();
+    try {
+      const source = sourceWith('one');
+      const logs: string[] = [];
+      const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: (line) => logs.push(line), cache: new ContentCache(1 << 20), hideDynamic: false });
+      await catalog.refresh();
+      for (let i = 0; i < 10; i++) {
+        for (let j = 0; j < 100; j++) source.emit({ type: 'list-changed' });
+        await vi.advanceTimersByTimeAsync(100);
+      }
+      // 1,000 notifications over one second: the listing at the start, at most one more queued, one after the interval.
+      expect(source.count('skills/list')).toBeGreaterThanOrEqual(2);
+      expect(source.count('skills/list')).toBeLessThanOrEqual(4);
+      expect(logs.filter((line) => /change notifications faster than/.test(line))).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
