@@ -338,6 +338,9 @@ export class ServerCatalog {
       if (record.declined) allProblems.push(`skill ${record.uri} declined: ${record.declined}`);
     }
     for (const record of records.values()) this.noteReplaced(this.records.get(record.uri), record);
+    // A rejection stands until a refreshed entry verifies: a new listing is one, so the next
+    // read of the skill loads its SKILL.md again (once per listing, however often it fails).
+    for (const state of this.held.values()) delete state.rejected;
     this.generation = generation;
     this.records = records;
     this.refusedSkills = refused;

@@ -22,7 +22,8 @@
 // File faults (resources/read of that URI): hang, slow (delayMs), invalid-base64,
 // text-for-binary, several-contents, no-contents, other-uri, non-json, malformed-jsonrpc,
 // wrong-id, method-not-found, wrong-result-type, storm (100 list_changed, then a good
-// answer), close-stdout (stdout closed for good, the process stays alive).
+// answer), close-stdout (stdout closed for good, the process stays alive), not-found (-32602:
+// a listed file the server no longer serves).
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -135,6 +136,8 @@ function readResource(id, uri) {
       return answer(typeof id === 'number' ? id + 1_000_000 : `${id}-other`, { contents: [good()] });
     case 'method-not-found':
       return fail(id, -32601, 'resources/read is not supported today');
+    case 'not-found':
+      return fail(id, -32602, `Resource not found: ${uri}`);
     case 'server-error':
       return fail(id, -32603, 'internal error');
     case 'wrong-result-type':

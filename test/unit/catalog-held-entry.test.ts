@@ -93,6 +93,28 @@ describe('the held entry', () => {
     expect(await bytesOf(catalog, 'pdf/references/GUIDE.md')).toBe('# Guide, second edition\n');
   });
 
+  it('a rejection stands until the next listing, which gives the SKILL.md one more chance', async () => {
+    const { source, catalog, cache } = setUp();
+    await catalog.refresh();
+    source.changeFile(PDF, skillMarkdown('pdf', 'Tampered'), false);
+    cache.forgotten.add(PDF);
+    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(IntegrityError);
+    const readsAfterRejection = source.count('resources/read', PDF);
+    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(/rejected/);
+    await expect(catalog.read('pdf/SKILL.md')).rejects.toThrow(/rejected/);
+    expect(source.count('resources/read', PDF)).toBe(readsAfterRejection);
+    // The same entry comes back in a new listing: the skill is loaded (and rejected) again, once.
+    await catalog.refresh();
+    expect(catalog.summary().skills[0]!.rejected).toBeUndefined();
+    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(IntegrityError);
+    expect(source.count('resources/read', PDF)).toBe(readsAfterRejection + 1);
+    expect(source.count('resources/read', FORMS)).toBe(0);
+    // The server serves the true bytes again (a transient fault): the next listing restores it.
+    source.changeFile(PDF, skillMarkdown('pdf'), false);
+    await catalog.refresh();
+    expect((await catalog.read('pdf/references/FORMS.md')).bytes.toString()).toBe('# Forms\n');
+  });
+
   it('a rejected skill comes back when a refreshed entry verifies', async () => {
     const { source, catalog } = setUp();
     await catalog.refresh();
