@@ -13,6 +13,8 @@ export interface FileFacts {
   frontmatter: Record<string, unknown> | undefined;
   /** URI of the SKILL.md whose entry vouches for this file, if any. */
   skillUri: string | undefined;
+  /** Set when two entries (a skill and one nested in it) vouch for different bytes: no read can verify. */
+  conflict?: string;
 }
 
 /**
@@ -64,6 +66,17 @@ export class Namespace {
     this.nodes.set(path, { kind: 'file', facts });
     this.addChild(segments.slice(0, -1), segments[segments.length - 1]!);
     return true;
+  }
+
+  /** Why a file at `path` for `uri` could not be added (without adding it), or undefined. */
+  fileConflict(path: string, uri: string): string | undefined {
+    const existing = this.nodes.get(path);
+    if (existing && !(existing.kind === 'file' && existing.facts.uri === uri)) return `${uri} maps to "${path}", already taken by ${describe(existing)}`;
+    for (let end = path.indexOf('/'); end !== -1; end = path.indexOf('/', end + 1)) {
+      const parent = this.nodes.get(path.slice(0, end));
+      if (parent?.kind === 'file') return `${uri} needs "${path.slice(0, end)}" to be a directory, but it is the file ${parent.facts.uri}`;
+    }
+    return undefined;
   }
 
   /** Adds a directory and its ancestors; returns false on a conflict with a file. */
@@ -124,8 +137,16 @@ export class Namespace {
   }
 }
 
-/** Facts vouched for by a listing digest are never replaced by facts without one. */
+/**
+ * Facts vouched for by a listing digest are never replaced by facts without one; two digests
+ * that disagree (an enclosing skill and a nested one listing the file differently) are a
+ * conflict: the file must verify against every entry that lists it, and no bytes can.
+ */
 function mergeFacts(existing: FileFacts, incoming: FileFacts): FileFacts {
+  if (existing.digest !== undefined && incoming.digest !== undefined && (existing.digest !== incoming.digest || existing.sizeBytes !== incoming.sizeBytes)) {
+    const as = (facts: FileFacts) => `${facts.skillUri ?? 'an entry'} as ${facts.digest} (${facts.sizeBytes} bytes)`;
+    return { ...existing, conflict: `listed by ${as(existing)} and by ${as(incoming)}` };
+  }
   const merged = { ...existing };
   const incomingWins = incoming.digest !== undefined || existing.digest === undefined;
   for (const key of Object.keys(incoming) as Array<keyof FileFacts>) {

@@ -233,6 +233,9 @@ export class ServerCatalog {
   async read(path: string, preferredDigest?: string): Promise<VerifiedContent> {
     const node = await this.nodeAt(path);
     if (node.kind === 'directory') throw new IsADirectoryError(`${this.label}: ${path} is a directory`, { server: this.label, uri: node.uri });
+    if (node.facts.conflict !== undefined) {
+      throw new IntegrityError(`${this.label}: ${node.facts.uri}: ${node.facts.conflict}; no bytes can verify against both`, { server: this.label, uri: node.facts.uri });
+    }
     await this.holdEntry(node.facts);
     // The kernel sizes reads by the attributes it last saw; while that version is still
     // cached, serving it keeps size and bytes of one version together.
@@ -314,7 +317,6 @@ export class ServerCatalog {
     refusedUris: readonly string[] = [],
   ): void {
     const records = new Map<string, SkillRecord>();
-    const namespace = new Namespace(segmentsToUri([]));
     const allProblems = [...problems];
     const refused = new Set(refusedUris);
     // Shallow skills first, so a nested skill's own entry refines the files its encloser also lists.
@@ -331,8 +333,8 @@ export class ServerCatalog {
         continue;
       }
       records.set(record.uri, record);
-      addRecordToNamespace(namespace, record);
     }
+    const namespace = layOut(records.values());
     allProblems.push(...namespace.problems);
     for (const record of records.values()) {
       if (record.declined) allProblems.push(`skill ${record.uri} declined: ${record.declined}`);
@@ -544,8 +546,11 @@ export class ServerCatalog {
       this.remember(`skill ${record.uri} declined: ${record.declined}`);
       return false;
     }
-    addRecordToNamespace(this.namespace, record);
-    for (const problem of this.namespace.problems.splice(0)) this.remember(problem);
+    this.rebuildNamespace();
+    if (record.declined) {
+      this.remember(`skill ${record.uri} declined: ${record.declined}`);
+      return false;
+    }
     return true;
   }
 
@@ -580,9 +585,8 @@ export class ServerCatalog {
   }
 
   private rebuildNamespace(): void {
-    const namespace = new Namespace(segmentsToUri([]));
-    const records = [...this.records.values()].sort((a, b) => a.depth - b.depth);
-    for (const record of records) addRecordToNamespace(namespace, record);
+    const namespace = layOut(this.records.values());
+    for (const problem of namespace.problems.splice(0)) this.remember(problem);
     const indexFile = this.namespace.get('index.json');
     if (indexFile?.kind === 'file') namespace.addFile(['index.json'], indexFile.facts);
     this.namespace = namespace;
@@ -856,6 +860,38 @@ function addRecordToNamespace(namespace: Namespace, record: SkillRecord): void {
     return;
   }
   namespace.addFile(record.path, { uri: record.uri, sizeBytes: undefined, digest: record.skillMdDigest, frontmatter: record.frontmatter, skillUri: record.uri });
+}
+
+/** Why a record's files cannot all be laid out in `namespace` (or among themselves), or undefined. */
+function layoutConflict(namespace: Namespace, record: SkillRecord): string | undefined {
+  const files = Array.isArray(record.files) ? record.files : [{ path: record.path, uri: record.uri }];
+  const own = new Set<string>();
+  for (const file of files) own.add(file.path);
+  for (const file of files) {
+    for (let end = file.path.indexOf('/'); end !== -1; end = file.path.indexOf('/', end + 1)) {
+      if (own.has(file.path.slice(0, end))) return `${file.uri} needs "${file.path.slice(0, end)}" to be a directory, but the same skill lists it as a file`;
+    }
+    const conflict = namespace.fileConflict(file.path, file.uri);
+    if (conflict) return conflict;
+  }
+  return undefined;
+}
+
+/**
+ * The tree of the given skills, shallow ones first (so a nested skill's entry meets the files
+ * its encloser lists too). A skill whose files cannot all be laid out as a tree (a file `x`
+ * and a file `x/y.md`; a skill whose directory is another's file) is declined whole, with the
+ * reason: never half a skill. Checked before anything of it is added, so one pass suffices.
+ */
+function layOut(records: Iterable<SkillRecord>): Namespace {
+  const namespace = new Namespace(segmentsToUri([]));
+  for (const record of [...records].sort((a, b) => a.depth - b.depth)) {
+    if (record.declined) continue;
+    const conflict = layoutConflict(namespace, record);
+    if (conflict) record.declined = `its files cannot be laid out as a tree: ${conflict}`;
+    else addRecordToNamespace(namespace, record);
+  }
+  return namespace;
 }
 
 function expectationOf(facts: FileFacts): Expectation {
