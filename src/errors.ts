@@ -98,3 +98,12 @@ export class NotSupportedError extends SkillsMountError {
   readonly code = 'NOT_SUPPORTED';
 }
 
+
+/**
+ * A file changed on the server after the kernel was told its size, and the version that size
+ * belongs to is no longer to be had: serving the new bytes would be clipped to the old size.
+ */
+export class StaleVersionError extends SkillsMountError {
+  override name = 'StaleVersionError';
+  readonly code = 'STALE_VERSION';
+}

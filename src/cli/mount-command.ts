@@ -96,6 +96,8 @@ export async function runMount(options: MountOptions): Promise<void> {
 
   const startedAt = new Date().toISOString();
   const filesystem = new SkillsFilesystem(catalogs, {
+    metadataTtlMs: options.metadataTtlSeconds * 1000,
+    log: logError,
     mountStatus: () => ({
       pid: process.pid,
       startedAt,

@@ -1,7 +1,7 @@
 // The filesystem core: "/" holds one directory per server label and skills.json;
 // "/<label>/<path>" is that server's resource. Pins one content version per open
 // handle, numbers inodes per content version, and answers xattrs. No FUSE, no SDK.
-import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError } from '../errors.js';
+import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError, StaleVersionError } from '../errors.js';
 import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
 import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
 import { sha256Digest } from '../format/digest.js';
@@ -22,6 +22,9 @@ interface PathVersion {
   digest: string | undefined;
   inode: number;
   mtimeMs: number;
+  /** The size getattr last reported for the path, and when: the kernel holds it for the attribute timeout. */
+  sizeBytes?: number;
+  reportedAtMs?: number;
 }
 
 export interface SkillsFilesystemOptions {
@@ -30,6 +33,9 @@ export interface SkillsFilesystemOptions {
   skillsJsonTtlMs?: number;
   /** The daemon's own state, shown at the top of skills.json. */
   mountStatus?: () => MountStatus;
+  /** The kernel's attribute timeout (--metadata-ttl): how long a reported size may still clamp reads. */
+  metadataTtlMs?: number;
+  log?: (line: string) => void;
 }
 
 export class SkillsFilesystem implements FilesystemCore {
@@ -90,7 +96,9 @@ export class SkillsFilesystem implements FilesystemCore {
         ({ bytes, digest } = this.openSkillsJson());
         break;
       case 'node': {
-        const content = await target.catalog.read(target.path, this.versions.get(path)?.digest);
+        const reported = this.versions.get(path);
+        const content = await target.catalog.read(target.path, reported?.digest);
+        this.refuseClipped(path, reported, content);
         bytes = content.bytes;
         digest = content.digest;
         break;
@@ -99,6 +107,23 @@ export class SkillsFilesystem implements FilesystemCore {
     const handle = this.nextHandle++;
     this.handles.set(handle, { bytes, attributes: this.attributes(path, { kind: 'file', sizeBytes: bytes.length, digest }) });
     return handle;
+  }
+
+  /**
+   * A read returns all the bytes of one verified version, or fails. The kernel clamps reads to
+   * the size getattr last reported, for up to the attribute timeout; when the file has since
+   * grown on the server and the reported version is gone, its new bytes would arrive cut short.
+   */
+  private refuseClipped(path: string, reported: PathVersion | undefined, content: { digest: string; bytes: Buffer }): void {
+    if (!reported || reported.digest === undefined || reported.digest === content.digest) return;
+    if (reported.sizeBytes === undefined || content.bytes.length <= reported.sizeBytes) return;
+    const heldForMs = (this.options.metadataTtlMs ?? 0) - (this.now() - (reported.reportedAtMs ?? Number.NEGATIVE_INFINITY));
+    if (heldForMs <= 0) return;
+    const message =
+      `${path}: changed on the server (now ${content.bytes.length} bytes) after the kernel was told ${reported.sizeBytes}; ` +
+      `served whole after the kernel's attribute cache expires (within ${Math.ceil(heldForMs / 1000)} s)`;
+    this.options.log?.(message);
+    throw new StaleVersionError(message, { uri: path });
   }
 
   fgetattr(handle: number): NodeAttributes {
@@ -176,6 +201,9 @@ export class SkillsFilesystem implements FilesystemCore {
 
   private attributes(path: string, node: Pick<CatalogNode, 'kind' | 'sizeBytes' | 'digest'>): NodeAttributes {
     const version = this.versionOf(path, node.digest);
+    // What the kernel now holds for this path, until its attribute timeout.
+    version.sizeBytes = node.sizeBytes;
+    version.reportedAtMs = this.now();
     return { kind: node.kind, sizeBytes: node.sizeBytes, mtimeMs: version.mtimeMs, inode: version.inode };
   }
 

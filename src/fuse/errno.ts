@@ -46,6 +46,9 @@ const ERRNO_BY_NAME: Record<DomainErrorName, number> = {
   // the user should see why instead of an I/O error that invites retrying.
   LimitExceededError: -errno.EFBIG,
   ConfigError: -errno.EINVAL,
+  // ESTALE ("Stale file handle"): the file changed under a size the kernel still holds; a
+  // retry after the attribute timeout gets the new version whole. Logged where it is thrown.
+  StaleVersionError: -(errno.ESTALE ?? 116),
   // The server lacks a method the content needs: to the reader, the server failed to
   // deliver what its catalog listed. EIO gets the failure logged with its context.
   NotSupportedError: -errno.EIO,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
-import { NotFoundError, UnavailableError } from '../../src/errors.js';
+import { NotFoundError, StaleVersionError, UnavailableError } from '../../src/errors.js';
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
 import { createSkillsServer, type DiscoveryProtocol } from '../../src/server/index.js';
@@ -170,6 +170,28 @@ describe('filesystem core over MCP', () => {
     // Once getattr reports the new version, open serves it.
     expect((await filesystem.getattr(file)).sizeBytes).toBe('a much shorter license\n'.length);
     expect((await readWhole(filesystem, file)).toString()).toBe('a much shorter license\n');
+  });
+
+  it('a never-read file that grew since getattr is never served clipped: ESTALE until the kernel may ask again, then all of it', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
+    cleanups.push(() => rm(root, { recursive: true, force: true }));
+    await cp(path.join(CORPUS_DIR, 'brand-fonts'), path.join(root, 'brand-fonts'), { recursive: true });
+    const { catalog } = await harness({ root });
+    let nowMs = 1_000_000;
+    const logs: string[] = [];
+    const filesystem = new SkillsFilesystem([catalog], { now: () => nowMs, metadataTtlMs: 30_000, log: (line) => logs.push(line) });
+    const file = '/lab/brand-fonts/OFL.txt';
+    const reported = (await filesystem.getattr(file)).sizeBytes;
+    const grown = `${(await readFile(path.join(root, 'brand-fonts/OFL.txt'), 'utf8'))}\nAn added clause.\n`;
+    await writeFile(path.join(root, 'brand-fonts/OFL.txt'), grown);
+    await expect.poll(async () => (await catalog.lookup('brand-fonts/OFL.txt')).sizeBytes, { timeout: 5_000 }).toBe(Buffer.byteLength(grown));
+    // The kernel still holds the old, smaller size: the new bytes would be cut at it.
+    nowMs += 10_000;
+    await expect(filesystem.open(file)).rejects.toThrow(StaleVersionError);
+    expect(logs.join('\n')).toMatch(new RegExp(`changed on the server \\(now ${Buffer.byteLength(grown)} bytes\\) after the kernel was told ${reported}; served whole after the kernel's attribute cache expires \\(within 20 s\\)`));
+    // Past the attribute timeout the kernel asks again before reading: the new version, whole.
+    nowMs += 21_000;
+    expect((await readWhole(filesystem, file)).toString()).toBe(grown);
   });
 
   it('skills.json is fresh at every open yet always exactly the size getattr reported', async () => {

@@ -25,6 +25,7 @@ const expected: Record<string, number> = {
   IsADirectoryError: errno.EISDIR,
   NoAttributeError: 61, // ENODATA on Linux (getxattr's "no such attribute")
   LimitExceededError: errno.EFBIG,
+  StaleVersionError: errno.ESTALE,
   ConfigError: errno.EINVAL,
   NotSupportedError: errno.EIO,
 };
