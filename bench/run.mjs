@@ -48,6 +48,8 @@ for (const [what, file] of [['skills-mount', SKILLS_MOUNT], ['skills-serve', SKI
     process.exit(2);
   }
 }
+// Without --corpus, the project's own generated corpus: the benchmark needs nothing beside the clone.
+options.corpusDir ??= await (await import('../test/support/test-corpus.mjs')).testCorpusDir();
 if (!existsSync(options.corpusDir)) {
   process.stderr.write(`bench: the corpus is missing: ${options.corpusDir} (--corpus DIR)\n`);
   process.exit(2);

@@ -4,7 +4,7 @@ import { SKILLS_SERVE } from './paths.mjs';
 
 /** Starts `skills-serve DIR --http 127.0.0.1:0 ...flags`; resolves {url, log(), stop()} once it listens. */
 export function startHttpServer(dir, flags = []) {
-  const child = spawn(process.execPath, [SKILLS_SERVE, dir, '--http', '127.0.0.1:0', ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [SKILLS_SERVE, dir, '--http', '127.0.0.1:0', '--lenient', ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const exited = new Promise((resolve) => child.on('exit', resolve));
   return new Promise((resolve, reject) => {

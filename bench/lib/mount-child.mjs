@@ -11,7 +11,7 @@ const live = new Set();
 
 /** A stdio server entry for the mount's config: `skills-serve DIR ...flags`. */
 export function serveEntry(dir, ...flags) {
-  return { command: process.execPath, args: [SKILLS_SERVE, dir, ...flags] };
+  return { command: process.execPath, args: [SKILLS_SERVE, dir, '--lenient', ...flags] };
 }
 
 /**
@@ -19,7 +19,7 @@ export function serveEntry(dir, ...flags) {
  * (synchronously, before each response is sent), so counts are exact when an operation returns.
  */
 export function loggedServeEntry(dir, logFile, ...flags) {
-  return { command: '/bin/sh', args: ['-c', `exec "$@" 2>>'${logFile}'`, 'sh', process.execPath, SKILLS_SERVE, dir, '--verbose', ...flags] };
+  return { command: '/bin/sh', args: ['-c', `exec "$@" 2>>'${logFile}'`, 'sh', process.execPath, SKILLS_SERVE, dir, '--verbose', '--lenient', ...flags] };
 }
 
 /**

@@ -1,7 +1,7 @@
 // Command line of the benchmark: --quick (or BENCH_QUICK=1) for the smoke-sized run,
 // --work-dir DIR, --corpus DIR, --results FILE, --runs N.
 import { parseArgs } from 'node:util';
-import { CORPUS_DIR, RESULTS_FILE } from './paths.mjs';
+import { RESULTS_FILE } from './paths.mjs';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -52,7 +52,7 @@ export function parseOptions(argv) {
         '  --quick          a reduced smoke run (also BENCH_QUICK=1)\n' +
         '  --runs N         runs per figure (default 5; quick 1); medians are reported\n' +
         '  --work-dir DIR   where catalogs, copies and mountpoints go (default /dev/shm and the temp dir)\n' +
-        `  --corpus DIR     the real skills corpus (default ${CORPUS_DIR})\n` +
+        '  --corpus DIR     a real skills corpus (default: the generated test corpus, test/support/test-corpus.mjs)\n' +
         `  --results FILE   where results are written (default ${RESULTS_FILE})\n`,
     );
     process.exit(0);
@@ -67,7 +67,7 @@ export function parseOptions(argv) {
     mode: quick ? 'quick' : 'full',
     profile,
     workDir: values['work-dir'],
-    corpusDir: values.corpus ?? CORPUS_DIR,
+    corpusDir: values.corpus,
     resultsFile: values.results ?? RESULTS_FILE,
   };
 }

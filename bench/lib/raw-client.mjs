@@ -19,7 +19,7 @@ function newClient(era = 'legacy') {
  * is the SDK's limit on one incoming message (10 MiB by default); `era` as in newClient.
  */
 export async function connectStdio(dir, flags = [], { maxBufferSize, era } = {}) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [SKILLS_SERVE, dir, ...flags], stderr: 'ignore', ...(maxBufferSize && { maxBufferSize }) });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [SKILLS_SERVE, dir, '--lenient', ...flags], stderr: 'ignore', ...(maxBufferSize && { maxBufferSize }) });
   const client = newClient(era);
   await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
   return client;

@@ -1,6 +1,7 @@
 // One server's skill namespace as the filesystem sees it: discovery (listing, index or
 // none), lookups of paths nobody listed, directory reads, and verified content with
 // single-flight fetches. Paths are relative to the server's label directory ("" is it).
+import { LRUCache } from 'lru-cache';
 import { escapeForLog } from '../format/escape.js';
 import { IntegrityError, IsADirectoryError, LimitExceededError, NotADirectoryError, NotFoundError, NotSupportedError, SkillsMountError } from '../errors.js';
 import type { Logger } from '../mcp/connection.js';
@@ -77,11 +78,32 @@ export interface CatalogSummary {
   cache: { ttlMs: number | null; cacheScope: string | null; relistAfterMs: number };
   /** Change events can reach the mount now. */
   liveChannel: boolean;
+  /** While a first listing is still paging: how many entries have arrived. */
+  listingInProgress: number | null;
   skills: SkillSummary[];
   problems: string[];
 }
 
+export interface CatalogHealth {
+  label: string;
+  connection: ConnectionStatus;
+  generation: Generation | undefined;
+  listingComplete: boolean;
+  listingInProgress: number | null;
+  liveChannel: boolean;
+  /** Skills served (not declined), declined, rejected (SKILL.md failed verification), changed since first held. */
+  skills: number;
+  declined: number;
+  rejected: number;
+  changed: number;
+  problems: number;
+}
+
 const MAX_REMEMBERED_PROBLEMS = 50;
+/** A first listing still paging is shown as it goes up to this many entries. */
+const MAX_INTERIM_LISTING_ITEMS = 50_000;
+/** Entries kept in each per-path or per-skill memo (misses, observed versions, refresh times, byte budgets). */
+const MAX_REMEMBERED_PATHS = 10_000;
 /** Change notifications re-list at most this often (a storm costs one listing a second, not one per notification). */
 const NOTIFIED_RELIST_INTERVAL_MS = 1_000;
 /** Without a ttlMs hint, a live channel stretches re-listing by this factor (events say when to re-list). */
@@ -107,15 +129,19 @@ export class ServerCatalog {
   private refreshQueued = false;
   /** The server declared directoryRead, then answered -32601: use what is known instead, until it reconnects. */
   private directoryReadRefused = false;
-  private readonly negative = new Map<string, number>();
+  // Per-path and per-skill memory is bounded (least recently used dropped): a client walking
+  // millions of made-up names, or a server with endless skills, costs a fixed amount.
+  private readonly negative = new LRUCache<string, number>({ max: MAX_REMEMBERED_PATHS });
   private readonly directoryReads = new Map<string, { atMs: number; pending?: Promise<void> }>();
-  private readonly unverifiedVersions = new Map<string, { digest: string; sizeBytes: number; atMs: number }>();
+  private readonly unverifiedVersions = new LRUCache<string, { digest: string; sizeBytes: number; atMs: number }>({ max: MAX_REMEMBERED_PATHS });
   private readonly inflight = new Map<string, Promise<VerifiedContent>>();
   private readonly subscribed = new Set<string>();
-  private readonly skillRefreshedAtMs = new Map<string, number>();
+  private readonly skillRefreshedAtMs = new LRUCache<string, number>({ max: MAX_REMEMBERED_PATHS });
   /** Bytes fetched per skill that no manifest budgets (index generation, dynamic): skill URI -> file URI -> bytes. */
-  private readonly retrievedBytes = new Map<string, Map<string, number>>();
+  private readonly retrievedBytes = new LRUCache<string, Map<string, number>>({ max: MAX_REMEMBERED_PATHS });
   private listingHint: CacheHint = {};
+  /** Entries received so far while a first listing is still paging; undefined otherwise. */
+  private listingInProgress: number | undefined;
   private notifiedRefreshAtMs = Number.NEGATIVE_INFINITY;
   private notifiedRefreshTimer: NodeJS.Timeout | undefined;
   private stormLogged = false;
@@ -249,6 +275,36 @@ export class ServerCatalog {
     return this.namespace.get(path) ?? (await this.resolve(path));
   }
 
+  /** The server's state in counts: cheap at any catalog size (no per-skill objects). */
+  health(): CatalogHealth {
+    let skills = 0;
+    let declined = 0;
+    for (const record of this.records.values()) {
+      if (record.declined) declined += 1;
+      else skills += 1;
+    }
+    let rejected = 0;
+    let changed = 0;
+    for (const [uri, state] of this.held) {
+      if (!this.records.has(uri)) continue;
+      if (state.rejected !== undefined) rejected += 1;
+      else if (state.changedAtMs !== undefined) changed += 1;
+    }
+    return {
+      label: this.label,
+      connection: this.source.connection(),
+      generation: this.generation,
+      listingComplete: this.listingComplete,
+      listingInProgress: this.listingInProgress ?? null,
+      liveChannel: this.source.features().liveChannel,
+      skills,
+      declined,
+      rejected,
+      changed,
+      problems: this.problems.length,
+    };
+  }
+
   summary(): CatalogSummary {
     const skills: SkillSummary[] = [...this.records.values()].map((record) => ({
       name: record.name,
@@ -270,6 +326,7 @@ export class ServerCatalog {
       listingComplete: this.listingComplete,
       cache: { ttlMs: this.listingHint.ttlMs ?? null, cacheScope: this.listingHint.cacheScope ?? null, relistAfterMs: this.relistAfterMs() },
       liveChannel: this.source.features().liveChannel,
+      listingInProgress: this.listingInProgress ?? null,
       skills,
       problems: [...this.problems],
     };
@@ -282,7 +339,17 @@ export class ServerCatalog {
     try {
       if (this.generation !== 'index') {
         try {
-          const listing = await this.source.listSkills();
+          // A first listing that pages on for long fills the directory in as it goes;
+          // one that replaces a complete listing does not (it would hide skills meanwhile).
+          const listing = await this.source.listSkills((soFar) => {
+            this.listingInProgress = soFar.items.length;
+            if (this.generation === 'listing' && this.listingComplete) return;
+            // Past this, an interim tree costs more than it shows: the count alone is reported.
+            if (soFar.items.length > MAX_INTERIM_LISTING_ITEMS) return;
+            this.install('listing', soFar.items.map((entry) => recordFromListing(entry, this.options)), soFar.problems, false, soFar.refused, true);
+          }).finally(() => {
+            this.listingInProgress = undefined;
+          });
           this.listingHint = { ttlMs: listing.ttlMs, cacheScope: listing.cacheScope };
           this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete, listing.refused);
           return;
@@ -315,6 +382,7 @@ export class ServerCatalog {
     problems: string[],
     complete: boolean,
     refusedUris: readonly string[] = [],
+    quiet = false,
   ): void {
     const records = new Map<string, SkillRecord>();
     const allProblems = [...problems];
@@ -351,6 +419,11 @@ export class ServerCatalog {
     this.listedAtMs = this.now();
     this.negative.clear();
     this.directoryReads.clear();
+    if (quiet) {
+      // An interim install while the first listing pages on: the final one logs.
+      this.problems = allProblems.slice(-MAX_REMEMBERED_PROBLEMS);
+      return;
+    }
     this.problems = [];
     for (const problem of allProblems) this.remember(problem);
     const declined = [...records.values()].filter((record) => record.declined).length;
@@ -557,6 +630,11 @@ export class ServerCatalog {
   /** Re-fetches one skill's entry (after a verification failure, or for a file its manifest lacks). */
   private async refreshSkill(skillUri: string): Promise<void> {
     if (this.generation === 'index') {
+      // The index is every skill's entry at once: re-read it at most once a negativeTtlMs per
+      // skill, so a SKILL.md that keeps failing does not download the whole index per read.
+      const lastMs = this.skillRefreshedAtMs.get(skillUri) ?? Number.NEGATIVE_INFINITY;
+      if (this.now() - lastMs < this.options.negativeTtlMs) return;
+      this.skillRefreshedAtMs.set(skillUri, this.now());
       await this.refresh();
       return;
     }

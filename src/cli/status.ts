@@ -23,7 +23,10 @@ export interface ServerStatus {
   /** Skills whose entry changed since it was first held. */
   changed: number;
   protocolVersion?: string;
-  problems: string[];
+  /** Entries so far while a first listing still pages on. */
+  listingInProgress?: number;
+  /** How many problems the server's listings had (skills.json names them). */
+  problems: number;
 }
 
 export type MountState = 'ok' | 'stale' | 'not-responding' | 'unreadable';
@@ -61,11 +64,19 @@ export async function collectStatus(mountpoint?: string, timeoutMs = DEFAULT_PRO
   return { mounts: await Promise.all(chosen.map((entry) => probeMount(entry.mountpoint, timeoutMs))) };
 }
 
-/** Reads MOUNTPOINT/skills.json from a child process; classifies what went wrong. */
+/**
+ * Reads MOUNTPOINT/status.json (a few hundred bytes a server, at any catalog size) from a
+ * child process; classifies what went wrong. A daemon from before status.json: skills.json.
+ */
 export async function probeMount(mountpoint: string, timeoutMs: number): Promise<MountReport> {
-  const outcome = await catFile(path.join(mountpoint, 'skills.json'), timeoutMs);
+  let file = 'status.json';
+  let outcome = await catFile(path.join(mountpoint, file), timeoutMs);
+  if (outcome.kind === 'error' && /no such file/i.test(outcome.message)) {
+    file = 'skills.json';
+    outcome = await catFile(path.join(mountpoint, file), timeoutMs);
+  }
   if (outcome.kind === 'timeout') {
-    return { mountpoint, state: 'not-responding', detail: `skills.json did not answer within ${formatSeconds(timeoutMs)}` };
+    return { mountpoint, state: 'not-responding', detail: `${file} did not answer within ${formatSeconds(timeoutMs)}` };
   }
   if (outcome.kind === 'error') {
     if (/not connected|aborted/i.test(outcome.message)) {
@@ -74,11 +85,11 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
     const denied = /permission denied/i.test(outcome.message);
     return { mountpoint, state: 'unreadable', detail: denied ? 'permission denied: the mount belongs to another user' : outcome.message };
   }
-  let document: SkillsJsonDocument;
+  let document: StatusDocument;
   try {
-    document = JSON.parse(outcome.text) as SkillsJsonDocument;
+    document = JSON.parse(outcome.text) as StatusDocument;
   } catch {
-    return { mountpoint, state: 'unreadable', detail: 'skills.json is not JSON' };
+    return { mountpoint, state: 'unreadable', detail: `${file} is not JSON` };
   }
   return {
     mountpoint,
@@ -86,19 +97,25 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
     ...(document.mount
       ? { pid: document.mount.pid, startedAt: document.mount.startedAt, cache: document.mount.cache, recentErrors: document.mount.recentErrors }
       : {}),
-    servers: (document.servers ?? []).map((server) => ({
-      label: server.label,
-      state: server.state,
-      ...(server.reason ? { reason: server.reason } : {}),
-      generation: server.generation ?? null,
-      listingComplete: server.listingComplete === true,
-      ...(server.protocolVersion ? { protocolVersion: server.protocolVersion } : {}),
-      skills: (server.skills ?? []).filter((skill) => !skill.declined).length,
-      declined: (server.skills ?? []).filter((skill) => skill.declined).length,
-      rejected: (server.skills ?? []).filter((skill) => skill.state === 'rejected').length,
-      changed: (server.skills ?? []).filter((skill) => skill.state === 'changed').length,
-      problems: server.problems ?? [],
-    })),
+    servers: (document.servers ?? []).map((server) => {
+      const skills = Array.isArray(server.skills) ? server.skills : undefined;
+      const count = (value: unknown, of: (skill: { declined?: string; state?: string }) => boolean) =>
+        typeof value === 'number' ? value : (skills?.filter(of).length ?? 0);
+      return {
+        label: server.label,
+        state: server.state,
+        ...(server.reason ? { reason: server.reason } : {}),
+        generation: server.generation ?? null,
+        listingComplete: server.listingComplete === true,
+        ...(server.protocolVersion ? { protocolVersion: server.protocolVersion } : {}),
+        ...(typeof server.listingInProgress === 'number' ? { listingInProgress: server.listingInProgress } : {}),
+        skills: count(server.skills, (skill) => !skill.declined),
+        declined: count(server.declined, (skill) => Boolean(skill.declined)),
+        rejected: count(server.rejected, (skill) => skill.state === 'rejected'),
+        changed: count(server.changed, (skill) => skill.state === 'changed'),
+        problems: typeof server.problems === 'number' ? server.problems : (server.problems?.length ?? 0),
+      };
+    }),
   };
 }
 
@@ -129,11 +146,12 @@ function renderMount(mount: MountReport, nowMs: number): string {
       String(server.skills),
       [
         server.reason,
+        server.listingInProgress !== undefined ? `still listing (${server.listingInProgress} entries so far)` : undefined,
         server.generation !== null && server.generation !== 'none' && !server.listingComplete ? 'listing incomplete' : undefined,
         server.declined > 0 ? `${server.declined} declined` : undefined,
         server.rejected > 0 ? `${server.rejected} rejected (failed verification)` : undefined,
         server.changed > 0 ? `${server.changed} changed since first listed` : undefined,
-        server.problems.length > 0 ? `${server.problems.length} problem${server.problems.length === 1 ? '' : 's'} (see skills.json)` : undefined,
+        server.problems > 0 ? `${server.problems} problem${server.problems === 1 ? '' : 's'} (see skills.json)` : undefined,
       ]
         .filter((note) => note !== undefined)
         .join('; '),
@@ -217,7 +235,8 @@ function catFile(file: string, timeoutMs: number): Promise<CatOutcome> {
   });
 }
 
-interface SkillsJsonDocument {
+/** status.json, or (from an older daemon) skills.json: counts, or the skills to count. */
+interface StatusDocument {
   mount?: { pid: number; startedAt: string; cache: { usedBytes: number; limitBytes: number }; recentErrors: string[] };
   servers?: Array<{
     label: string;
@@ -226,7 +245,11 @@ interface SkillsJsonDocument {
     generation?: string | null;
     listingComplete?: boolean;
     protocolVersion?: string;
-    skills?: Array<{ declined?: string; state?: string }>;
-    problems?: string[];
+    listingInProgress?: number;
+    skills?: number | Array<{ declined?: string; state?: string }>;
+    declined?: number;
+    rejected?: number;
+    changed?: number;
+    problems?: number | string[];
   }>;
 }

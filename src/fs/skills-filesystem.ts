@@ -4,11 +4,17 @@
 import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError, StaleVersionError } from '../errors.js';
 import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
 import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
+import { LRUCache } from 'lru-cache';
 import { sha256Digest } from '../format/digest.js';
 import { renderSkillsJson, type MountStatus } from './skills-json.js';
+import { renderStatusJson } from './status-json.js';
+import { PaddedDocument } from './padded-document.js';
 
 export const SKILLS_JSON = 'skills.json';
+/** The small health file `skills-mount status` reads: per-server counts, never per-skill lists. */
+export const STATUS_JSON = 'status.json';
 const SKILLS_JSON_SIZE_STEP_BYTES = 16 * 1024;
+const STATUS_JSON_SIZE_STEP_BYTES = 4 * 1024;
 
 /** Extended attributes carried by nodes, in listing order. */
 export const XATTR = {
@@ -27,6 +33,8 @@ interface PathVersion {
   reportedAtMs?: number;
 }
 
+const MAX_PATH_VERSIONS = 250_000;
+
 export interface SkillsFilesystemOptions {
   now?: () => number;
   /** How long one rendering of skills.json is reused by getattr/open. */
@@ -41,17 +49,28 @@ export interface SkillsFilesystemOptions {
 export class SkillsFilesystem implements FilesystemCore {
   private readonly catalogs: Map<string, ServerCatalog>;
   private readonly handles = new Map<number, { bytes: Buffer; attributes: NodeAttributes }>();
-  private readonly versions = new Map<string, PathVersion>();
+  // One per path the kernel was told about; bounded (a dropped path gets a new inode next time,
+  // which only makes the kernel drop its cached pages for it).
+  private readonly versions = new LRUCache<string, PathVersion>({ max: MAX_PATH_VERSIONS });
   private nextHandle = 1;
   private nextInode = 2;
   private readonly mountedAtMs: number;
   private readonly now: () => number;
-  private skillsJson: (Rendering & { atMs: number }) | undefined;
+  private readonly skillsJson: PaddedDocument;
+  private readonly statusJson: PaddedDocument;
 
   constructor(catalogs: readonly ServerCatalog[], private readonly options: SkillsFilesystemOptions = {}) {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
     this.now = options.now ?? Date.now;
     this.mountedAtMs = this.now();
+    const ttlMs = options.skillsJsonTtlMs ?? 1_000;
+    this.skillsJson = new PaddedDocument(() => this.renderSkillsJsonText(), { stepBytes: SKILLS_JSON_SIZE_STEP_BYTES, ttlMs, now: this.now });
+    // status.json: the cheap health answer, small and independent of the catalogs' sizes.
+    this.statusJson = new PaddedDocument(() => Buffer.from(renderStatusJson([...this.catalogs.values()].map((catalog) => catalog.health()), this.options.mountStatus?.()), 'utf8'), {
+      stepBytes: STATUS_JSON_SIZE_STEP_BYTES,
+      ttlMs,
+      now: this.now,
+    });
   }
 
   async getattr(path: string): Promise<NodeAttributes> {
@@ -59,9 +78,8 @@ export class SkillsFilesystem implements FilesystemCore {
     switch (target.kind) {
       case 'root':
         return this.directoryAttributes('/');
-      case 'skills-json':
-      {
-        const reported = this.reportedSkillsJson();
+      case 'generated': {
+        const reported = this.documentOf(target.name).reported();
         return this.attributes(path, { kind: 'file', sizeBytes: reported.bytes.length, digest: reported.digest });
       }
       case 'label':
@@ -75,8 +93,8 @@ export class SkillsFilesystem implements FilesystemCore {
     const target = this.route(path);
     switch (target.kind) {
       case 'root':
-        return [...this.catalogs.keys(), SKILLS_JSON];
-      case 'skills-json':
+        return [...this.catalogs.keys(), SKILLS_JSON, STATUS_JSON];
+      case 'generated':
         throw new NotADirectoryError(`${path} is a file`);
       case 'label':
       case 'node':
@@ -92,8 +110,8 @@ export class SkillsFilesystem implements FilesystemCore {
       case 'root':
       case 'label':
         throw new IsADirectoryError(`${path} is a directory`);
-      case 'skills-json':
-        ({ bytes, digest } = this.openSkillsJson());
+      case 'generated':
+        ({ bytes, digest } = this.documentOf(target.name).opened());
         break;
       case 'node': {
         const reported = this.versions.get(path);
@@ -155,7 +173,7 @@ export class SkillsFilesystem implements FilesystemCore {
 
   private async xattrs(path: string): Promise<Record<string, string>> {
     const target = this.route(path);
-    if (target.kind === 'root' || target.kind === 'skills-json') return {};
+    if (target.kind === 'root' || target.kind === 'generated') return {};
     const values: Record<string, string> = { [XATTR.server]: target.catalog.label };
     if (target.kind === 'label') return values;
     const node = await target.catalog.lookup(target.path);
@@ -167,27 +185,8 @@ export class SkillsFilesystem implements FilesystemCore {
     return values;
   }
 
-  // skills.json changes whenever a server's state does, but the kernel keeps the size
-  // getattr reported for the whole attribute timeout and clamps reads to it. So sizes are
-  // rounded up to a step and padded with spaces (valid JSON whitespace): a fresh rendering
-  // that fits the size the kernel holds is served fresh; one that outgrew it waits for the
-  // kernel's next getattr, and until then the rendering it was sized for is served.
-
-  /** The padded rendering whose size getattr reports (re-rendered and hashed at most once per TTL). */
-  private reportedSkillsJson(): Rendering {
-    const ttlMs = this.options.skillsJsonTtlMs ?? 1_000;
-    if (!this.skillsJson || this.now() - this.skillsJson.atMs > ttlMs) {
-      const text = this.renderSkillsJsonText();
-      this.skillsJson = { ...rendering(padJson(text, roundUp(text.length + 1, SKILLS_JSON_SIZE_STEP_BYTES))), atMs: this.now() };
-    }
-    return this.skillsJson;
-  }
-
-  /** What open serves: fresh if it fits the reported size, else the reported rendering. */
-  private openSkillsJson(): Rendering {
-    const reported = this.skillsJson ?? this.reportedSkillsJson();
-    const text = this.renderSkillsJsonText();
-    return text.length < reported.bytes.length ? rendering(padJson(text, reported.bytes.length)) : reported;
+  private documentOf(name: string): PaddedDocument {
+    return name === STATUS_JSON ? this.statusJson : this.skillsJson;
   }
 
   private renderSkillsJsonText(): Buffer {
@@ -222,7 +221,7 @@ export class SkillsFilesystem implements FilesystemCore {
   private route(path: string) {
     const relative = path.replace(/^\/+/, '');
     if (relative === '') return { kind: 'root' as const };
-    if (relative === SKILLS_JSON) return { kind: 'skills-json' as const };
+    if (relative === SKILLS_JSON || relative === STATUS_JSON) return { kind: 'generated' as const, name: relative };
     const slash = relative.indexOf('/');
     const label = slash === -1 ? relative : relative.slice(0, slash);
     const catalog = this.catalogs.get(label);
@@ -232,23 +231,3 @@ export class SkillsFilesystem implements FilesystemCore {
   }
 }
 
-interface Rendering {
-  bytes: Buffer;
-  digest: string;
-}
-
-function rendering(bytes: Buffer): Rendering {
-  return { bytes, digest: sha256Digest(bytes) };
-}
-
-function roundUp(value: number, step: number): number {
-  return Math.ceil(value / step) * step;
-}
-
-/** `text` (JSON ending in a newline) padded with spaces to exactly `sizeBytes`, still ending in a newline. */
-function padJson(text: Buffer, sizeBytes: number): Buffer {
-  const padded = Buffer.alloc(sizeBytes, ' ');
-  text.copy(padded, 0, 0, text.length - 1);
-  padded[sizeBytes - 1] = 0x0a;
-  return padded;
-}

@@ -33,6 +33,8 @@ export interface SkillsJsonServer {
   protocolVersion?: string;
   /** Change events can reach the mount now (else only re-listing finds changes). */
   liveChannel: boolean;
+  /** While a first listing still pages on: the entries received so far. */
+  listingInProgress?: number;
   /** The listing's ttlMs/cacheScope as the server sent them, and how long the mount holds it. */
   cache: { ttlMs: number | null; cacheScope: string | null; relistAfterMs: number };
   generation: 'listing' | 'index' | 'none' | null;
@@ -63,6 +65,7 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: Mo
       ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
       ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
       liveChannel: catalog.liveChannel,
+      ...(catalog.listingInProgress !== null ? { listingInProgress: catalog.listingInProgress } : {}),
       cache: catalog.cache,
       generation: catalog.generation ?? null,
       listingComplete: catalog.listingComplete,

@@ -41,6 +41,9 @@ export interface PagingLimits {
   maxEntryBytes: number;
 }
 
+/** When a long listing first shows the entries it has so far (then after 4, 8, 16 s more...). */
+const FIRST_PROGRESS_AFTER_MS = 2_000;
+
 /** No file of a conforming skill can be larger than the whole skill may be. */
 const MAX_FILE_BYTES = MAX_BYTES_PER_SKILL;
 /** The index describes every skill, not one: a larger cap, still far below what could exhaust memory. */
@@ -98,13 +101,20 @@ export class McpSkillSource implements SkillSource {
     };
   }
 
-  async listSkills(): Promise<Listing<SkillEntry> & CacheHint> {
+  async listSkills(onProgress?: (soFar: Listing<SkillEntry>) => void): Promise<Listing<SkillEntry> & CacheHint> {
     this.requireExtension(SKILLS_LIST_METHOD);
     let hint: CacheHint = {};
-    const listing = await this.paginate(SKILLS_LIST_METHOD, {}, SkillsListResultSchema, (page, index) => {
-      if (index === 0) hint = { ttlMs: page.ttlMs, cacheScope: page.cacheScope };
-      return page.skills;
-    }, (raw) => parseSkillEntry(raw));
+    const listing = await this.paginate(
+      SKILLS_LIST_METHOD,
+      {},
+      SkillsListResultSchema,
+      (page, index) => {
+        if (index === 0) hint = { ttlMs: page.ttlMs, cacheScope: page.cacheScope };
+        return page.skills;
+      },
+      (raw) => parseSkillEntry(raw),
+      onProgress,
+    );
     return { ...listing, ...hint };
   }
 
@@ -175,10 +185,13 @@ export class McpSkillSource implements SkillSource {
     schema: z.ZodType<P>,
     itemsOf: (page: P, index: number) => unknown[],
     parse: (raw: unknown) => T | string,
+    onProgress?: (soFar: Listing<T>) => void,
   ): Promise<Listing<T>> {
     const items: T[] = [];
     const problems: string[] = [];
     const refused: string[] = [];
+    let progressAtMs = performance.now();
+    let progressIntervalMs = FIRST_PROGRESS_AFTER_MS;
     const seenCursors = new Set<string>();
     let entryBytes = 0;
     let cursor: string | undefined;
@@ -216,6 +229,12 @@ export class McpSkillSource implements SkillSource {
       }
       const next = result.nextCursor;
       if (next === undefined) return { items, problems, complete: true, refused };
+      if (onProgress && performance.now() - progressAtMs >= progressIntervalMs) {
+        // Doubling intervals: a listing of any length shows progress a logarithmic number of times.
+        progressAtMs = performance.now();
+        progressIntervalMs *= 2;
+        onProgress({ items, problems: [...problems], complete: false, refused: [...refused] });
+      }
       if (seenCursors.has(next)) {
         problems.push(`cursor ${JSON.stringify(next).slice(0, 40)} returned twice`);
         return { items, problems, complete: false, refused };

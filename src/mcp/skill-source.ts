@@ -61,7 +61,8 @@ export interface SkillSource {
   features(): SourceFeatures;
   connection(): ConnectionStatus;
   onEvent(listener: (event: SourceEvent) => void): void;
-  listSkills(): Promise<Listing<SkillEntry> & CacheHint>;
+  /** Every page; `onProgress` sees the entries so far (read them at once: the array grows) while a long listing pages on. */
+  listSkills(onProgress?: (soFar: Listing<SkillEntry>) => void): Promise<Listing<SkillEntry> & CacheHint>;
   getSkill(uri: string): Promise<{ entry: SkillEntry } & CacheHint>;
   /** Reads and parses skill://index.json; `content` is the raw document, for serving as a file. */
   readIndex(): Promise<Listing<IndexEntry> & { content: UnverifiedContent }>;

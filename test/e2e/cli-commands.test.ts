@@ -38,7 +38,7 @@ describe.skipIf(!fuseUsable)('skills-mount command line on real mounts', () => {
       dir: await testDir(),
       args: ['--server', demoServer('demo'), '--server', demoServer('other'), '--server', 'missing=/nonexistent/server', '--only', 'demo,missing'],
     });
-    expect((await run('ls', [mount.mountpoint])).stdout.split('\n').filter(Boolean)).toEqual(['demo', 'missing', 'skills.json']);
+    expect((await run('ls', [mount.mountpoint])).stdout.split('\n').filter(Boolean)).toEqual(['demo', 'missing', 'skills.json', 'status.json']);
     expect(mount.log()).toMatch(/starting 2 servers from the command line/);
     expect(mount.log()).toMatch(
       new RegExp(`mounted ${mount.mountpoint} \\(1/2 servers connected: demo; not connected: missing; 5 skills; ready in \\d+\\.\\d s\\); Ctrl-C to unmount`),
@@ -122,7 +122,7 @@ describe.skipIf(!fuseUsable)('skills-mount command line on real mounts', () => {
       const status = await cli('status', hung.mountpoint);
       expect(Date.now() - startedAt).toBeLessThan(8_000);
       expect(status.code).toBe(1);
-      expect(status.stdout).toContain(`${hung.mountpoint}  NOT RESPONDING: skills.json did not answer within 2 s`);
+      expect(status.stdout).toContain(`${hung.mountpoint}  NOT RESPONDING: status.json did not answer within 2 s`);
       const result = await cli('unmount', hung.mountpoint);
       expect([result.code, result.stdout]).toEqual([0, `removed the mount that was not responding ${hung.mountpoint}\n`]);
       expect(await mountsUnder(hung.mountpoint)).toEqual([]);

@@ -14,6 +14,7 @@
 //   "listingFault": "not-array" | "wrong-types" | "missing-fields" | "duplicates" | "cursor-forever"
 //                   | "huge" | "method-not-found" | "malformed-result",
 //   "hugeEntries": N, "hugePageSize": N,              for "huge": N synthetic entries
+//   "listingPageDelayMs": N,                          every skills/list page answered N ms late
 //   "indexText": "raw text of skill://index.json",   overrides the generated index
 //   "directories": { "<dir uri>": [raw children] | "method-not-found" },
 //   "fuzz": { "seed": N, "badRate": 0..1, "statsFile": path }  random faults on reads
@@ -237,6 +238,7 @@ function handle(message) {
       return readResource(id, uri);
     case 'skills/list':
       if (!scenario.listing) return fail(id, -32601, 'Method not found');
+      if (scenario.listingPageDelayMs) return void setTimeout(() => listPage(id, params?.cursor), scenario.listingPageDelayMs);
       return listPage(id, params?.cursor);
     case 'skills/get':
       if (!scenario.listing) return fail(id, -32601, 'Method not found');

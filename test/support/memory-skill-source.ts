@@ -90,7 +90,7 @@ export class MemorySkillSource implements SkillSource {
     this.listeners.push(listener);
   }
 
-  async listSkills(): Promise<Listing<SkillEntry> & CacheHint> {
+  async listSkills(_onProgress?: (soFar: Listing<SkillEntry>) => void): Promise<Listing<SkillEntry> & CacheHint> {
     // As the MCP source: never sent to a server that did not declare the extension.
     if (!this.featureFlags.extension) throw new NotSupportedError('no extension', { server: this.label, method: 'skills/list' });
     this.record('skills/list');

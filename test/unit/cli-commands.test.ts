@@ -90,9 +90,9 @@ describe('status text', () => {
         cache: { usedBytes: 1_572_864, limitBytes: 256 * 1024 * 1024 },
         recentErrors: ['2025-01-01T11:59:00.000Z [docs] skill://x/SKILL.md: digest mismatch'],
         servers: [
-          { label: 'demo', state: 'connected', protocolVersion: '2026-07-28', generation: 'listing', listingComplete: true, skills: 1234, declined: 2, rejected: 1, changed: 3, problems: [] },
-          { label: 'old', state: 'incompatible', reason: 'protocol version mismatch: the server supports 2025-06-18; skills-mount offered only 2026-07-28 (pinned)', generation: null, listingComplete: false, skills: 0, declined: 0, rejected: 0, changed: 0, problems: [] },
-          { label: 'broken', state: 'failed', reason: 'cannot connect: spawn nope ENOENT', generation: null, listingComplete: false, skills: 0, declined: 0, rejected: 0, changed: 0, problems: [] },
+          { label: 'demo', state: 'connected', protocolVersion: '2026-07-28', generation: 'listing', listingComplete: true, skills: 1234, declined: 2, rejected: 1, changed: 3, problems: 0 },
+          { label: 'old', state: 'incompatible', reason: 'protocol version mismatch: the server supports 2025-06-18; skills-mount offered only 2026-07-28 (pinned)', generation: null, listingComplete: false, skills: 0, declined: 0, rejected: 0, changed: 0, problems: 0 },
+          { label: 'broken', state: 'failed', reason: 'cannot connect: spawn nope ENOENT', generation: null, listingComplete: false, skills: 0, declined: 0, rejected: 0, changed: 0, problems: 0 },
         ],
       },
       { mountpoint: '/tmp/dead', state: 'stale', detail: 'the daemon is gone (Transport endpoint is not connected)' },

@@ -29,6 +29,7 @@ function catalog(label: string, skills: SkillSummary[]): CatalogSummary {
     listingComplete: true,
     cache: { ttlMs: 30_000, cacheScope: 'private', relistAfterMs: 30_000 },
     liveChannel: true,
+    listingInProgress: null,
     skills,
     problems: [],
   };
