@@ -90,10 +90,11 @@ describe('resources/read refusals', () => {
   });
 
   it.each(['skill://x/./notes.md', 'skill://x/notes.md\u0000', 'skill://x/a/../notes.md'])(
-    'reads %j as the URL it normalizes to, a file inside the tree',
+    'refuses %j: a URI is looked up as written (dot segments, NUL) in the scanned tree, never normalized into another',
     async (uri) => {
-      const result = await connected.client.readResource({ uri });
-      expect(result.contents).toEqual([{ uri: 'skill://x/notes.md', mimeType: 'text/markdown', text: '# notes\n' }]);
+      const error = await errorOf(connected.client.readResource({ uri }));
+      expect(error.code).toBe(-32602);
+      expect((error.data as { uri?: string }).uri).toBe(uri);
     },
   );
 
