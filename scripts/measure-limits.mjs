@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// Measures what two hostile answers cost the mount's connection layer (docs/robustness.md):
+//   node scripts/measure-limits.mjs stderr [MIB]   a stdio server writing MIB MiB to stderr, no newline
+//   node scripts/measure-limits.mjs http [MIB]     an HTTP server answering resources/read with MIB MiB
+// Prints one JSON line: peak RSS, outcome, log lines. Needs the built dist (npm run build).
+import http from 'node:http';
+import { z } from 'zod';
+import { Connection } from '../dist/mcp/connection.js';
+
+const [what = 'stderr', mibText] = process.argv.slice(2);
+const mib = Number(mibText ?? (what === 'http' ? 200 : 300));
+let peakRss = 0;
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
+const toMiB = (bytes) => Math.round(bytes / 2 ** 20);
+
+if (what === 'stderr') {
+  // The child writes `mib` MiB of 'A' to stderr without a newline, then idles.
+  const spew = `const c=Buffer.alloc(1<<20,65);let n=${mib};const w=()=>{while(n-->0){if(!process.stderr.write(c))return process.stderr.once('drain',w)}};w();setInterval(()=>{},1e3)`;
+  let lines = 0;
+  const connection = new Connection('spew', { kind: 'stdio', command: process.execPath, args: ['-e', spew], env: {}, cwd: undefined }, { timeoutMs: 60_000, log: () => lines++ });
+  void connection.start();
+  await new Promise((resolve) => setTimeout(resolve, 15_000));
+  console.log(JSON.stringify({ what, mib, peakRssMiB: toMiB(peakRss), logLines: lines }));
+  await connection.close();
+} else {
+  const server = http.createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const message = JSON.parse(body);
+    if (message.id === undefined) return void res.writeHead(202).end();
+    const reply = (result) => res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...result }));
+    if (message.method === 'server/discover') return reply({ error: { code: -32601, message: 'no' } });
+    if (message.method === 'initialize') return reply({ result: { protocolVersion: '2025-11-25', capabilities: { resources: {} }, serverInfo: { name: 'huge', version: '1' } } });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"contents":[{"uri":"skill://x/a.md","text":"`);
+    const chunk = 'a'.repeat(1 << 20);
+    for (let i = 0; i < mib; i++) if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
+    res.end('"}]}}');
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const connection = new Connection('huge', { kind: 'http', url: `http://127.0.0.1:${server.address().port}/mcp`, headers: {} }, { timeoutMs: 60_000, log: () => undefined });
+  await connection.start();
+  const before = process.memoryUsage().rss;
+  let outcome = 'served';
+  try {
+    await connection.request('resources/read', { uri: 'skill://x/a.md' }, z.looseObject({ contents: z.array(z.unknown()) }));
+  } catch (error) {
+    outcome = error.message;
+  }
+  console.log(JSON.stringify({ what, mib, rssBeforeMiB: toMiB(before), peakRssMiB: toMiB(peakRss), outcome }));
+  await connection.close();
+  server.close();
+}
+clearInterval(sampler);
+process.exit(0);
