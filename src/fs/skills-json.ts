@@ -1,6 +1,6 @@
 // Renders MOUNTPOINT/skills.json: every server's state and skills, with qualified names
 // that are unique across the mount and collisions shown, never silently resolved.
-import type { CatalogSummary } from '../catalog/server-catalog.js';
+import type { CatalogHealth, CatalogSummary } from '../catalog/server-catalog.js';
 
 export interface SkillsJsonSkill {
   name: string;
@@ -54,21 +54,28 @@ export interface MountStatus {
 
 const MAX_COLLISIONS_SHOWN = 20;
 
+/** What skills.json and status.json both say of a server: its connection and its listing's progress. */
+export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' | 'generation' | 'listingComplete' | 'listingInProgress' | 'liveChannel'>) {
+  const connection = catalog.connection;
+  return {
+    label: catalog.label,
+    state: connection.status,
+    ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
+    ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
+    liveChannel: catalog.liveChannel,
+    ...(catalog.listingInProgress !== null ? { listingInProgress: catalog.listingInProgress } : {}),
+    generation: catalog.generation ?? null,
+    listingComplete: catalog.listingComplete,
+  };
+}
+
 /** The skills.json document for the given catalogs, as pretty-printed JSON text. */
 export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus): string {
   const servers: SkillsJsonServer[] = catalogs.map((catalog) => {
     const nameCounts = countBy(catalog.skills.map((skill) => skill.name));
-    const connection = catalog.connection;
     return {
-      label: catalog.label,
-      state: connection.status,
-      ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
-      ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
-      liveChannel: catalog.liveChannel,
-      ...(catalog.listingInProgress !== null ? { listingInProgress: catalog.listingInProgress } : {}),
+      ...serverState(catalog),
       cache: catalog.cache,
-      generation: catalog.generation ?? null,
-      listingComplete: catalog.listingComplete,
       skills: catalog.skills
         .map((skill) => ({
           name: skill.name,

@@ -1,28 +1,18 @@
 // Renders MOUNTPOINT/status.json: the daemon and each server in counts, a few hundred bytes a
 // server whatever the catalogs hold, so `skills-mount status` answers fast at any size.
 import type { CatalogHealth } from '../catalog/server-catalog.js';
-import type { MountStatus } from './skills-json.js';
+import { serverState, type MountStatus } from './skills-json.js';
 
 /** The status.json document for the given catalogs, as JSON text. */
 export function renderStatusJson(catalogs: readonly CatalogHealth[], mount?: MountStatus): string {
-  const servers = catalogs.map((catalog) => {
-    const connection = catalog.connection;
-    return {
-      label: catalog.label,
-      state: connection.status,
-      ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
-      ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
-      generation: catalog.generation ?? null,
-      listingComplete: catalog.listingComplete,
-      ...(catalog.listingInProgress !== null ? { listingInProgress: catalog.listingInProgress } : {}),
-      liveChannel: catalog.liveChannel,
-      skills: catalog.skills,
-      declined: catalog.declined,
-      rejected: catalog.rejected,
-      changed: catalog.changed,
-      problems: catalog.problems,
-    };
-  });
+  const servers = catalogs.map((catalog) => ({
+    ...serverState(catalog),
+    skills: catalog.skills,
+    declined: catalog.declined,
+    rejected: catalog.rejected,
+    changed: catalog.changed,
+    problems: catalog.problems,
+  }));
   const text = JSON.stringify(mount ? { mount, servers } : { servers }, null, 2).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
   return `${text}\n`;
 }
