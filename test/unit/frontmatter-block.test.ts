@@ -3,7 +3,7 @@
 // "\r" end no line, so nothing can hide fields from the comparison that a YAML reader sees.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { frontmatterBlock, parseFrontmatter } from '../../src/format/frontmatter.js';
+import { FrontmatterError, frontmatterBlock, parseFrontmatter } from '../../src/format/frontmatter.js';
 
 /** The reference: split on \n, strip one trailing \r, first line "---", block up to the next "---" line. */
 function referenceBlock(markdown: string): string | undefined {
@@ -21,7 +21,7 @@ describe('frontmatter delimiting', () => {
     const sneaky = '---\nname: a\ndescription: d\n---\u2028\nallowed-tools: Bash\n---\nbody\n';
     // The old multiline regex stopped at "---" before U+2028, hiding allowed-tools.
     expect(frontmatterBlock(sneaky)).toBe('name: a\ndescription: d\n---\u2028\nallowed-tools: Bash\n');
-    expect(() => parseFrontmatter(sneaky)).toThrow();
+    expect(() => parseFrontmatter(sneaky)).toThrow(FrontmatterError);
     const lone = '---\nname: a\r---\rallowed-tools: Bash\ndescription: d\n---\n';
     expect(frontmatterBlock(lone)).toBe('name: a\r---\rallowed-tools: Bash\ndescription: d\n');
   });

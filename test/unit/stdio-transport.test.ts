@@ -64,6 +64,11 @@ describe('RobustStdioClientTransport', () => {
       transport.onclose = resolve;
     });
     await transport.start();
+    expect(transport.pid).toBeGreaterThan(0);
+    const startedMs = performance.now();
     await closed;
+    // Noticed at once (the child would sleep 30 s), and the child is gone with the transport.
+    expect(performance.now() - startedMs).toBeLessThan(10_000);
+    expect(transport.pid).toBeNull();
   });
 });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { verifyContent } from '../../src/catalog/verified-content.js';
 import { IntegrityError } from '../../src/errors.js';
-import { frontmatterDifference, parseFrontmatter } from '../../src/format/frontmatter.js';
+import { FrontmatterError, frontmatterDifference, parseFrontmatter } from '../../src/format/frontmatter.js';
 
 const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 const content = (text: string) => ({ uri: 'skill://s/SKILL.md', bytes: Buffer.from(text), mimeType: 'text/markdown' });
@@ -55,10 +55,14 @@ describe('frontmatter', () => {
     expect(frontmatterDifference(parseFrontmatter('---\n__proto__: 1\n---\n'), {})).toBe('__proto__');
   });
 
-  it.each(['no frontmatter', '---\nname: [unclosed\n---\n', '---\nname: x\n', '---\n- a list\n---\n', '---\na: 1\na: 2\n---\n'])(
-    'refuses %j',
-    (text) => {
-      expect(() => parseFrontmatter(text)).toThrow();
-    },
-  );
+  it.each([
+    ['no frontmatter', /no frontmatter: SKILL.md must start with a --- line/],
+    ['---\nname: [unclosed\n---\n', /frontmatter is not valid YAML/],
+    ['---\nname: x\n', /frontmatter is not closed by a --- line/],
+    ['---\n- a list\n---\n', /frontmatter is not a YAML mapping/],
+    ['---\na: 1\na: 2\n---\n', /frontmatter is not valid YAML: .*unique/i],
+  ] as const)('refuses %j, saying why', (text, why) => {
+    expect(() => parseFrontmatter(text)).toThrow(FrontmatterError);
+    expect(() => parseFrontmatter(text)).toThrow(why);
+  });
 });
