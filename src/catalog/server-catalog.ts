@@ -619,11 +619,15 @@ export class ServerCatalog {
       this.remember(`skill ${record.uri} declined: ${record.declined}`);
       return false;
     }
-    this.rebuildNamespace();
-    if (record.declined) {
+    // The same layout check as a whole listing's, against the tree as it is: adding one
+    // skill found by path must not rebuild the tree of every listed one.
+    const conflict = layoutConflict(this.namespace, record);
+    if (conflict) {
+      record.declined = `its files cannot be laid out as a tree: ${conflict}`;
       this.remember(`skill ${record.uri} declined: ${record.declined}`);
       return false;
     }
+    addRecordToNamespace(this.namespace, record);
     return true;
   }
 

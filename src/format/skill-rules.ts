@@ -1,4 +1,4 @@
-// The Agent Skills naming and frontmatter rules (shared/spec/AGENT-SKILLS-FORMAT.md).
+// The Agent Skills naming and frontmatter rules (https://agentskills.io/specification).
 
 const NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 

@@ -54,6 +54,14 @@ export interface MountStatus {
 
 const MAX_COLLISIONS_SHOWN = 20;
 
+/**
+ * A generated document as pretty JSON ending in a newline. JSON escapes control characters
+ * but not U+2028/U+2029, which some readers take for line ends: those are escaped too.
+ */
+export function documentText(document: unknown): string {
+  return `${JSON.stringify(document, null, 2).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'))}\n`;
+}
+
 /** What skills.json and status.json both say of a server: its connection and its listing's progress. */
 export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' | 'generation' | 'listingComplete' | 'listingInProgress' | 'liveChannel'>) {
   const connection = catalog.connection;
@@ -122,9 +130,7 @@ export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: Mo
       skill.collidesWith = others;
     }
   }
-  // JSON escapes control characters but not U+2028/U+2029, which some readers take for line ends.
-  const text = JSON.stringify(mount ? { mount, servers } : { servers }, null, 2).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
-  return `${text}\n`;
+  return documentText(mount ? { mount, servers } : { servers });
 }
 
 function countBy(values: string[]): Map<string, number> {

@@ -1,7 +1,7 @@
 // Renders MOUNTPOINT/status.json: the daemon and each server in counts, a few hundred bytes a
 // server whatever the catalogs hold, so `skills-mount status` answers fast at any size.
 import type { CatalogHealth } from '../catalog/server-catalog.js';
-import { serverState, type MountStatus } from './skills-json.js';
+import { documentText, serverState, type MountStatus } from './skills-json.js';
 
 /** The status.json document for the given catalogs, as JSON text. */
 export function renderStatusJson(catalogs: readonly CatalogHealth[], mount?: MountStatus): string {
@@ -13,6 +13,5 @@ export function renderStatusJson(catalogs: readonly CatalogHealth[], mount?: Mou
     changed: catalog.changed,
     problems: catalog.problems,
   }));
-  const text = JSON.stringify(mount ? { mount, servers } : { servers }, null, 2).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
-  return `${text}\n`;
+  return documentText(mount ? { mount, servers } : { servers });
 }

@@ -50,4 +50,18 @@ describe('manifests as a tree', () => {
     const child = catalog.summary().skills.find((skill) => skill.name === 'child')!;
     expect(child.declined).toMatch(/cannot be laid out as a tree/);
   });
+
+  it('a skill nobody listed, found by path, that cannot be laid out is declined the same way, and nothing of it is read', async () => {
+    const source = new MemorySkillSource();
+    source.addSkill('fine', { 'SKILL.md': skillMarkdown('fine') });
+    source.addSkill('solo', { 'SKILL.md': skillMarkdown('solo'), x: 'a file\n', 'x/y.md': 'under it\n' }, { listed: false });
+    const catalog = catalogOf(source);
+    await catalog.refresh();
+    await expect(catalog.lookup('solo/SKILL.md')).rejects.toThrow(NotFoundError);
+    expect(source.count('skills/get', 'skill://solo/SKILL.md')).toBe(1);
+    expect(catalog.summary().skills.find((skill) => skill.name === 'solo')?.declined).toMatch(/cannot be laid out as a tree/);
+    for (const file of ['SKILL.md', 'x', 'x/y.md']) expect(source.count('resources/read', `skill://solo/${file}`)).toBe(0);
+    expect(await catalog.list('')).toEqual(['fine']);
+  });
 });
+
