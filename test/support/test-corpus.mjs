@@ -595,14 +595,20 @@ function iconLibrary(rng, add) {
   }
 }
 
-function sampleDatasets(rng, add, root) {
-  const target = TEST_CORPUS_LANDMARKS.justUnderBytesSkill.bytes;
-  let used = 0;
+/** `add` that also counts the bytes added, for the skills built to an exact total. */
+function byteCounter(add) {
+  let total = 0;
   const put = (rel, content) => {
     const bytes = typeof content === 'string' ? encoder.encode(content) : content;
-    used += bytes.length;
+    total += bytes.length;
     add(rel, bytes);
   };
+  return { put, used: () => total };
+}
+
+function sampleDatasets(rng, add, root) {
+  const target = TEST_CORPUS_LANDMARKS.justUnderBytesSkill.bytes;
+  const { put, used } = byteCounter(add);
   put(
     'SKILL.md',
     skillMd(
@@ -623,19 +629,14 @@ function sampleDatasets(rng, add, root) {
   put('data/schema.json', `${JSON.stringify({ shards: shards.map((s) => ({ file: s.rel, dtype: '<f4', shape: [s.rows, s.cols] })), raw: 'data/raw/capture-003.npy' }, null, 2)}\n`);
   for (const shard of shards) put(shard.rel, npyArray(`'<f4'`, `(${shard.rows}, ${shard.cols})`, rng.bytes(shard.rows * shard.cols * 4)));
   // The last array takes exactly the bytes left, so the skill totals `target`.
-  const left = target - used - 128;
+  const left = target - used() - 128;
   if (left <= 0) throw new Error(`test corpus: ${root} is over its byte budget`);
   put('data/raw/capture-003.npy', npyArray(`'|u1'`, `(${left},)`, rng.bytes(left)));
 }
 
 function ocrModel(rng, add, root) {
   const target = TEST_CORPUS_LANDMARKS.atBytesSkill.bytes;
-  let used = 0;
-  const put = (rel, content) => {
-    const bytes = typeof content === 'string' ? encoder.encode(content) : content;
-    used += bytes.length;
-    add(rel, bytes);
-  };
+  const { put, used } = byteCounter(add);
   put(
     'SKILL.md',
     skillMd(
@@ -654,7 +655,7 @@ function ocrModel(rng, add, root) {
   put('model/config.json', `${JSON.stringify({ architecture: 'crnn', hidden_size: 256, vocab_size: 97, image_height: 32, seed: rng.uint32() }, null, 2)}\n`);
   const shardBytes = 3 * 1024 * 1024;
   for (let i = 1; i <= 3; i++) put(`model/weights-0000${i}-of-00004.safetensors`, safetensors(rng, `layer${i}.weight`, shardBytes));
-  const left = target - used - 8 - SAFETENSORS_HEADER_BYTES;
+  const left = target - used() - 8 - SAFETENSORS_HEADER_BYTES;
   if (left <= 0) throw new Error(`test corpus: ${root} is over its byte budget`);
   put('model/weights-00004-of-00004.safetensors', safetensors(rng, 'head.weight', left));
 }
