@@ -2,9 +2,19 @@
 // Measures what two hostile answers cost the mount's connection layer (docs/robustness.md):
 //   node scripts/measure-limits.mjs stderr [MIB]   a stdio server writing MIB MiB to stderr, no newline
 //   node scripts/measure-limits.mjs http [MIB]     an HTTP server answering resources/read with MIB MiB
+//   node scripts/measure-limits.mjs listing [ENTRIES] [FRONTMATTER_BYTES]
+//                                                  the whole daemon, mounted, listing ENTRIES skills of
+//                                                  ~FRONTMATTER_BYTES of frontmatter each; then skills.json read
 // Prints one JSON line: peak RSS, outcome, log lines. Needs the built dist (npm run build).
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { z } from 'zod';
+import { memoryOf, startMount } from '../bench/lib/mount-child.mjs';
 import { Connection } from '../dist/mcp/connection.js';
 
 const [what = 'stderr', mibText] = process.argv.slice(2);
@@ -13,7 +23,9 @@ let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
 const toMiB = (bytes) => Math.round(bytes / 2 ** 20);
 
-if (what === 'stderr') {
+if (what === 'listing') {
+  await measureListing(Number(mibText ?? 200_000), Number(process.argv[4] ?? 1024));
+} else if (what === 'stderr') {
   // The child writes `mib` MiB of 'A' to stderr without a newline, then idles.
   const spew = `const c=Buffer.alloc(1<<20,65);let n=${mib};const w=()=>{while(n-->0){if(!process.stderr.write(c))return process.stderr.once('drain',w)}};w();setInterval(()=>{},1e3)`;
   let lines = 0;
@@ -54,3 +66,45 @@ if (what === 'stderr') {
 }
 clearInterval(sampler);
 process.exit(0);
+
+/**
+ * The daemon's VmRSS/VmHWM when mounted, once the listing is complete, and after a `cat` of
+ * skills.json (from a child process: the mount is never read from the process serving it).
+ */
+async function measureListing(entries, frontmatterBytes) {
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'measure-listing-'));
+  const hostile = fileURLToPath(new URL('../test/support/hostile-server.mjs', import.meta.url));
+  const scenarioFile = path.join(workDir, 'scenario.json');
+  await writeFile(scenarioFile, JSON.stringify({ listing: true, listingFault: 'huge', hugeEntries: entries, hugePageSize: 5_000, hugeFrontmatterBytes: frontmatterBytes }));
+  const mount = await startMount({ workDir, name: 'huge', servers: { huge: { command: process.execPath, args: [hostile, scenarioFile] } }, args: ['--startup-timeout', '600'] });
+  try {
+    const ready = await memoryOf(mount.pid);
+    const statusFile = path.join(mount.mountpoint, 'status.json');
+    const run = promisify(execFile);
+    const readStarted = performance.now();
+    const { stdout } = await run('wc', ['-c', path.join(mount.mountpoint, 'skills.json')], { maxBuffer: 1 << 20 });
+    const readMs = Math.round(performance.now() - readStarted);
+    const afterRead = await memoryOf(mount.pid);
+    const statusStarted = performance.now();
+    await run('cat', [statusFile]);
+    const statusMs = Math.round(performance.now() - statusStarted);
+    const kibToMiB = (kib) => Math.round(kib / 1024);
+    console.log(
+      JSON.stringify({
+        what,
+        entries,
+        frontmatterBytes,
+        readyMs: Math.round(mount.readyMs),
+        rssReadyMiB: kibToMiB(ready.vmRssKiB),
+        skillsJsonBytes: Number(stdout.trim().split(/\s+/)[0]),
+        skillsJsonReadMs: readMs,
+        rssAfterSkillsJsonMiB: kibToMiB(afterRead.vmRssKiB),
+        peakRssMiB: kibToMiB(afterRead.vmHwmKiB),
+        statusJsonReadMs: statusMs,
+      }),
+    );
+  } finally {
+    await mount.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -6,9 +6,9 @@ import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
 import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
 import { LRUCache } from 'lru-cache';
 import { sha256Digest } from '../format/digest.js';
-import { renderSkillsJson, type MountStatus } from './skills-json.js';
+import { skillsJsonParts, type MountStatus } from './skills-json.js';
 import { renderStatusJson } from './status-json.js';
-import { PaddedDocument } from './padded-document.js';
+import { GeneratedDocument, type ByteSource } from './generated-document.js';
 
 export const SKILLS_JSON = 'skills.json';
 /** The small health file `skills-mount status` reads: per-server counts, never per-skill lists. */
@@ -48,7 +48,7 @@ export interface SkillsFilesystemOptions {
 
 export class SkillsFilesystem implements FilesystemCore {
   private readonly catalogs: Map<string, ServerCatalog>;
-  private readonly handles = new Map<number, { bytes: Buffer; attributes: NodeAttributes }>();
+  private readonly handles = new Map<number, { bytes: ByteSource; attributes: NodeAttributes }>();
   // One per path the kernel was told about; bounded (a dropped path gets a new inode next time,
   // which only makes the kernel drop its cached pages for it).
   private readonly versions = new LRUCache<string, PathVersion>({ max: MAX_PATH_VERSIONS });
@@ -56,21 +56,23 @@ export class SkillsFilesystem implements FilesystemCore {
   private nextInode = 2;
   private readonly mountedAtMs: number;
   private readonly now: () => number;
-  private readonly skillsJson: PaddedDocument;
-  private readonly statusJson: PaddedDocument;
+  private readonly skillsJson: GeneratedDocument;
+  private readonly statusJson: GeneratedDocument;
 
   constructor(catalogs: readonly ServerCatalog[], private readonly options: SkillsFilesystemOptions = {}) {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
     this.now = options.now ?? Date.now;
     this.mountedAtMs = this.now();
-    const ttlMs = options.skillsJsonTtlMs ?? 1_000;
-    this.skillsJson = new PaddedDocument(() => this.renderSkillsJsonText(), { stepBytes: SKILLS_JSON_SIZE_STEP_BYTES, ttlMs, now: this.now });
+    const timing = { ttlMs: options.skillsJsonTtlMs ?? 1_000, kernelHoldMs: options.metadataTtlMs ?? 0, now: this.now };
+    this.skillsJson = new GeneratedDocument(
+      () => skillsJsonParts([...this.catalogs.values()].map((catalog) => catalog.summary()), this.options.mountStatus?.()),
+      { stepBytes: SKILLS_JSON_SIZE_STEP_BYTES, ...timing },
+    );
     // status.json: the cheap health answer, small and independent of the catalogs' sizes.
-    this.statusJson = new PaddedDocument(() => Buffer.from(renderStatusJson([...this.catalogs.values()].map((catalog) => catalog.health()), this.options.mountStatus?.()), 'utf8'), {
-      stepBytes: STATUS_JSON_SIZE_STEP_BYTES,
-      ttlMs,
-      now: this.now,
-    });
+    this.statusJson = new GeneratedDocument(
+      () => [renderStatusJson([...this.catalogs.values()].map((catalog) => catalog.health()), this.options.mountStatus?.()).slice(0, -1)],
+      { stepBytes: STATUS_JSON_SIZE_STEP_BYTES, ...timing },
+    );
   }
 
   async getattr(path: string): Promise<NodeAttributes> {
@@ -79,8 +81,8 @@ export class SkillsFilesystem implements FilesystemCore {
       case 'root':
         return this.directoryAttributes('/');
       case 'generated': {
-        const reported = this.documentOf(target.name).reported();
-        return this.attributes(path, { kind: 'file', sizeBytes: reported.bytes.length, digest: reported.digest });
+        const reported = await this.documentOf(target.name).reported();
+        return this.attributes(path, { kind: 'file', sizeBytes: reported.length, digest: reported.digest });
       }
       case 'label':
         return this.directoryAttributes(path);
@@ -104,20 +106,23 @@ export class SkillsFilesystem implements FilesystemCore {
 
   async open(path: string): Promise<number> {
     const target = this.route(path);
-    let bytes: Buffer;
+    let bytes: ByteSource;
     let digest: string | undefined;
     switch (target.kind) {
       case 'root':
       case 'label':
         throw new IsADirectoryError(`${path} is a directory`);
-      case 'generated':
-        ({ bytes, digest } = this.documentOf(target.name).opened());
+      case 'generated': {
+        const rendering = await this.documentOf(target.name).opened();
+        bytes = rendering;
+        digest = rendering.digest;
         break;
+      }
       case 'node': {
         const reported = this.versions.get(path);
         const content = await target.catalog.read(target.path, reported?.digest);
         this.refuseClipped(path, reported, content);
-        bytes = content.bytes;
+        bytes = bufferSource(content.bytes);
         digest = content.digest;
         break;
       }
@@ -153,8 +158,7 @@ export class SkillsFilesystem implements FilesystemCore {
   read(handle: number, position: number, length: number): Buffer {
     const bytes = this.handles.get(handle)?.bytes;
     if (!bytes) throw new NotFoundError(`no open file with handle ${handle}`);
-    if (position >= bytes.length) return Buffer.alloc(0);
-    return bytes.subarray(position, Math.min(bytes.length, position + length));
+    return bytes.slice(position, length);
   }
 
   release(handle: number): void {
@@ -185,13 +189,8 @@ export class SkillsFilesystem implements FilesystemCore {
     return values;
   }
 
-  private documentOf(name: string): PaddedDocument {
+  private documentOf(name: string): GeneratedDocument {
     return name === STATUS_JSON ? this.statusJson : this.skillsJson;
-  }
-
-  private renderSkillsJsonText(): Buffer {
-    const summaries = [...this.catalogs.values()].map((catalog) => catalog.summary());
-    return Buffer.from(renderSkillsJson(summaries, this.options.mountStatus?.()), 'utf8');
   }
 
   private directoryAttributes(path: string): NodeAttributes {
@@ -231,3 +230,9 @@ export class SkillsFilesystem implements FilesystemCore {
   }
 }
 
+function bufferSource(bytes: Buffer): ByteSource {
+  return {
+    length: bytes.length,
+    slice: (position, length) => (position >= bytes.length ? Buffer.alloc(0) : bytes.subarray(position, Math.min(bytes.length, position + length))),
+  };
+}

@@ -1,5 +1,6 @@
 // Renders MOUNTPOINT/skills.json: every server's state and skills, with qualified names
 // that are unique across the mount and collisions shown, never silently resolved.
+import { randomUUID } from 'node:crypto';
 import type { CatalogHealth, CatalogSummary } from '../catalog/server-catalog.js';
 
 export interface SkillsJsonSkill {
@@ -55,11 +56,19 @@ export interface MountStatus {
 const MAX_COLLISIONS_SHOWN = 20;
 
 /**
- * A generated document as pretty JSON ending in a newline. JSON escapes control characters
- * but not U+2028/U+2029, which some readers take for line ends: those are escaped too.
+ * A value as pretty JSON (no final newline). JSON escapes control characters but not
+ * U+2028/U+2029, which some readers take for line ends: those are escaped too.
  */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value, null, 2);
+  // The check first: most texts have neither, and a regex replace costs a pass over the text.
+  if (!text.includes('\u2028') && !text.includes('\u2029')) return text;
+  return text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
+/** A generated document as pretty JSON ending in a newline. */
 export function documentText(document: unknown): string {
-  return `${JSON.stringify(document, null, 2).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'))}\n`;
+  return `${jsonText(document)}\n`;
 }
 
 /** What skills.json and status.json both say of a server: its connection and its listing's progress. */
@@ -79,58 +88,93 @@ export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' 
 
 /** The skills.json document for the given catalogs, as pretty-printed JSON text. */
 export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus): string {
-  const servers: SkillsJsonServer[] = catalogs.map((catalog) => {
-    const nameCounts = countBy(catalog.skills.map((skill) => skill.name));
-    return {
-      ...serverState(catalog),
-      cache: catalog.cache,
-      skills: catalog.skills
-        .map((skill) => ({
-          name: skill.name,
-          qualifiedName: `${catalog.label}/${nameCounts.get(skill.name) === 1 ? skill.name : skill.path}`,
-          description: skill.description,
-          uri: skill.uri,
-          path: `${catalog.label}/${skill.path}`,
-          digest: skill.digest ?? null,
-          integrity: skill.integrity,
-          ...(skill.declined ? { declined: skill.declined } : {}),
-          state: skill.declined ? 'declined' : skill.rejected ? 'rejected' : skill.changedAt ? 'changed' : 'ok',
-          ...(skill.rejected ? { rejected: skill.rejected } : {}),
-          ...(skill.changedAt ? { changedAt: skill.changedAt } : {}),
-          resourcesDigest: skill.resourcesDigest,
-          ...(skill.breaks ? { breaks: skill.breaks } : {}),
-        }) satisfies SkillsJsonSkill)
-        .sort((a, b) => a.qualifiedName.localeCompare(b.qualifiedName)),
-      problems: catalog.problems,
-    };
-  });
-  // Collisions by name, linear in the skills: each skill names at most MAX_COLLISIONS_SHOWN
-  // others (2,000 skills all named "x" would otherwise list 4 million names).
+  return `${[...skillsJsonParts(catalogs, mount)].join('')}\n`;
+}
+
+/** How many skills are rendered between two places where rendering may pause. */
+const SKILLS_PER_PAUSE = 500;
+
+/**
+ * skills.json as text pieces (no final newline), the same text JSON.stringify(document, null, 2)
+ * gives, produced one skill at a time so a catalog of any size is never one string; '' marks a
+ * place where the caller may pause. Skills are sorted by qualified name (code-unit order: cheap).
+ */
+export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: MountStatus): Generator<string> {
+  // Stands for an array in a rendered outline, replaced by the array's rendering; random, so
+  // no server-supplied string (a reason, a problem) can contain it.
+  const HOLE = `\u0000${randomUUID()}\u0000`;
+  const HOLE_JSON = JSON.stringify(HOLE);
+  // First pass: qualified names, and every skill's name across servers (collisions).
   const byName = new Map<string, string[]>();
-  for (const server of servers) {
-    for (const skill of server.skills) {
+  const ordered = catalogs.map((catalog) => {
+    const nameCounts = countBy(catalog.skills.map((skill) => skill.name));
+    const named = catalog.skills.map((skill) => ({ skill, qualifiedName: `${catalog.label}/${nameCounts.get(skill.name) === 1 ? skill.name : skill.path}` }));
+    named.sort((a, b) => (a.qualifiedName < b.qualifiedName ? -1 : a.qualifiedName > b.qualifiedName ? 1 : 0));
+    for (const { skill, qualifiedName } of named) {
       const same = byName.get(skill.name);
-      if (same) same.push(skill.qualifiedName);
-      else byName.set(skill.name, [skill.qualifiedName]);
+      if (same) same.push(qualifiedName);
+      else byName.set(skill.name, [qualifiedName]);
     }
-  }
-  for (const server of servers) {
-    for (const skill of server.skills) {
-      const same = byName.get(skill.name)!;
-      if (same.length < 2) continue;
-      const others: string[] = [];
-      for (const qualifiedName of same) {
-        if (qualifiedName === skill.qualifiedName) continue;
-        if (others.length === MAX_COLLISIONS_SHOWN) {
-          others.push(`... and ${same.length - 1 - MAX_COLLISIONS_SHOWN} more`);
-          break;
-        }
-        others.push(qualifiedName);
-      }
-      skill.collidesWith = others;
+    return named;
+  });
+  yield '';
+  const [documentHead, documentTail] = jsonText(mount ? { mount, servers: HOLE } : { servers: HOLE }).split(HOLE_JSON) as [string, string];
+  yield documentHead;
+  if (catalogs.length === 0) yield '[]';
+  else yield '[\n';
+  for (const [serverIndex, catalog] of catalogs.entries()) {
+    const server = { ...serverState(catalog), cache: catalog.cache, skills: HOLE, problems: catalog.problems };
+    const [serverHead, serverTail] = indent(jsonText(server), '    ').split(HOLE_JSON) as [string, string];
+    yield `    ${serverHead}`;
+    const named = ordered[serverIndex]!;
+    if (named.length === 0) yield '[]';
+    else yield '[\n';
+    for (const [skillIndex, { skill, qualifiedName }] of named.entries()) {
+      const rendered: SkillsJsonSkill = {
+        name: skill.name,
+        qualifiedName,
+        description: skill.description,
+        uri: skill.uri,
+        path: `${catalog.label}/${skill.path}`,
+        digest: skill.digest ?? null,
+        integrity: skill.integrity,
+        ...(skill.declined ? { declined: skill.declined } : {}),
+        state: skill.declined ? 'declined' : skill.rejected ? 'rejected' : skill.changedAt ? 'changed' : 'ok',
+        ...(skill.rejected ? { rejected: skill.rejected } : {}),
+        ...(skill.changedAt ? { changedAt: skill.changedAt } : {}),
+        resourcesDigest: skill.resourcesDigest,
+        ...(skill.breaks ? { breaks: skill.breaks } : {}),
+      };
+      const collidesWith = collisions(byName.get(skill.name)!, qualifiedName);
+      if (collidesWith) rendered.collidesWith = collidesWith;
+      yield `        ${indent(jsonText(rendered), '        ')}${skillIndex === named.length - 1 ? '\n      ]' : ',\n'}`;
+      if (skillIndex % SKILLS_PER_PAUSE === SKILLS_PER_PAUSE - 1) yield '';
     }
+    yield `${serverTail}${serverIndex === catalogs.length - 1 ? '\n  ]' : ',\n'}`;
   }
-  return documentText(mount ? { mount, servers } : { servers });
+  yield documentTail;
+}
+
+/**
+ * The other qualified names sharing a skill's name, at most MAX_COLLISIONS_SHOWN of them
+ * (2,000 skills all named "x" would otherwise list 4 million names); undefined when unique.
+ */
+function collisions(same: string[], qualifiedName: string): string[] | undefined {
+  if (same.length < 2) return undefined;
+  const others: string[] = [];
+  for (const other of same) {
+    if (other === qualifiedName) continue;
+    if (others.length === MAX_COLLISIONS_SHOWN) {
+      others.push(`... and ${same.length - 1 - MAX_COLLISIONS_SHOWN} more`);
+      break;
+    }
+    others.push(other);
+  }
+  return others;
+}
+
+function indent(text: string, prefix: string): string {
+  return text.replace(/\n/g, `\n${prefix}`);
 }
 
 function countBy(values: string[]): Map<string, number> {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
-import { NotFoundError, StaleVersionError, UnavailableError } from '../../src/errors.js';
+import { NoAttributeError, NotFoundError, StaleVersionError, UnavailableError } from '../../src/errors.js';
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
 import { createSkillsServer, type DiscoveryProtocol } from '../../src/server/index.js';
@@ -194,12 +194,12 @@ describe('filesystem core over MCP', () => {
     expect((await readWhole(filesystem, file)).toString()).toBe(grown);
   });
 
-  it('skills.json is fresh at every open yet always exactly the size getattr reported', async () => {
+  it('skills.json is at most a second old at any open yet always exactly the size getattr reported', async () => {
     const { catalog, stopServer } = await harness();
     let nowMs = 1_000_000;
     const errors: string[] = [];
     const status = () => ({ pid: 1, startedAt: 'now', cache: { usedBytes: 0, limitBytes: 1 }, recentErrors: [...errors] });
-    const filesystem = new SkillsFilesystem([catalog], { now: () => nowMs, mountStatus: status });
+    const filesystem = new SkillsFilesystem([catalog], { now: () => nowMs, mountStatus: status, metadataTtlMs: 30_000 });
     const openWhole = async (sizeBytes: number) => {
       const handle = await filesystem.open('/skills.json');
       try {
@@ -212,18 +212,23 @@ describe('filesystem core over MCP', () => {
     expect(sizeBytes % (16 * 1024)).toBe(0);
     // The server's state changes while the kernel still holds the old size: fresh bytes, same size.
     await stopServer();
-    nowMs += 60_000;
+    nowMs += 10_000;
     const fresh = await openWhole(sizeBytes);
     expect(fresh.length).toBe(sizeBytes);
     expect(JSON.parse(fresh.toString()).servers[0].state).toBe('failed');
-    // A rendering that outgrew the size the kernel holds waits for the next getattr.
+    // Within the rendering's second, the same rendering is served: nothing is rendered per open.
     errors.push(...Array.from({ length: 20 }, (_, i) => `error ${i} ${'x'.repeat(1_000)}`));
+    expect(JSON.parse((await openWhole(sizeBytes)).toString()).mount.recentErrors).toEqual([]);
+    // A rendering that outgrew the size the kernel holds waits for the next getattr.
+    nowMs += 1_001;
     const pinned = await openWhole(sizeBytes);
     expect(pinned.length).toBe(sizeBytes);
     expect(JSON.parse(pinned.toString()).mount.recentErrors).toEqual([]);
     const grown = await filesystem.getattr('/skills.json');
     expect(grown.sizeBytes).toBeGreaterThan(sizeBytes);
-    expect(JSON.parse((await openWhole(grown.sizeBytes)).toString()).mount.recentErrors).toHaveLength(20);
+    const whole = await openWhole(grown.sizeBytes);
+    expect(whole.length).toBe(grown.sizeBytes);
+    expect(JSON.parse(whole.toString()).mount.recentErrors).toHaveLength(20);
   });
 
   it('a server that goes away: uncached reads fail fast, verified cached content is still served', async () => {
@@ -234,5 +239,28 @@ describe('filesystem core over MCP', () => {
     expect((await readWhole(filesystem, '/lab/commit-message/SKILL.md')).equals(cached)).toBe(true);
     const status = JSON.parse((await readWhole(filesystem, '/skills.json')).toString());
     expect(status.servers[0].state).toBe('failed');
+  });
+
+  it('directories carry user.mcp.server and user.mcp.uri (their URI, not their path); the root and skills.json carry none', async () => {
+    const { filesystem } = await harness();
+    const xattrsOf = async (path: string) => {
+      const values: Record<string, string> = {};
+      for (const name of await filesystem.listxattr(path)) values[name] = (await filesystem.getxattr(path, name)).toString();
+      return values;
+    };
+    // A skill directory, a directory inside a skill, a nested skill's directory, and one whose name is percent-encoded in its URI.
+    expect(await xattrsOf('/lab/pdf-forms')).toEqual({ 'user.mcp.server': 'lab', 'user.mcp.uri': 'skill://pdf-forms' });
+    expect(await xattrsOf('/lab/pdf-forms/references')).toEqual({ 'user.mcp.server': 'lab', 'user.mcp.uri': 'skill://pdf-forms/references' });
+    expect(await xattrsOf('/lab/data-pipeline/stages/ingest')).toEqual({ 'user.mcp.server': 'lab', 'user.mcp.uri': 'skill://data-pipeline/stages/ingest' });
+    expect(await xattrsOf('/lab/localization/r\u00e9f\u00e9rences')).toEqual({ 'user.mcp.server': 'lab', 'user.mcp.uri': 'skill://localization/r%C3%A9f%C3%A9rences' });
+    // Only files say whether they were verified.
+    await expect(filesystem.getxattr('/lab/pdf-forms', 'user.mcp.verified')).rejects.toBeInstanceOf(NoAttributeError);
+    await expect(filesystem.getxattr('/lab/pdf-forms', 'user.mcp.digest')).rejects.toBeInstanceOf(NoAttributeError);
+    for (const path of ['/', '/skills.json', '/status.json']) {
+      expect(await filesystem.listxattr(path), path).toEqual([]);
+      await expect(filesystem.getxattr(path, 'user.mcp.server'), path).rejects.toBeInstanceOf(NoAttributeError);
+    }
+    // The label directory names its server. (docs/layout.md promises every directory a user.mcp.uri too; the label directory has none.)
+    expect((await filesystem.getxattr('/lab', 'user.mcp.server')).toString()).toBe('lab');
   });
 });

@@ -14,6 +14,7 @@
 //   "listingFault": "not-array" | "wrong-types" | "missing-fields" | "duplicates" | "cursor-forever"
 //                   | "huge" | "method-not-found" | "malformed-result",
 //   "hugeEntries": N, "hugePageSize": N,              for "huge": N synthetic entries
+//   "hugeFrontmatterBytes": N,                        each with ~N bytes of frontmatter (description + metadata)
 //   "listingPageDelayMs": N,                          every skills/list page answered N ms late
 //   "indexText": "raw text of skill://index.json",   overrides the generated index
 //   "directories": { "<dir uri>": [raw children] | "method-not-found" },
@@ -183,7 +184,7 @@ function listPage(id, cursor) {
       for (let i = start; i < Math.min(total, start + pageSize); i++) {
         const name = `s${i}`;
         const uri = `skill://huge/${name}/SKILL.md`;
-        page.push({ uri, frontmatter: { name, description: `skill ${i}` }, resources: [{ uri, digest: sha256(Buffer.from(name)), size: name.length }] });
+        page.push({ uri, frontmatter: hugeFrontmatter(name, i, scenario.hugeFrontmatterBytes ?? 0), resources: [{ uri, digest: sha256(Buffer.from(name)), size: name.length }] });
       }
       const next = start + pageSize < total ? String(start + pageSize) : undefined;
       return answer(id, { skills: start === 0 ? [...entries, ...page] : page, ...(next ? { nextCursor: next } : {}) });
@@ -191,6 +192,13 @@ function listPage(id, cursor) {
     default:
       return answer(id, { skills: entries });
   }
+}
+
+/** Frontmatter of about `bytes` bytes: half a (legal, at most 1,024-character) description, half metadata. */
+function hugeFrontmatter(name, i, bytes) {
+  if (bytes === 0) return { name, description: `skill ${i}` };
+  const description = `skill ${i} `.padEnd(Math.min(1_000, Math.floor(bytes / 2)), 'd');
+  return { name, description, metadata: { notes: `${i}`.padEnd(Math.max(0, bytes - description.length), 'm') } };
 }
 
 function getSkill(id, uri) {
