@@ -128,9 +128,9 @@ export function parseConfigText(
   try {
     document = parseJsonc(text);
   } catch (error) {
-    const position = error instanceof JsoncSyntaxError ? error.position : undefined;
-    const at = position ? ` at line ${position.line}, column ${position.column}` : '';
-    throw new ConfigError(`config ${file}: not valid JSON${at}: ${(error as Error).message}`);
+    // Anything but a JsoncSyntaxError is the parser giving up (e.g. nesting too deep for the stack).
+    const at = error instanceof JsoncSyntaxError ? ` at line ${error.position.line}, column ${error.position.column}` : '';
+    throw new ConfigError(`config ${file}: not valid JSON${at}: ${(error as Error).message}`, { cause: error });
   }
   const where = (key: string) => `config ${file}${lineOf(text, key)}: server "${key}"`;
   const raw = readConfigDocument(document, file, where);

@@ -103,7 +103,7 @@ describe('config formats, detected from content', () => {
 
   it('an invalid file names the line and column', async () => {
     await expect(loadMountConfig({ configPath: fixture('broken-syntax.json'), env: ENV })).rejects.toThrow(
-      new RegExp(`config ${fixture('broken-syntax.json')}: not valid JSON at line 5, column 7`),
+      `config ${fixture('broken-syntax.json')}: not valid JSON at line 5, column 7: expected ',' or '}', found '"args"'`,
     );
   });
 
@@ -272,6 +272,38 @@ describe('JSONC', () => {
       b: [1, 2],
     });
     expect(parseJsonc('\uFEFF{"escaped": "q\\"//"}')).toEqual({ escaped: 'q"//' });
+    expect(parseJsonc('/* only */ [1, {"a": null,},] // end')).toEqual([1, { a: null }]);
+  });
+
+  it('reads every key as data, as JSON.parse does: "__proto__" is a server name, not a prototype', () => {
+    const value = parseJsonc('{"mcpServers": {"__proto__": {"command": "x"}}}') as { mcpServers: object };
+    expect(Object.keys(value.mcpServers)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(value.mcpServers)).toBe(Object.prototype);
+  });
+
+  it.each([
+    ['{\n  "a": 1\n  "b": 2\n}', 3, 3, `expected ',' or '}', found '"b"'`],
+    ['{"a": [1, 2}', 1, 12, `expected ',' or ']', found '}'`],
+    ['{"a": [1, 2', 1, 12, `expected ']' to close the array, found the end of the file`],
+    ['{"a": 1', 1, 8, `expected '}' to close the object, found the end of the file`],
+    ['', 1, 1, 'expected a value, found the end of the file'],
+    ['{"a": }', 1, 7, `expected a value, found '}'`],
+    ['{\n  mcpServers: {}\n}', 2, 3, `unexpected 'mcpServers' (names and strings are written in double quotes)`],
+    ['{"a": 1}\n}', 2, 1, `unexpected '}' after the end of the JSON value`],
+    ['{"cwd": "C:\\mcp"}', 1, 9, 'this string has an invalid escape (a backslash is written \\\\)'],
+    ['{"a": 1 /* open', 1, 9, 'a /* comment is not closed with */'],
+    ['\uFEFF{,}', 1, 2, `expected a value, found ','`],
+  ])('a syntax error in %j is at line %i, column %i: %s', (text, line, column, message) => {
+    const error = (() => {
+      try {
+        parseConfigText(text, 'c.json', ENV);
+      } catch (caught) {
+        return caught;
+      }
+      throw new Error('parsed');
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toBe(`config c.json: not valid JSON at line ${line}, column ${column}: ${message}`);
   });
 
   it('workspaceFolder is the folder holding .vscode, else the config folder', () => {
