@@ -4,7 +4,7 @@
 import { ContentCache } from '../catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
-import { mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/mount.js';
+import { mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { commandProblem } from './command-check.js';
 import type { MountOptions } from './command-line.js';

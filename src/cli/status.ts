@@ -2,9 +2,8 @@
 // servers, skill counts, cache use and latest errors, read from each mount's skills.json
 // by a `cat` child process with a deadline, so a hung mount can never hang `status`.
 import { execFile } from 'node:child_process';
-import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { skillsMounts, type MountTableEntry } from './mount-table.js';
+import { MOUNT_TYPE, canonicalMountpoint, skillsMounts, type MountTableEntry } from '../fuse/index.js';
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
 const MAX_SKILLS_JSON_BYTES = 256 * 1024 * 1024;
@@ -59,7 +58,7 @@ export async function collectStatus(mountpoint?: string, timeoutMs = DEFAULT_PRO
   if (mountpoint !== undefined) {
     const wanted = await canonicalMountpoint(mountpoint);
     chosen = all.filter((entry) => entry.mountpoint === wanted);
-    if (chosen.length === 0) throw new NotMountedError(`${wanted} is not a skills-mount mount (nothing of type fuse.skills-mount is mounted there)`);
+    if (chosen.length === 0) throw new NotMountedError(`${wanted} is not a skills-mount mount (nothing of type ${MOUNT_TYPE} is mounted there)`);
   }
   return { mounts: await Promise.all(chosen.map((entry) => probeMount(entry.mountpoint, timeoutMs))) };
 }
@@ -205,13 +204,6 @@ export function formatDuration(ms: number): string {
 
 function formatSeconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
-}
-
-/** Absolute path with the parent's symlinks resolved; the mountpoint itself is never touched. */
-export async function canonicalMountpoint(dir: string): Promise<string> {
-  const absolute = path.resolve(dir);
-  const parent = await realpath(path.dirname(absolute)).catch(() => path.dirname(absolute));
-  return path.join(parent, path.basename(absolute));
 }
 
 type CatOutcome = { kind: 'ok'; text: string } | { kind: 'timeout' } | { kind: 'error'; message: string };

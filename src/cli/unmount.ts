@@ -1,21 +1,21 @@
 // `skills-mount unmount MOUNTPOINT`: stops the daemon serving a live mount (SIGTERM, its
 // clean stop), and removes a stale or hung one (abort its FUSE connection, lazy unmount).
-import { execFile } from 'node:child_process';
 import { access, readFile, writeFile } from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
-import { readMountTable, skillsMounts, MOUNT_TYPE } from './mount-table.js';
-import { canonicalMountpoint, DEFAULT_PROBE_TIMEOUT_MS, NotMountedError, probeMount } from './status.js';
+import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, skillsMounts } from '../fuse/index.js';
+import { DEFAULT_PROBE_TIMEOUT_MS, NotMountedError, probeMount } from './status.js';
 
 const STOP_WAIT_MS = 5_000;
 const POLL_MS = 100;
-const COMMAND_TIMEOUT_MS = 2_000;
+/** Per detach command: a person waits on this, so it may take longer than the daemon's own unmount. */
+const DETACH_COMMAND_TIMEOUT_MS = 2_000;
 
-/** Unmounts `dir`; resolves a one-line account of what was done. Throws NotMountedError or Error. */
+/** Unmounts `dir`; resolves a one-line account of what was done. Throws NotMountedError, MountError (detaching failed) or Error. */
 export async function unmount(dir: string, probeTimeoutMs = DEFAULT_PROBE_TIMEOUT_MS): Promise<string> {
   const mountpoint = await canonicalMountpoint(dir);
   const entry = (await skillsMounts()).find((mount) => mount.mountpoint === mountpoint);
   if (!entry) {
-    const other = (await readMountTable()).filter((mount) => mount.mountpoint === mountpoint).at(-1);
+    const other = await findMount(mountpoint);
     if (other) throw new NotMountedError(`${mountpoint} is a ${other.fsType} mount, not skills-mount (${MOUNT_TYPE}); not touching it`);
     throw new NotMountedError(`nothing is mounted at ${mountpoint}`);
   }
@@ -25,7 +25,7 @@ export async function unmount(dir: string, probeTimeoutMs = DEFAULT_PROBE_TIMEOU
     if (await gone(mountpoint, STOP_WAIT_MS)) return `unmounted ${mountpoint} (stopped skills-mount, pid ${probe.pid})`;
   }
   if (probe.state === 'not-responding' || probe.state === 'ok') await abortConnection(entry.connection);
-  await detach(mountpoint);
+  await detachMount(mountpoint, { commandTimeoutMs: DETACH_COMMAND_TIMEOUT_MS });
   if (!(await gone(mountpoint, STOP_WAIT_MS))) throw new Error(`${mountpoint} is still mounted after fusermount -uz; try as root: umount -l ${mountpoint}`);
   const what = probe.state === 'stale' ? 'removed the stale mount' : probe.state === 'not-responding' ? 'removed the mount that was not responding' : 'unmounted';
   return `${what} ${mountpoint}`;
@@ -50,25 +50,4 @@ async function abortConnection(connection: string): Promise<void> {
   const file = `/sys/fs/fuse/connections/${connection}/abort`;
   if (connection === '' || !(await access(file, fsConstants.W_OK).then(() => true, () => false))) return;
   await writeFile(file, '1').catch(() => undefined);
-}
-
-async function detach(mountpoint: string): Promise<void> {
-  const failures: string[] = [];
-  for (const [command, args] of [
-    ['fusermount', ['-uz', mountpoint]],
-    ['umount', ['-l', mountpoint]],
-  ] as const) {
-    const failure = await run(command, args);
-    if (failure === undefined) return;
-    failures.push(`${command}: ${failure}`);
-  }
-  throw new Error(`cannot unmount ${mountpoint}: ${failures.join('; ')}`);
-}
-
-function run(command: string, args: readonly string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(command, args, { timeout: COMMAND_TIMEOUT_MS }, (error, _stdout, stderr) => {
-      resolve(error === null ? undefined : stderr.trim() || error.message);
-    });
-  });
 }

@@ -151,7 +151,7 @@ export function createFuseOperations(core: FilesystemCore, options: FuseOperatio
     },
 
     // Buffer sizing (size probes, ERANGE) is done where the kernel buffer is visible:
-    // see encodeXattrValue/encodeXattrNames and their use in mount.ts.
+    // see encodeXattrValue/encodeXattrNames and their use in fuse-native-patches.ts.
     getxattr(path, name, _position, cb) {
       // Only user.* attributes exist here. ENOTSUP for the rest (security.selinux,
       // system.posix_acl_*) tells ls to stop asking for every entry; ENODATA would not.

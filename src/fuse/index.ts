@@ -1,6 +1,9 @@
-// Public surface of the FUSE edge: the only importer of fuse-native. The CLI mounts a
-// FilesystemCore with mountFilesystem and unmounts through the returned handle.
+// The FUSE layer's public surface, what code outside src/fuse imports: mounting a
+// FilesystemCore (the daemon), and the mount table (the CLI's status and unmount).
 
-export { MountError, buildMountOptions, mountFilesystem, prepareMountpoint } from './mount.js';
+export { MountError } from './mount-error.js';
+export { buildMountOptions, mountFilesystem, prepareMountpoint } from './mount.js';
 export type { MountHandle, MountOptions } from './mount.js';
+export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, readMountTable, skillsMounts } from './mount-table.js';
+export type { DetachOptions, MountTableEntry } from './mount-table.js';
 export type { LogLine } from './fuse-operations.js';

@@ -1,23 +1,18 @@
 // Mount lifecycle: checks and recovers the mountpoint, mounts a FilesystemCore read-only
 // through fuse-native (loaded lazily so a missing libfuse becomes a clear error) and
 // unmounts quickly. After mounting, this process must never touch the mountpoint itself.
+// Reading the mount table is mount-table.ts's job; fixing fuse-native, fuse-native-patches.ts's.
 
-import { execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, readFile, readdir, realpath, stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { access, mkdir, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type Fuse from 'fuse-native';
 import { ConfigError } from '../errors.js';
 import type { FilesystemCore } from '../fs/filesystem-core.js';
-import { Errno } from './errno.js';
-import { createFuseOperations, encodeXattrNames, encodeXattrValue, type LogLine } from './fuse-operations.js';
-
-/** The mount could not be set up or torn down for a reason outside the user's input. */
-export class MountError extends Error {
-  override name = 'MountError';
-  readonly code = 'MOUNT_FAILED';
-}
+import { loadNativeBinding, patchFuseNative, type SkillsFuseClass } from './fuse-native-patches.js';
+import { createFuseOperations, type LogLine } from './fuse-operations.js';
+import { MountError } from './mount-error.js';
+import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount } from './mount-table.js';
 
 export interface MountOptions {
   /**
@@ -63,7 +58,6 @@ export interface MountHandle {
 
 const DEFAULT_CACHE_TIMEOUT_SECONDS = 1;
 const DEFAULT_MOUNT_TIMEOUT_MS = 10_000;
-const COMMAND_TIMEOUT_MS = 500;
 const PROBE_TIMEOUT_MS = 2_000;
 const UNMOUNT_DEADLINE_MS = 1_200;
 const INSTALL_HINT = 'install the Debian/Ubuntu packages fuse and libfuse2: sudo apt-get install fuse libfuse2 (see docs/troubleshooting.md)';
@@ -108,7 +102,7 @@ export function buildMountOptions(options: MountOptions): string[] {
  * directories with a ConfigError. Returns the absolute mountpoint.
  */
 export async function prepareMountpoint(dir: string): Promise<string> {
-  const mountpoint = await canonicalPath(dir);
+  const mountpoint = await canonicalMountpoint(dir);
   const mounted = await findMount(mountpoint);
   if (mounted !== undefined) {
     if (!mounted.fsType.startsWith('fuse')) {
@@ -119,7 +113,7 @@ export async function prepareMountpoint(dir: string): Promise<string> {
     }
     const state = await probeFuseMount(mountpoint);
     if (state !== 'dead') {
-      const ours = mounted.fsType === 'fuse.skills-mount';
+      const ours = mounted.fsType === MOUNT_TYPE;
       throw new ConfigError(
         `mountpoint ${mountpoint} is busy: already mounted (${mounted.fsType} from ${mounted.source}` +
           `${state === 'unresponsive' ? ', not responding' : ''}); ` +
@@ -172,10 +166,7 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   const mountpoint = await prepareMountpoint(dir);
   await checkFuseDevice();
   if ((options.autoUnmount ?? true) || process.getuid?.() !== 0) await checkFusermount();
-  const { SkillsFuse } = await loadFuseNative();
-
-  const ops = createFuseOperations(core, options.log === undefined ? {} : { log: options.log });
-  const fuse = new SkillsFuse(mountpoint, ops, mountOptions, { timeout: options.operationTimeoutMs });
+  const fuse = await createFuse(core, mountpoint, mountOptions, options);
   await mountWithin(fuse, mountpoint, options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS);
 
   let unmounting: Promise<void> | undefined;
@@ -189,98 +180,33 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   };
 }
 
-// ---- fuse-native, loaded on first mount ------------------------------------------------
-
-interface NativeBinding {
-  fuse_native_unmount(mountpoint: string, thread: Buffer): void;
+/**
+ * The fuse-native instance mountFilesystem mounts, not mounted yet: `core`'s callbacks,
+ * libfuse options `mountOptions` (from buildMountOptions). Exported for tests.
+ */
+export async function createFuse(core: FilesystemCore, mountpoint: string, mountOptions: readonly string[], options: MountOptions): Promise<Fuse> {
+  const { SkillsFuse } = await loadFuseNative();
+  const ops = createFuseOperations(core, options.log === undefined ? {} : { log: options.log });
+  return new SkillsFuse(mountpoint, ops, mountOptions, { timeout: options.operationTimeoutMs });
 }
 
-type SkillsFuseClass = new (
-  mountpoint: string,
-  ops: Fuse.Operations,
-  mountOptions: readonly string[],
-  opts: Fuse.Options,
-) => Fuse;
+// ---- fuse-native, loaded on first mount ------------------------------------------------
 
 let loaded: Promise<{ SkillsFuse: SkillsFuseClass }> | undefined;
 
 function loadFuseNative(): Promise<{ SkillsFuse: SkillsFuseClass }> {
   loaded ??= (async () => {
-    let FuseClass: typeof Fuse;
-    let binding: NativeBinding;
     try {
-      FuseClass = (await import('fuse-native')).default;
-      // The same native module fuse-native loaded (node caches it by path); we need its
-      // unmount to release the event loop after our own, bounded, lazy unmount.
-      const requireFromFuse = createRequire(createRequire(import.meta.url).resolve('fuse-native'));
-      const nodeGypBuild = requireFromFuse('node-gyp-build') as (dir: string) => NativeBinding;
-      binding = nodeGypBuild(path.dirname(requireFromFuse.resolve('fuse-native')));
+      const FuseClass = (await import('fuse-native')).default;
+      return { SkillsFuse: patchFuseNative(FuseClass, loadNativeBinding()) };
     } catch (error) {
       loaded = undefined;
       const message = messageOf(error);
       if (/libfuse\.so/.test(message)) throw new MountError(`cannot load libfuse: ${message}; ${INSTALL_HINT}`);
       throw new MountError(`cannot load fuse-native: ${message}`, { cause: error });
     }
-    return { SkillsFuse: defineSkillsFuse(FuseClass, binding) };
   })();
   return loaded;
-}
-
-function defineSkillsFuse(FuseClass: typeof Fuse, binding: NativeBinding): SkillsFuseClass {
-  /** fuse-native plus what it lacks: arbitrary -o options, xattr buffer sizing, a bounded unmount. */
-  return class SkillsFuse extends FuseClass {
-    readonly #mountOptions: readonly string[];
-
-    constructor(mountpoint: string, ops: Fuse.Operations, mountOptions: readonly string[], opts: Fuse.Options) {
-      super(mountpoint, ops, opts);
-      this.#mountOptions = mountOptions;
-    }
-
-    // fuse-native has no option for ro/noexec/negative_timeout/use_ino and drops zero
-    // timeouts, so all mount options come from buildMountOptions; super keeps `debug`.
-    override _fuseOptions(): string {
-      const base = super._fuseOptions();
-      const ours = this.#mountOptions.join(',');
-      return base === '' ? `-o${ours}` : `${base},${ours}`;
-    }
-
-    // fuse-native copies a value into any buffer and returns its full length, so a
-    // too-small buffer yields a reply longer than the kernel asked for (EIO, not ERANGE).
-    override _op_getxattr(signal: Fuse.Signal, path: string, name: string, valueBuf: Buffer, position: number): void {
-      this.ops.getxattr?.(path, name, position, (code, value) => {
-        if (code < 0) return signal(code, valueBuf.buffer);
-        signal(value === undefined ? Errno.EIO : encodeXattrValue(value, valueBuf), valueBuf.buffer);
-      });
-    }
-
-    // fuse-native 2.2.6 drops the file handle and answers fgetattr with ops.getattr.
-    override _op_fgetattr(signal: Fuse.Signal, path: string, fd: number): void {
-      const fgetattr = this.ops.fgetattr;
-      if (!fgetattr) return super._op_fgetattr(signal, path, fd);
-      // Reuse fuse-native's stat encoding: its _op_getattr reads nothing but `this.ops.getattr`.
-      const handleView = { ops: { getattr: (statPath: string, cb: Fuse.Reply<[Fuse.Stat?]>) => fgetattr(statPath, fd, cb) } };
-      FuseClass.prototype._op_getattr.call(handleView as unknown as Fuse, signal, path);
-    }
-
-    override _op_listxattr(signal: Fuse.Signal, path: string, listBuf: Buffer): void {
-      this.ops.listxattr?.(path, (code, names) => {
-        if (code < 0) return signal(code, listBuf.buffer);
-        signal(names === undefined ? Errno.EIO : encodeXattrNames(names, listBuf), listBuf.buffer);
-      });
-    }
-
-    // fuse-native's close skips the native cleanup when fusermount fails (e.g. the mount
-    // is already gone), which keeps the event loop alive; detach, then always release.
-    override _close(cb: (err: Error | null) => void): void {
-      detachMount(this.mnt).then(
-        () => {
-          if (this._thread !== null) binding.fuse_native_unmount(this.mnt, this._thread);
-          cb(null);
-        },
-        (error: unknown) => cb(error instanceof Error ? error : new Error(String(error))),
-      );
-    }
-  };
 }
 
 function mountWithin(fuse: Fuse, mountpoint: string, timeoutMs: number): Promise<void> {
@@ -365,35 +291,7 @@ async function checkFusermount(): Promise<void> {
   throw new MountError(`fusermount is not on PATH (it mounts and unmounts FUSE filesystems); ${INSTALL_HINT}`);
 }
 
-// ---- mount table and lazy unmount ---------------------------------------------------------
-
-interface MountEntry {
-  fsType: string;
-  source: string;
-}
-
-/** The topmost mount at exactly `mountpoint`, from /proc/self/mountinfo. */
-async function findMount(mountpoint: string): Promise<MountEntry | undefined> {
-  let table: string;
-  try {
-    table = await readFile('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return undefined;
-  }
-  let found: MountEntry | undefined;
-  for (const line of table.split('\n')) {
-    // id parent major:minor root mountpoint options [optional...] - fstype source superoptions
-    const fields = line.split(' ');
-    const separator = fields.indexOf('-');
-    if (separator < 0 || unescapeMountField(fields[4] ?? '') !== mountpoint) continue;
-    found = { fsType: fields[separator + 1] ?? '', source: unescapeMountField(fields[separator + 2] ?? '') };
-  }
-  return found;
-}
-
-function unescapeMountField(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
+// ---- the mount already at the mountpoint ------------------------------------------------
 
 /** 'dead' when the daemon is gone (ENOTCONN), 'unresponsive' when stat does not return. */
 async function probeFuseMount(mountpoint: string): Promise<'live' | 'dead' | 'unresponsive'> {
@@ -412,40 +310,6 @@ async function probeFuseMount(mountpoint: string): Promise<'live' | 'dead' | 'un
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Lazy unmount (`fusermount -uz`, then `umount -l`); succeeds when nothing is mounted there any more. */
-async function detachMount(mountpoint: string): Promise<void> {
-  const failures: string[] = [];
-  for (const [command, args] of [
-    ['fusermount', ['-uz', mountpoint]],
-    ['umount', ['-l', mountpoint]],
-  ] as const) {
-    try {
-      await run(command, args);
-      return;
-    } catch (error) {
-      failures.push(`${command}: ${messageOf(error).trim()}`);
-    }
-  }
-  if ((await findMount(mountpoint)) === undefined) return;
-  throw new MountError(`cannot unmount ${mountpoint}: ${failures.join('; ')}`);
-}
-
-function run(command: string, args: readonly string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { timeout: COMMAND_TIMEOUT_MS }, (error, _stdout, stderr) => {
-      if (error === null) return resolve();
-      reject(new Error(stderr.trim() || error.message));
-    });
-  });
-}
-
-async function canonicalPath(dir: string): Promise<string> {
-  // Resolve symlinks in the parent only: the mountpoint itself may be a dead mount.
-  const absolute = path.resolve(dir);
-  const parent = await realpath(path.dirname(absolute)).catch(() => path.dirname(absolute));
-  return path.join(parent, path.basename(absolute));
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -2,7 +2,7 @@
 // the startup progress line, without a kernel mount.
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/command-line.js';
-import { skillsMounts } from '../../src/cli/mount-table.js';
+import { skillsMounts } from '../../src/fuse/index.js';
 import { StartupProgress } from '../../src/cli/progress.js';
 import { formatBytes, formatDuration, renderStatusText, type StatusReport } from '../../src/cli/status.js';
 
@@ -74,7 +74,7 @@ describe('mount table', () => {
       '42 41 0:52 / /tmp/over rw - tmpfs tmpfs rw',
       '43 22 0:53 / /tmp/sshfs rw - fuse.sshfs host: rw',
     ].join('\n');
-    expect(await skillsMounts(table)).toEqual([{ mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' }]);
+    expect(await skillsMounts(table)).toEqual([{ mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', source: 'skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' }]);
   });
 });
 
