@@ -4,11 +4,10 @@
 // Segments are percent-decoded; any URI whose segments could escape, collide with a
 // scheme directory, or not be a file name is unmappable and never shown.
 
-export const SKILL_SCHEME = 'skill';
+import { SKILL_SCHEME, encodeSegment } from '../protocol/skill-uri.js';
+
 const MAX_NAME_BYTES = 255;
 const URI_PATTERN = /^([a-z][a-z0-9+.-]*):\/\/([^?#]*)$/s;
-// RFC 3986 pchar minus pct-encoded: what a segment may carry unencoded.
-const SEGMENT_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@]/;
 
 /** Path segments (relative to the label directory) for a URI, or the reason it cannot be mapped. */
 export function uriToSegments(uri: string): string[] | { problem: string } {
@@ -59,15 +58,6 @@ export function nameProblem(name: string): string | undefined {
 /** Splits a relative path ("a/b/c", "" for the label root) into segments. */
 export function splitPath(path: string): string[] {
   return path === '' ? [] : path.split('/');
-}
-
-function encodeSegment(segment: string): string {
-  let out = '';
-  for (const char of segment) {
-    if (SEGMENT_SAFE.test(char)) out += char;
-    else for (const byte of Buffer.from(char, 'utf8')) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
 }
 
 /** The URI of the ancestor directory `depth` segments deep, spelled as the server spelled `uri`. */

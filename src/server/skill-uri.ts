@@ -1,16 +1,13 @@
 // skill:// URIs <-> relative POSIX paths. The only place that parses a client's URI;
 // it never touches the filesystem, so a refused URI cannot reach a path join.
 
-export const SKILL_SCHEME = 'skill://';
+import { SKILL_URI_PREFIX, encodeSegment } from '../protocol/skill-uri.js';
 
-/** Percent-encodes one path segment, leaving RFC 3986 pchar characters readable. */
-export function encodeSegment(segment: string): string {
-  return encodeURIComponent(segment).replace(/%(?:3A|40|24|26|2B|2C|3B|3D)/g, (escape) => decodeURIComponent(escape));
-}
+export { encodeSegment };
 
 /** The skill:// URI of a relative POSIX path (segments separated by `/`). */
 export function uriForPath(relativePath: string): string {
-  return SKILL_SCHEME + relativePath.split('/').map(encodeSegment).join('/');
+  return SKILL_URI_PREFIX + relativePath.split('/').map(encodeSegment).join('/');
 }
 
 export type ParsedUri = { ok: true; segments: string[]; canonical: string } | { ok: false; reason: string };
@@ -22,8 +19,8 @@ export type ParsedUri = { ok: true; segments: string[]; canonical: string } | { 
  * backslashes, NUL, query or fragment.
  */
 export function parseSkillUri(uri: string): ParsedUri {
-  if (!uri.startsWith(SKILL_SCHEME)) return { ok: false, reason: 'not a skill:// URI' };
-  const rest = uri.slice(SKILL_SCHEME.length);
+  if (!uri.startsWith(SKILL_URI_PREFIX)) return { ok: false, reason: 'not a skill:// URI' };
+  const rest = uri.slice(SKILL_URI_PREFIX.length);
   if (rest.length === 0) return { ok: false, reason: 'empty path' };
   if (/[\\\0?#]/.test(rest)) return { ok: false, reason: 'backslash, NUL, query or fragment in URI' };
   const segments: string[] = [];
@@ -39,5 +36,5 @@ export function parseSkillUri(uri: string): ParsedUri {
     if (/[/\\\0]/.test(segment)) return { ok: false, reason: 'encoded separator or NUL in a segment' };
     segments.push(segment);
   }
-  return { ok: true, segments, canonical: SKILL_SCHEME + segments.map(encodeSegment).join('/') };
+  return { ok: true, segments, canonical: SKILL_URI_PREFIX + segments.map(encodeSegment).join('/') };
 }

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Namespace } from '../../src/catalog/namespace.js';
 import { nameProblem, segmentsToUri, uriToSegments } from '../../src/catalog/uri-path.js';
+import { parseSkillUri, uriForPath } from '../../src/server/skill-uri.js';
 
 const LABEL_DIR = '/mnt/label';
 
@@ -38,6 +39,19 @@ describe('URI <-> path properties', () => {
         // A skill:// path may not start with a name that looks like a scheme directory.
         fc.pre(schemeName !== undefined || !names[0]!.endsWith(':'));
         expect(uriToSegments(segmentsToUri(segments))).toEqual(segments);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('one codec for both sides: the URI skills-serve publishes for a path is the one the mount maps back to it, spelled alike', () => {
+    fc.assert(
+      fc.property(fc.array(validName, { minLength: 1, maxLength: 6 }), (names) => {
+        fc.pre(!names[0]!.endsWith(':'));
+        const published = uriForPath(names.join('/'));
+        expect(uriToSegments(published)).toEqual(names);
+        expect(segmentsToUri(names)).toBe(published);
+        expect(parseSkillUri(published)).toEqual({ ok: true, segments: names, canonical: published });
       }),
       { numRuns: 2_000 },
     );
