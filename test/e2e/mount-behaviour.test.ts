@@ -1,12 +1,15 @@
 // What a user of a real kernel mount notices: verification failures cost only the bad
-// file an EIO and a log line, writes fail with EROFS, modes and xattrs tell origin,
-// skills.json shows every skill, and ls -l costs no content reads.
+// file an EIO and a log line (and are never remembered as answers), writes fail with EROFS,
+// modes and xattrs tell origin, skills.json shows every skill, ls -l costs no content reads,
+// and a mount that cannot start says why and exits 2.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, runBytes } from '../support/fuse-harness.js';
-import { CORPUS_DIR, REPO, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { childPids } from '../support/fault-harness.js';
+import { mountsUnder, run, runBytes, waitFor } from '../support/fuse-harness.js';
+import { requestCount } from '../support/hostile-scenario.js';
+import { CORPUS_DIR, REPO, SKILLS_MOUNT, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
@@ -64,7 +67,9 @@ describe('verification through the mount', () => {
         skill('hidden', 'Not in the listing', { 'skill://hidden/notes.md': { text: 'found by path\n' } }, { inListing: false }),
       ],
     });
-    mount = await startMount({ dir, config: { lying: scenarioEntry(lying) } });
+    // A second, honest server in the same daemon: what the lies must not reach.
+    const bystander = await writeScenario(dir, 'bystander', { listing: true, skills: [skill('notes', 'Honest', { 'skill://notes/ref.md': { text: 'bystander reference\n' } })] });
+    mount = await startMount({ dir, config: { lying: scenarioEntry(lying), bystander: scenarioEntry(bystander) } });
     root = path.join(mount.mountpoint, 'lying');
   });
   afterAll(async () => {
@@ -107,10 +112,6 @@ describe('verification through the mount', () => {
     expect(mount.log()).toMatch(/skill:\/\/fm-mismatch\/SKILL.md: frontmatter field "description" mismatch: expected "Listed description", got "Served description"/);
   });
 
-  it('a failure is never cached as success: the second read fails the same way', async () => {
-    for (let i = 0; i < 2; i++) expect((await run('cat', [path.join(root, 'tampered/ref.md')])).code).not.toBe(0);
-  });
-
   it('skills.json shows the daemon, its cache and the latest failures', async () => {
     const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
     expect(skillsJson.mount.pid).toBe(mount.child.pid);
@@ -134,7 +135,8 @@ describe('verification through the mount', () => {
     expect((await run('ls', [root])).stdout.split('\n')).not.toContain('too-many');
     expect((await run('cat', [path.join(root, 'too-many/f1.txt')])).code).not.toBe(0);
     const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
-    const declined = skillsJson.servers[0].skills.find((entry: { name: string }) => entry.name === 'too-many');
+    const lyingServer = skillsJson.servers.find((server: { label: string }) => server.label === 'lying');
+    const declined = lyingServer.skills.find((entry: { name: string }) => entry.name === 'too-many');
     expect(declined.declined).toMatch(/over the per-skill limits \(513 files/);
   });
 
@@ -146,9 +148,52 @@ describe('verification through the mount', () => {
     expect(missing.stderr).toMatch(/No such file or directory/);
   });
 
-  it('the daemon is still alive after all of it', async () => {
+  it("after all of it the daemon still serves: another server's file it never read before, byte for byte, from a new request", async () => {
     expect(mount.child.exitCode).toBeNull();
-    expect((await run('cat', [path.join(root, 'good/SKILL.md')])).code).toBe(0);
+    const reads = () => requestCount(mount.log(), 'bystander', 'resources/read', 'skill://notes/ref.md');
+    expect(reads()).toBe(0);
+    const result = await run('cat', [path.join(mount.mountpoint, 'bystander', 'notes', 'ref.md')]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('bystander reference\n');
+    // The daemon answered (the kernel had nothing cached for it): one request reached the server.
+    await waitFor(() => reads() === 1, 5_000, 'the read to reach the bystander server');
+    expect((await run('cat', [path.join(root, 'good/ref.md')])).stdout).toBe('reference\n');
+  });
+});
+
+describe('a failure is never cached', () => {
+  it('a file whose bytes fail verification is EIO at every read, each asking the server again; once the server serves the listed bytes, the same path serves them', async () => {
+    const dir = await makeTestDir();
+    // Same length, other bytes: a digest mismatch, the server's answer on every read.
+    const scenarioServing = (text: string) => ({ listing: true, skills: [skill('flaky', 'Wrong bytes, then right ones', { 'skill://flaky/ref.md': { text, listedText: 'good bytes\n' } })] });
+    const scenarioFile = await writeScenario(dir, 'flaky', scenarioServing('evil bytes\n'));
+    const mount = await startMount({ dir, config: { flaky: scenarioEntry(scenarioFile) } });
+    const file = path.join(mount.mountpoint, 'flaky', 'flaky', 'ref.md');
+    const reads = () => requestCount(mount.log(), 'flaky', 'resources/read', 'skill://flaky/ref.md');
+    try {
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const failed = await run('cat', [file]);
+        expect(failed.stderr, `attempt ${attempt}`).toMatch(/Input\/output error/);
+        expect(failed.stdout, `attempt ${attempt}`).toBe('');
+        // Not answered from memory: each failed read went to the server.
+        await waitFor(() => reads() === attempt, 5_000, `failed read ${attempt} to reach the server`);
+      }
+      expect(mount.log()).toMatch(/flaky: skill:\/\/flaky\/ref.md: digest mismatch: expected sha256:\S+, got sha256:\S+/);
+
+      // The server is fixed (it reads its scenario at start) and restarted; the mount reconnects and re-lists.
+      await writeScenario(dir, 'flaky', scenarioServing('good bytes\n'));
+      const [serverPid] = await childPids(mount.child.pid!, /flaky\.json/);
+      expect(serverPid).toBeGreaterThan(0);
+      process.kill(serverPid!, 'SIGKILL');
+      await waitFor(() => (mount.log().match(/\[flaky\] listing generation: 1 skills/g) ?? []).length === 2, 20_000, 'the restarted server to be listed');
+
+      const served = await run('cat', [file]);
+      expect(served.stderr).toBe('');
+      expect(served.stdout).toBe('good bytes\n');
+      await waitFor(() => reads() === 3, 5_000, 'the successful read to reach the server');
+    } finally {
+      await mount.stop();
+    }
   });
 });
 
@@ -352,7 +397,7 @@ describe('several servers', () => {
     const mount = await startMount({ dir, config: { broken: { command: '/nonexistent/server' }, good: scenarioEntry(good) } });
     try {
       expect((await run('ls', [path.join(mount.mountpoint, 'broken')])).stdout).toBe('');
-      expect((await run('cat', [path.join(mount.mountpoint, 'good/ok/SKILL.md')])).code).toBe(0);
+      expect((await run('cat', [path.join(mount.mountpoint, 'good/ok/SKILL.md')])).stdout).toBe('---\nname: ok\ndescription: Works\n---\n# ok\n');
       const skillsJson = JSON.parse((await run('cat', [path.join(mount.mountpoint, 'skills.json')])).stdout);
       const broken = skillsJson.servers.find((server: { label: string }) => server.label === 'broken');
       expect(['failed', 'connecting']).toContain(broken.state);
@@ -378,12 +423,20 @@ describe('lifecycle', () => {
     expect(await readFile('/proc/mounts', 'utf8')).not.toContain(mount.mountpoint);
   });
 
-  it('refuses a non-empty directory that is not a mount, with a clear error', async () => {
+  it('a mount that cannot start (a non-empty directory) exits 2 with a message naming the directory, before starting any server', async () => {
     const dir = await makeTestDir();
-    await mkdir(path.join(dir, 'mnt'));
-    await writeFile(path.join(dir, 'mnt', 'keep.txt'), 'mine');
-    await expect(startMount({ dir, config: { corpus: serveEntry(CORPUS_DIR) } })).rejects.toThrow(/not empty/);
-    expect(await readFile(path.join(dir, 'mnt', 'keep.txt'), 'utf8')).toBe('mine');
+    const mountpoint = path.join(dir, 'mnt');
+    await mkdir(mountpoint);
+    await writeFile(path.join(mountpoint, 'keep.txt'), 'mine');
+    const configPath = path.join(dir, 'config.json');
+    await writeFile(configPath, JSON.stringify({ mcpServers: { corpus: serveEntry(CORPUS_DIR) } }));
+    const result = await run(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath], 30_000);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`skills-mount: mountpoint ${await realpath(mountpoint)} is not empty; skills-mount mounts only on an empty directory`);
+    expect(result.stderr).not.toMatch(/starting \d+ server|\[corpus\]/);
+    // Nothing hidden under a mount, nothing touched.
+    expect(await mountsUnder(mountpoint)).toEqual([]);
+    expect(await readFile(path.join(mountpoint, 'keep.txt'), 'utf8')).toBe('mine');
   });
 
   it('recovers a stale mount left by a daemon killed with SIGKILL', async () => {
