@@ -1,0 +1,34 @@
+// Settings of one server's catalog, and the bound every per-path or per-skill memo keeps to.
+// Values only: no module here reads a clock or a server.
+import type { Logger } from '../mcp/connection.js';
+import type { ContentCache } from './content-cache.js';
+
+export interface CatalogOptions {
+  log: Logger;
+  cache: ContentCache;
+  hideDynamic: boolean;
+  /** After this, the next operation refreshes the listing in the background. */
+  listingTtlMs: number;
+  /** How long a path the server said does not exist stays ENOENT without asking again. */
+  negativeTtlMs: number;
+  /** How long a directory read stands for the directory's children. */
+  directoryTtlMs: number;
+  /** How long fetched bytes with no listing digest stand for the file's current version. */
+  unverifiedTtlMs: number;
+  /** At most this many resources are subscribed to for update notifications. */
+  maxSubscriptions: number;
+  now?: () => number;
+}
+
+export const DEFAULT_CATALOG_TIMINGS = {
+  listingTtlMs: 60_000,
+  negativeTtlMs: 5_000,
+  directoryTtlMs: 10_000,
+  unverifiedTtlMs: 10_000,
+  maxSubscriptions: 10_000,
+} as const;
+
+// Per-path and per-skill memory is bounded (least recently used dropped): a client walking
+// millions of made-up names, or a server with endless skills, costs a fixed amount.
+/** Entries kept in each per-path or per-skill memo (misses, observed versions, refresh times, byte budgets). */
+export const MAX_REMEMBERED_PATHS = 10_000;

@@ -1,0 +1,68 @@
+// The skills one server is held to serve: the discovery generation, the entries by SKILL.md
+// URI, the tree they lay out and the entries refused. Holds them; decides nothing.
+import { Namespace } from './namespace.js';
+import type { Generation, SkillRecord } from './skill-record.js';
+import { segmentsToUri } from './uri-path.js';
+
+export class CatalogState {
+  private heldGeneration: Generation | undefined;
+  private heldRecords = new Map<string, SkillRecord>();
+  private heldNamespace = new Namespace(segmentsToUri([]));
+  private heldRefused = new Set<string>();
+  private complete = false;
+
+  constructor(readonly label: string) {}
+
+  get generation(): Generation | undefined {
+    return this.heldGeneration;
+  }
+
+  /** Entries by SKILL.md URI, declined ones included. */
+  get records(): ReadonlyMap<string, SkillRecord> {
+    return this.heldRecords;
+  }
+
+  /** The tree of paths known without asking; lookups and directory reads add to it. */
+  get namespace(): Namespace {
+    return this.heldNamespace;
+  }
+
+  /** Skill URIs whose entries were refused: nothing under them is loaded by path either. */
+  get refusedSkills(): ReadonlySet<string> {
+    return this.heldRefused;
+  }
+
+  get listingComplete(): boolean {
+    return this.complete;
+  }
+
+  /** A new listing (or index, or none): everything held before is replaced. */
+  install(generation: Generation, records: Map<string, SkillRecord>, refusedSkills: Set<string>, namespace: Namespace, complete: boolean): void {
+    this.heldGeneration = generation;
+    this.heldRecords = records;
+    this.heldRefused = refusedSkills;
+    this.heldNamespace = namespace;
+    this.complete = complete;
+  }
+
+  /** A restarted server may speak another generation: the next discovery decides again. */
+  forgetGeneration(): void {
+    this.heldGeneration = undefined;
+  }
+
+  setRecord(record: SkillRecord): void {
+    this.heldRecords.set(record.uri, record);
+  }
+
+  deleteRecord(skillUri: string): void {
+    this.heldRecords.delete(skillUri);
+  }
+
+  refuse(skillUri: string): void {
+    this.heldRefused.add(skillUri);
+  }
+
+  replaceNamespace(namespace: Namespace): void {
+    this.heldNamespace = namespace;
+  }
+}

@@ -1,0 +1,123 @@
+// A file's verified bytes: from the store, else one resources/read per file version in flight,
+// verified against its entry, retried once after refreshing an entry that may have changed.
+// Every resources/read of content goes through fetchResource, and every verified result through keep.
+import { IntegrityError, LimitExceededError, NotFoundError, SkillsMountError } from '../errors.js';
+import type { SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
+import type { SkillByteBudget } from './skill-byte-budget.js';
+import type { CatalogState } from './catalog-state.js';
+import type { ContentStore } from './content-store.js';
+import type { HeldEntries } from './held-entries.js';
+import type { FileFacts } from './namespace.js';
+import type { ServerLog } from './server-log.js';
+import type { SkillEntries } from './skill-entries.js';
+import type { Subscriptions } from './subscriptions.js';
+import { verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
+
+export class ContentFetcher {
+  private readonly inflight = new Map<string, Promise<VerifiedContent>>();
+
+  constructor(
+    private readonly source: SkillSource,
+    private readonly state: CatalogState,
+    private readonly store: ContentStore,
+    private readonly held: HeldEntries,
+    private readonly budget: SkillByteBudget,
+    private readonly subscriptions: Subscriptions,
+    private readonly entries: SkillEntries,
+    private readonly log: ServerLog,
+  ) {}
+
+  /** The file's verified bytes: cached when its version is known, else fetched once however many ask at a time. */
+  contentFor(path: string, facts: FileFacts): Promise<VerifiedContent> {
+    const knownDigest = facts.digest ?? this.store.freshUnverified(facts.uri)?.digest;
+    if (knownDigest !== undefined) {
+      const cached = this.store.get(facts.uri, knownDigest);
+      if (cached) return Promise.resolve(cached);
+    }
+    const flightKey = `${facts.uri}\0${facts.digest ?? ''}`;
+    let flight = this.inflight.get(flightKey);
+    if (!flight) {
+      flight = this.fetchVerified(path, facts).finally(() => this.inflight.delete(flightKey));
+      this.inflight.set(flightKey, flight);
+    }
+    return flight;
+  }
+
+  /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */
+  async fetchResource(uri: string): Promise<UnverifiedContent> {
+    try {
+      return await this.source.readResource(uri);
+    } catch (error) {
+      if (error instanceof LimitExceededError) this.log.remember(error.message);
+      throw error;
+    }
+  }
+
+  /** Keeps bytes fetched for a path nobody listed: nothing to verify them against. */
+  keepUnlisted(content: UnverifiedContent): VerifiedContent {
+    return this.keep(verifyContent(this.state.label, content, {}));
+  }
+
+  private async fetchVerified(path: string, facts: FileFacts): Promise<VerifiedContent> {
+    const label = this.state.label;
+    try {
+      return await this.fetchAndVerify(facts);
+    } catch (error) {
+      const listedButGone = error instanceof NotFoundError && facts.digest !== undefined;
+      if (!(error instanceof IntegrityError) && !listedButGone) throw error;
+      // Perhaps the skill changed since its entry was fetched: refresh it once. The final
+      // failure is logged where it becomes an errno, so only the retry is noted here.
+      const refreshed = await this.refreshedFacts(path, facts);
+      if (!refreshed) {
+        if (this.state.namespace.get(path) === undefined) throw new NotFoundError(`${label}: ${path}: no longer in the skill's entry`, { server: label, uri: facts.uri });
+        const final = listedButGone
+          ? new IntegrityError(`${label}: ${facts.uri}: listed in the held entry but the server no longer serves it`, { server: label, uri: facts.uri })
+          : (error as IntegrityError);
+        if (facts.skillUri !== undefined && facts.uri === facts.skillUri) this.held.reject(facts.skillUri, final.message);
+        throw final;
+      }
+      this.log.note(`${(error as Error).message}; the refreshed entry differs, fetching again`);
+      try {
+        return await this.fetchAndVerify(refreshed);
+      } catch (retryError) {
+        if (retryError instanceof IntegrityError && refreshed.skillUri !== undefined && refreshed.uri === refreshed.skillUri) {
+          this.held.reject(refreshed.skillUri, retryError.message);
+        }
+        throw retryError;
+      }
+    }
+  }
+
+  private async fetchAndVerify(facts: FileFacts): Promise<VerifiedContent> {
+    return this.keep(verifyContent(this.state.label, await this.fetchResource(facts.uri), expectationOf(facts)), facts.skillUri);
+  }
+
+  /** The file's facts after refreshing its entry, or undefined when nothing changed (so a retry is pointless). */
+  private async refreshedFacts(path: string, facts: FileFacts): Promise<FileFacts | undefined> {
+    const skillUri = facts.skillUri;
+    if (skillUri === undefined) return undefined;
+    await this.entries.refresh(skillUri).catch((error: unknown) => {
+      if (!(error instanceof SkillsMountError)) throw error;
+      this.log.remember(`refreshing ${skillUri} failed: ${error.message}`);
+    });
+    const node = this.state.namespace.get(path);
+    if (node?.kind !== 'file') return undefined;
+    const next = node.facts;
+    const changed = next.digest !== facts.digest || next.sizeBytes !== facts.sizeBytes || JSON.stringify(next.frontmatter) !== JSON.stringify(facts.frontmatter);
+    return changed ? next : undefined;
+  }
+
+  /** Caches verified content; subscribes to updates of its skill's SKILL.md (or of the file, outside any skill). */
+  private keep(content: VerifiedContent, skillUri?: string): VerifiedContent {
+    this.budget.charge(content);
+    this.store.put(content);
+    if (!content.verified) this.store.noteVersion(content.uri, content);
+    // One subscription per skill, not per file: a changed skill changes its entry.
+    this.subscriptions.subscribe(skillUri ?? content.uri);
+    return content;
+  }
+}
+
+function expectationOf(facts: FileFacts): Expectation {
+  return { digest: facts.digest, sizeBytes: facts.sizeBytes, frontmatter: facts.frontmatter };
+}

@@ -1,0 +1,217 @@
+// Finding a server's skills: a listing, else the index, else none; paging progress; when to
+// re-list (TTL, change notifications with a storm limit); and installing what was found.
+// Knows nothing of single paths beyond the index file it adds.
+import { NotFoundError, NotSupportedError } from '../errors.js';
+import type { CacheHint, SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
+import { INDEX_URI } from '../protocol/skills-wire.js';
+import type { CatalogState } from './catalog-state.js';
+import type { ContentStore } from './content-store.js';
+import type { HeldEntries } from './held-entries.js';
+import type { PathObservations } from './path-observations.js';
+import type { ServerLog } from './server-log.js';
+import { recordFromIndex, recordFromListing, type Generation, type SkillRecord } from './skill-record.js';
+import { layOut } from './tree-layout.js';
+import { verifyContent } from './verified-content.js';
+
+/** A first listing still paging is shown as it goes up to this many entries. */
+const MAX_INTERIM_LISTING_ITEMS = 50_000;
+/** Change notifications re-list at most this often (a storm costs one listing a second, not one per notification). */
+const NOTIFIED_RELIST_INTERVAL_MS = 1_000;
+/** Without a ttlMs hint, a live channel stretches re-listing by this factor (events say when to re-list). */
+const NOTIFIED_LISTING_TTL_FACTOR = 10;
+/** A server's ttlMs is honoured within this range: 0 ("do not cache") would re-list on every operation. */
+export const LISTING_TTL_RANGE_MS = { min: 5_000, max: 3_600_000 } as const;
+
+export interface DiscoveryOptions {
+  hideDynamic: boolean;
+  listingTtlMs: number;
+  now: () => number;
+}
+
+export class Discovery {
+  private listedAtMs = Number.NEGATIVE_INFINITY;
+  private refreshing: Promise<void> | undefined;
+  private refreshQueued = false;
+  private listingHint: CacheHint = {};
+  /** Entries received so far while a first listing is still paging; undefined otherwise. */
+  private listingInProgress: number | undefined;
+  private notifiedRefreshAtMs = Number.NEGATIVE_INFINITY;
+  private notifiedRefreshTimer: NodeJS.Timeout | undefined;
+  private stormLogged = false;
+
+  constructor(
+    private readonly source: SkillSource,
+    private readonly state: CatalogState,
+    private readonly held: HeldEntries,
+    private readonly observations: PathObservations,
+    private readonly store: ContentStore,
+    private readonly log: ServerLog,
+    private readonly options: DiscoveryOptions,
+  ) {}
+
+  /** The freshness hint of the last listing ({} for the index or none). */
+  get hint(): CacheHint {
+    return this.listingHint;
+  }
+
+  /** While a first listing is still paging: how many entries have arrived. */
+  get inProgress(): number | undefined {
+    return this.listingInProgress;
+  }
+
+  /** Discovers the server's skills (listing, else index, else none); never throws. */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.discover().finally(() => {
+      this.refreshing = undefined;
+      if (this.refreshQueued) {
+        this.refreshQueued = false;
+        void this.refresh();
+      }
+    });
+    return this.refreshing;
+  }
+
+  /**
+   * A refresh for a change notification: a change announced while a listing is in flight
+   * may be missing from it, so one more listing is queued; any number of notifications
+   * (a storm) coalesce into at most one listing in flight plus one queued.
+   */
+  refreshSoon(): void {
+    if (this.refreshing) {
+      this.refreshQueued = true;
+      return;
+    }
+    // A storm of notifications re-lists at most once a NOTIFIED_RELIST_INTERVAL_MS, and is logged once.
+    const sinceMs = this.options.now() - this.notifiedRefreshAtMs;
+    if (sinceMs < NOTIFIED_RELIST_INTERVAL_MS) {
+      if (this.notifiedRefreshTimer) return;
+      if (!this.stormLogged) {
+        this.stormLogged = true;
+        this.log.note(`change notifications faster than one a ${NOTIFIED_RELIST_INTERVAL_MS} ms: re-listing at most that often`);
+      }
+      this.notifiedRefreshTimer = setTimeout(() => {
+        this.notifiedRefreshTimer = undefined;
+        this.refreshSoon();
+      }, NOTIFIED_RELIST_INTERVAL_MS - sinceMs);
+      this.notifiedRefreshTimer.unref?.();
+      return;
+    }
+    this.notifiedRefreshAtMs = this.options.now();
+    void this.refresh();
+  }
+
+  /** Starts a refresh in the background when the listing is older than it is held for. */
+  refreshIfStale(): void {
+    if (this.options.now() - this.listedAtMs > this.relistAfterMs()) void this.refresh();
+  }
+
+  /**
+   * How long a listing is held: the server's ttlMs (clamped), else the default. Without a
+   * hint, a server whose change events can reach us now is re-listed on its word and the
+   * default is only a safety net; a declared listChanged with no open channel counts for nothing.
+   */
+  relistAfterMs(): number {
+    const hinted = this.listingHint.ttlMs;
+    if (hinted !== undefined) return Math.min(LISTING_TTL_RANGE_MS.max, Math.max(LISTING_TTL_RANGE_MS.min, hinted));
+    const features = this.source.features();
+    return this.options.listingTtlMs * (features.listChanged && features.liveChannel ? NOTIFIED_LISTING_TTL_FACTOR : 1);
+  }
+
+  private async discover(): Promise<void> {
+    const startedAt = this.options.now();
+    try {
+      if (this.state.generation !== 'index') {
+        try {
+          // A first listing that pages on for long fills the directory in as it goes;
+          // one that replaces a complete listing does not (it would hide skills meanwhile).
+          const listing = await this.source
+            .listSkills((soFar) => {
+              this.listingInProgress = soFar.items.length;
+              if (this.state.generation === 'listing' && this.state.listingComplete) return;
+              // Past this, an interim tree costs more than it shows: the count alone is reported.
+              if (soFar.items.length > MAX_INTERIM_LISTING_ITEMS) return;
+              this.install('listing', soFar.items.map((entry) => recordFromListing(entry, this.options)), soFar.problems, false, soFar.refused, true);
+            })
+            .finally(() => {
+              this.listingInProgress = undefined;
+            });
+          this.listingHint = { ttlMs: listing.ttlMs, cacheScope: listing.cacheScope };
+          this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete, listing.refused);
+          return;
+        } catch (error) {
+          // -32601: an index-generation server (or none at all).
+          if (!(error instanceof NotSupportedError)) throw error;
+        }
+      }
+      try {
+        const index = await this.source.readIndex();
+        this.listingHint = {};
+        this.install('index', index.items.map(recordFromIndex), index.problems, index.complete);
+        this.addIndexFile(index.content);
+        return;
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+      }
+      this.listingHint = {};
+      this.install('none', [], [], true);
+    } catch (error) {
+      // A broken listing proves nothing: keep what we knew and try again later.
+      this.listedAtMs = startedAt;
+      this.log.remember(`discovery failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** Replaces everything held with what a discovery found; the one place a listing becomes the tree. */
+  private install(
+    generation: Generation,
+    results: Array<SkillRecord | { problem: string; uri?: string }>,
+    problems: string[],
+    complete: boolean,
+    refusedUris: readonly string[] = [],
+    quiet = false,
+  ): void {
+    const records = new Map<string, SkillRecord>();
+    const allProblems = [...problems];
+    const refused = new Set(refusedUris);
+    // Shallow skills first, so a nested skill's own entry refines the files its encloser also lists.
+    const valid = results.filter((result): result is SkillRecord => !('problem' in result));
+    for (const result of results) {
+      if (!('problem' in result)) continue;
+      allProblems.push(result.problem);
+      if (result.uri !== undefined) refused.add(result.uri);
+    }
+    valid.sort((a, b) => a.depth - b.depth);
+    for (const record of valid) {
+      if (records.has(record.uri)) {
+        allProblems.push(`skill ${record.uri} listed twice; the first entry is used`);
+        continue;
+      }
+      records.set(record.uri, record);
+    }
+    const namespace = layOut(records.values());
+    allProblems.push(...namespace.problems);
+    for (const record of records.values()) {
+      if (record.declined) allProblems.push(`skill ${record.uri} declined: ${record.declined}`);
+    }
+    for (const record of records.values()) this.held.noteReplaced(this.state.records.get(record.uri), record);
+    this.held.clearRejections();
+    this.state.install(generation, records, refused, namespace, complete);
+    this.listedAtMs = this.options.now();
+    this.observations.forget();
+    // An interim install while the first listing pages on: the final one logs.
+    this.log.restart(allProblems, quiet);
+    if (quiet) return;
+    const declined = [...records.values()].filter((record) => record.declined).length;
+    this.log.note(
+      `${generation === 'none' ? 'no skill listing (skills reachable by path only)' : `${generation} generation: ${records.size - declined} skills`}` +
+        `${declined ? `, ${declined} declined` : ''}${complete ? '' : ' (partial listing)'}${allProblems.length ? `, ${allProblems.length} problems` : ''}`,
+    );
+  }
+
+  private addIndexFile(content: UnverifiedContent): void {
+    const verified = verifyContent(this.state.label, content, {});
+    this.store.put(verified);
+    this.store.noteVersion(INDEX_URI, verified);
+    this.state.namespace.addFile(['index.json'], { uri: INDEX_URI, sizeBytes: undefined, digest: undefined, frontmatter: undefined, skillUri: undefined });
+  }
+}
