@@ -3,13 +3,13 @@
 // and reads as an agent would, and the suite judges from the requests it saw.
 // The suite needs Node >= 22: it runs under the pinned Node 24 of scripts/node24.sh.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fuseAvailable, requireFuse } from '../support/require-fuse.js';
 import { REPO_ROOT } from '../support/server-harness.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
 const SUITE = path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
@@ -36,12 +36,10 @@ describe.skipIf(!fuseAvailable() && !process.env.CI)('conformance: SEP-2640 host
 
   beforeAll(async () => {
     node24 = (await run(path.join(REPO_ROOT, 'scripts', 'node24.sh'), [], { timeout: 300_000 })).stdout.trim();
-    outDir = await mkdtemp(path.join(os.tmpdir(), 'skills-mount-conformance-out-'));
+    outDir = await makeTempDir('skills-mount-conformance-out-');
   }, 320_000);
 
-  afterAll(async () => {
-    if (outDir) await rm(outDir, { recursive: true, force: true });
-  });
+  afterAll(() => removeDir(outDir));
 
   for (const revision of ['2025-11-25', '2026-07-28']) {
     for (const [scenario, checkId] of SCENARIOS) {

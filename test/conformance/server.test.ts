@@ -3,7 +3,8 @@
 // every check passes over examples/skills, and over SKILLS_MOUNT_CORPUS when set.
 // Needs the build (dist/cli/skills-serve.js); installs Node 24 into .cache/ on first run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, EXAMPLES, spawnHttp, stopChild, type SpawnedHttp } from '../support/server-harness.js';
+import { startHttpServe, type ListeningServer } from '../support/http-server.js';
+import { CORPUS, EXAMPLES } from '../support/server-harness.js';
 import { node24, runScenario, SERVER_SCENARIOS, summary, type Check } from './suite.js';
 
 const REVISIONS = [undefined, '2025-11-25'] as const;
@@ -19,12 +20,12 @@ beforeAll(() => {
 
 function suiteOver(label: string, dir: () => string, allowed: (check: Check) => boolean): void {
   describe(`the conformance suite over ${label}`, () => {
-    let served: SpawnedHttp | undefined;
+    let served: ListeningServer | undefined;
     beforeAll(async () => {
-      served = await spawnHttp([dir()]);
+      served = await startHttpServe([dir()]);
     });
     afterAll(async () => {
-      if (served) await stopChild(served.child);
+      await served?.stop();
     });
 
     for (const revision of REVISIONS) {

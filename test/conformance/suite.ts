@@ -1,10 +1,10 @@
 // Runs the official MCP conformance suite (pinned devDependency) under the pinned Node 24
 // from scripts/node24.sh, and reads back its checks.json. No assertions here.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/server-harness.js';
+import { makeTempDir } from '../support/temp-dir.js';
 
 export const SERVER_SCENARIOS = ['sep-2640-skills-directory', 'sep-2640-skills-enumeration', 'sep-2640-skills-manifest'] as const;
 export type Scenario = (typeof SERVER_SCENARIOS)[number];
@@ -25,7 +25,7 @@ export function node24(): string {
 
 /** One scenario against `url`; `revision` forces one (the suite's default for extensions is 2026-07-28). */
 export async function runScenario(node: string, url: string, scenario: Scenario, revision?: string): Promise<{ checks: Check[]; output: string }> {
-  const out = await mkdtemp(join(tmpdir(), 'skills-conformance-'));
+  const out = await makeTempDir('skills-conformance-');
   const args = [SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out, ...(revision ? ['--spec-version', revision, '--force'] : [])];
   const output = await new Promise<string>((resolve) => {
     // The exit status is ignored: checks.json says more, and it is what the test asserts on.

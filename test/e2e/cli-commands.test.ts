@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { exitOf } from '../support/children.js';
 import { FixtureMount, mountsUnder, run } from '../support/fuse-harness.js';
 import { makeTestDir, REPO, SKILLS_MOUNT, SKILLS_SERVE, startMount, type RunningMount } from '../support/mount-harness.js';
 
@@ -85,11 +86,11 @@ describe.skipIf(!fuseUsable)('skills-mount command line on real mounts', () => {
   });
 
   it('unmount stops the daemon cleanly (it exits 0) and the mount is gone', async () => {
-    const exited = new Promise<number | null>((resolve) => mount!.child.once('exit', (code) => resolve(code)));
+    const exited = exitOf(mount!.child);
     const result = await cli('unmount', mount!.mountpoint);
     expect(result.stdout).toBe(`unmounted ${mount!.mountpoint} (stopped skills-mount, pid ${mount!.child.pid})\n`);
     expect(result.code).toBe(0);
-    expect(await exited).toBe(0);
+    expect((await exited).code).toBe(0);
     expect(await mountsUnder(mount!.mountpoint)).toEqual([]);
     expect(mount!.log()).toContain('SIGTERM: unmounting');
     const again = await cli('unmount', mount!.mountpoint);

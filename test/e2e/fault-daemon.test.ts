@@ -5,17 +5,14 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { exitOf } from '../support/children.js';
 import { childPids, proxiedServeEntry } from '../support/fault-harness.js';
-import { run, runBytes, waitFor } from '../support/fuse-harness.js';
+import { run, runBytes } from '../support/fuse-harness.js';
 import { CORPUS_DIR, serveEntry, startMount } from '../support/mount-harness.js';
+import { waitFor } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
-
-const exitOf = (child: import('node:child_process').ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
 function alive(pid: number): boolean {
   try {
@@ -74,7 +71,7 @@ describe('SIGTERM during heavy reads', () => {
       const exited = exitOf(mount.child);
       const startedAt = performance.now();
       mount.child.kill('SIGTERM');
-      const code = await exited;
+      const { code } = await exited;
       const elapsedMs = performance.now() - startedAt;
       expect(code).toBe(0);
       expect(elapsedMs).toBeLessThan(2_000);

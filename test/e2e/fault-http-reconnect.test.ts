@@ -8,26 +8,28 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '../../src/mcp/connection.js';
-import { freePort, serverStates, startHttpServe, timed, type HttpServe } from '../support/fault-harness.js';
-import { run, runBytes, waitFor } from '../support/fuse-harness.js';
+import { serverStates, timed } from '../support/fault-harness.js';
+import { run, runBytes } from '../support/fuse-harness.js';
+import { freePort, startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { CORPUS_DIR, startMount, type RunningMount } from '../support/mount-harness.js';
+import { waitFor } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
 
 describe('an HTTP server that dies and comes back on the same port', () => {
   let mount: RunningMount;
-  let server: HttpServe | undefined;
+  let server: ListeningServer | undefined;
   let port: number;
 
   beforeAll(async () => {
     port = await freePort();
-    server = await startHttpServe(CORPUS_DIR, port);
+    server = await startHttpServe([CORPUS_DIR], { port });
     mount = await startMount({ config: { web: { url: server.url } }, args: ['--timeout', '30'] });
   });
   afterAll(async () => {
     await mount?.stop();
-    await server?.kill('SIGTERM');
+    await server?.stop();
   });
 
   const inMount = (file: string) => path.join(mount.mountpoint, 'web', file);
@@ -38,7 +40,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
     const cached = 'commit-message/SKILL.md';
     expect((await runBytes('cat', [inMount(cached)])).stdout.equals(await source(cached))).toBe(true);
 
-    await server!.kill('SIGKILL');
+    await server!.stop({ signal: 'SIGKILL' });
     // Nothing was asked of the server: the broken event stream alone marks the connection lost.
     await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state !== 'connected', 10_000, 'state not connected');
     const [state] = await serverStates(mount.mountpoint);
@@ -50,7 +52,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
     expect(down.elapsedMs).toBeLessThan(2_000);
     expect((await runBytes('cat', [inMount(cached)])).stdout.equals(await source(cached))).toBe(true);
 
-    server = await startHttpServe(CORPUS_DIR, port);
+    server = await startHttpServe([CORPUS_DIR], { port });
     await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state === 'connected', 20_000, 'state connected');
     // The restarted server remembers nothing: working reads prove a fresh connection.
     const file = 'api-reference/SKILL.md';
@@ -60,8 +62,8 @@ describe('an HTTP server that dies and comes back on the same port', () => {
 
   it('a server restarted at once (killed and back before the next request) is reconnected too', async () => {
     const before = connects();
-    await server!.kill('SIGKILL');
-    server = await startHttpServe(CORPUS_DIR, port);
+    await server!.stop({ signal: 'SIGKILL' });
+    server = await startHttpServe([CORPUS_DIR], { port });
     await waitFor(() => connects() > before, 20_000, 'reconnect');
     const file = 'brand-fonts/SKILL.md';
     expect((await runBytes('cat', [inMount(file)])).stdout.equals(await source(file))).toBe(true);
@@ -69,7 +71,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
   });
 
   it('a server that stays away: reads keep failing fast with EIO and the daemon keeps retrying', async () => {
-    await server!.kill('SIGKILL');
+    await server!.stop({ signal: 'SIGKILL' });
     server = undefined;
     await waitFor(async () => (await serverStates(mount.mountpoint))[0]?.state !== 'connected', 10_000, 'state not connected');
     for (let i = 0; i < 3; i++) {
@@ -84,7 +86,7 @@ describe('an HTTP server that dies and comes back on the same port', () => {
 describe('a 2025 session the restarted server does not know (no event stream to notice the loss)', () => {
   it('the 404 fails that request, and the reconnect opens a new session that works', async () => {
     const port = await freePort();
-    let server = await startHttpServe(CORPUS_DIR, port);
+    let server = await startHttpServe([CORPUS_DIR], { port });
     const lines: string[] = [];
     // The real SDK transport, but without the standalone GET stream (405, as a server may
     // answer), so only a failing request can reveal that the server restarted.
@@ -105,8 +107,8 @@ describe('a 2025 session the restarted server does not know (no event stream to 
     try {
       await connection.start();
       expect((await read()).contents).toHaveLength(1);
-      await server.kill('SIGKILL');
-      server = await startHttpServe(CORPUS_DIR, port);
+      await server.stop({ signal: 'SIGKILL' });
+      server = await startHttpServe([CORPUS_DIR], { port });
       expect(connection.connection().status).toBe('connected');
       await expect(read()).rejects.toMatchObject({ name: 'UnavailableError' });
       expect(lines.join('\n')).toMatch(/\[web\] connection lost: [^\n]*Session not found[^\n]*; retrying in 0\.05 s/);
@@ -115,7 +117,7 @@ describe('a 2025 session the restarted server does not know (no event stream to 
       expect(server.log()).toMatch(/session \S+ opened \(1 open\)/);
     } finally {
       await connection.close();
-      await server.kill('SIGTERM');
+      await server.stop();
     }
   });
 });

@@ -6,8 +6,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connection } from '../../src/mcp/connection.js';
 import { FAULT_PROXY, childPids, proxiedServeEntry, serverStates, timed } from '../support/fault-harness.js';
-import { run, runBytes, waitFor } from '../support/fuse-harness.js';
+import { run, runBytes } from '../support/fuse-harness.js';
 import { CORPUS_DIR, SKILLS_SERVE, makeTestDir, startMount, type RunningMount } from '../support/mount-harness.js';
+import { waitFor } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();

@@ -2,11 +2,12 @@
 // this process inspects it only through ordinary tools run asynchronously.
 
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, cleanupMounts, FixtureMount, mountsUnder, run, runBytes, waitFor } from '../support/fuse-harness.js';
+import { assertBuilt, cleanupMounts, FixtureMount, mountsUnder, run, runBytes } from '../support/fuse-harness.js';
+import { delay, waitFor } from '../support/poll.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 interface FixtureData {
   SKILL_MD: Buffer;
@@ -40,7 +41,7 @@ describe.skipIf(!fuseUsable)('FUSE edge on a live mount', () => {
 
   beforeAll(async () => {
     fixtureData = await loadFixtureData();
-    tmp = await mkdtemp(path.join(tmpdir(), 'skills-mount-fuse-e2e-'));
+    tmp = await makeTempDir('skills-mount-fuse-e2e-');
     mnt = path.join(tmp, 'nested', 'mnt'); // missing: the mount creates it
     fixture = FixtureMount.start(mnt);
     await fixture.ready();
@@ -50,7 +51,7 @@ describe.skipIf(!fuseUsable)('FUSE edge on a live mount', () => {
     await fixture?.stop();
     if (tmp) {
       await cleanupMounts(tmp);
-      await rm(tmp, { recursive: true, force: true });
+      await removeDir(tmp);
     }
   });
 
@@ -222,12 +223,12 @@ describe.skipIf(!fuseUsable)('FUSE mount lifecycle', () => {
     await Promise.all(fixtures.splice(0).map((fixture) => fixture.stop()));
     if (tmp) {
       await cleanupMounts(tmp);
-      await rm(tmp, { recursive: true, force: true });
+      await removeDir(tmp);
     }
   });
 
   const freshTmp = async (): Promise<string> => {
-    tmp = await mkdtemp(path.join(tmpdir(), 'skills-mount-fuse-life-'));
+    tmp = await makeTempDir('skills-mount-fuse-life-');
     return tmp;
   };
 
@@ -236,7 +237,7 @@ describe.skipIf(!fuseUsable)('FUSE mount lifecycle', () => {
     const fixture = start(mnt);
     await fixture.ready();
     const hangingRead = run('cat', [path.join(mnt, 'slow.txt')], 30_000); // open never answers
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await delay(300);
     const startedMs = Date.now();
     fixture.kill('SIGTERM');
     await waitFor(() => /unmounted in \d+ ms/.test(fixture.stdout), 2_000, 'unmount');
@@ -268,7 +269,7 @@ describe.skipIf(!fuseUsable)('FUSE mount lifecycle', () => {
     fixture.kill('SIGTERM');
     const exit = await Promise.race([
       fixture.exited,
-      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 3_000)),
+      delay(3_000).then(() => 'hung' as const),
     ]);
     expect({ exit, stdout: fixture.stdout, stderr: fixture.stderr }).toEqual({
       exit: { code: 0, signal: null },

@@ -6,9 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, runBytes } from '../support/fuse-harness.js';
-import { hostileEntry, hostileSkill, requestCount, skillMdText } from '../support/hostile-scenario.js';
+import { hostileEntry, hostileSkill, requestCount } from '../support/hostile-scenario.js';
 import { makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { delay } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
+import { skillMd } from '../support/skill-builder.js';
 
 requireFuse();
 
@@ -29,7 +31,7 @@ describe('the held entry, against a server that lies', () => {
     const dir = await makeTestDir();
     const bad = hostileSkill('bad', 'Its SKILL.md is not what the entry says', { 'ref.md': { text: 'never served\n' }, 'more.md': { text: 'nor this\n' } });
     // The entry's digest and size describe another text than the one served.
-    bad.files['skill://bad/SKILL.md'] = { text: skillMdText('bad', 'Its SKILL.md is not what the entry says'), listedText: skillMdText('bad', 'Its SKILL.md is not what the entry says, truly') };
+    bad.files['skill://bad/SKILL.md'] = { text: skillMd('bad', 'Its SKILL.md is not what the entry says'), listedText: skillMd('bad', 'Its SKILL.md is not what the entry says, truly') };
     const skills = [
       hostileSkill('good', 'Honest', { 'one.md': { text: 'one\n' }, 'two.md': { text: 'two\n' } }),
       bad,
@@ -115,7 +117,7 @@ describe('the held entry, against a server whose skill changes', () => {
     // A reader that opened the file before the change and reads after it.
     const go = path.join(mount.dir, 'go');
     const reader = runBytes('bash', ['-c', `exec 3<"$0"; while [ ! -e "$1" ]; do sleep 0.05; done; cat <&3`, file, go], 30_000);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await delay(300);
     const after = Buffer.concat([before, Buffer.from('\nP.S. Keep the receipt.\n')]);
     await writeFile(path.join(served, relative), after);
 

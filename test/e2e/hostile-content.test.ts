@@ -2,18 +2,18 @@
 // affected path its errno and one log line naming server, URI and what was wrong; the
 // daemon, the server's other skills, a good server next to it and content already
 // verified keep working.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../support/digest.mjs';
 import { run } from '../support/fuse-harness.js';
-import { hostileEntry, hostileSkill, requestCount, skillMdText, type HostileSkill } from '../support/hostile-scenario.js';
+import { hostileEntry, hostileSkill, requestCount, type HostileSkill } from '../support/hostile-scenario.js';
 import { CORPUS_DIR, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { requireFuse } from '../support/require-fuse.js';
+import { skillMd } from '../support/skill-builder.js';
 
 requireFuse();
 
 const MIB = 1024 * 1024;
-const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 const BINARY = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0xc3, 0x28, 0x0a]);
 
 describe('hostile content', () => {
@@ -26,7 +26,7 @@ describe('hostile content', () => {
     const tooMany: Record<string, { text: string }> = {};
     for (let i = 0; i < 512; i++) tooMany[`f${i}.txt`] = { text: `${i}\n` };
     const fmMismatch = hostileSkill('fm-mismatch', 'Listed description');
-    fmMismatch.files['skill://fm-mismatch/SKILL.md'] = { text: skillMdText('fm-mismatch', 'Served description') };
+    fmMismatch.files['skill://fm-mismatch/SKILL.md'] = { text: skillMd('fm-mismatch', 'Served description') };
     const skills: HostileSkill[] = [
       hostileSkill('good', 'Fine', { 'ref.md': { text: 'reference\n' } }),
       hostileSkill('wrong-digest', 'Digest differs', { 'ref.md': { text: 'x\n', listedDigest: sha256('y\n') } }),

@@ -6,10 +6,10 @@
 //   CI:   1,500 server requests (default)
 //   full: FUZZ_REQUESTS=10000 npx vitest run test/e2e/hostile-fuzz.test.ts
 //   replay: FUZZ_SEED=<seed printed on failure> (same seed, same faults and reads)
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../support/digest.mjs';
 import { run } from '../support/fuse-harness.js';
 import { hostileEntry, hostileSkill, type HostileSkill } from '../support/hostile-scenario.js';
 import { CORPUS_DIR, REPO, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
@@ -23,8 +23,6 @@ const REQUEST_BUDGET = Number(process.env.FUZZ_REQUESTS ?? 1_500);
 const BAD_RATE = 0.25;
 const READS_PER_ROUND = 200;
 const READER = path.join(REPO, 'test', 'support', 'read-many.mjs');
-const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
-
 
 describe(`hostile fuzz (seed ${SEED}, ${REQUEST_BUDGET} requests)`, () => {
   let mount: RunningMount;
@@ -50,7 +48,7 @@ describe(`hostile fuzz (seed ${SEED}, ${REQUEST_BUDGET} requests)`, () => {
       skills.push(skill);
       for (const [uri, file] of Object.entries(skill.files)) {
         const bytes = file.blob !== undefined ? Buffer.from(file.blob, 'base64') : Buffer.from(file.text ?? '', 'utf8');
-        expected.set(uri.slice('skill://'.length), sha256(bytes));
+        expected.set(uri.slice('skill://'.length), sha256Hex(bytes));
       }
     }
     mount = await startMount({

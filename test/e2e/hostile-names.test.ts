@@ -1,9 +1,9 @@
 // URIs and names built to escape or confuse, through a real mount: none of them ever
 // becomes a path; each is logged with the server and the URI; the server's good skills
 // and a good server next to it are unaffected.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../support/digest.mjs';
 import { run } from '../support/fuse-harness.js';
 import { hostileEntry, hostileSkill } from '../support/hostile-scenario.js';
 import { CORPUS_DIR, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
@@ -11,7 +11,6 @@ import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
 
-const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 const LONG = 'n'.repeat(256);
 
 /** A listing entry for `uri` whose manifest names `files` (its own SKILL.md first). */

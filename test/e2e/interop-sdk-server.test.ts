@@ -3,14 +3,15 @@
 // offers: `diff -r` against the served folder is empty, and a file changed on the server
 // (reload(), ttlMs 3 s published) is served with all of its new bytes within the bound
 // docs/protocol.md states — never a truncated or mixed version in between.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LISTING_TTL_RANGE_MS } from '../../src/catalog/server-catalog.js';
 import { run, runBytes } from '../support/fuse-harness.js';
+import { startListening, type ListeningServer } from '../support/http-server.js';
 import { makeTestDir, startMount, type RunningMount } from '../support/mount-harness.js';
+import { delay } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
@@ -22,32 +23,12 @@ const METADATA_TTL_S = 1;
 // docs/protocol.md: held time (ttlMs clamped to 5 s..1 h) + --metadata-ttl + one listing.
 const BOUND_MS = Math.max(TTL_MS, LISTING_TTL_RANGE_MS.min) + METADATA_TTL_S * 1000 + 1_000;
 
-interface SdkServer {
-  child: ChildProcess;
-  url?: string;
-  log(): string;
-}
-
-async function startHttpSdkServer(dir: string, mode: 'http-default' | 'http-modern'): Promise<SdkServer> {
-  const child = spawn(process.execPath, [SDK_SERVER, dir, mode, String(TTL_MS)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      log += chunk;
-      const match = /listening on (\S+)/.exec(log);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`sdk-skills-server exited (${code}):\n${log}`)));
-  });
-  return { child, url, log: () => log };
-}
-
 const transports = ['stdio', 'http-default', 'http-modern'] as const;
 
 describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
   let dir: string;
   let served: string;
-  let server: SdkServer | undefined;
+  let server: ListeningServer | undefined;
   let mount: RunningMount;
   let serverPid: () => Promise<number>;
 
@@ -61,7 +42,7 @@ describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
       // The daemon's child: the only process whose command line names this test's folder.
       serverPid = async () => Number((await run('pgrep', ['-f', `${SDK_SERVER} ${served}`])).stdout.trim().split('\n')[0]);
     } else {
-      server = await startHttpSdkServer(served, transport);
+      server = await startListening([SDK_SERVER, served, transport, String(TTL_MS)]);
       mount = await startMount({ dir, config: { sdk: { url: server.url } }, args });
       serverPid = async () => server!.child.pid!;
     }
@@ -69,7 +50,7 @@ describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
 
   afterAll(async () => {
     await mount?.stop();
-    server?.child.kill('SIGTERM');
+    await server?.stop();
   });
 
   it('negotiates 2026-07-28 and diff -r against the served folder is empty', async () => {
@@ -100,7 +81,7 @@ describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
           break;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await delay(250);
     }
     expect(seenNewAtMs, mount.log().slice(-3000)).toBeDefined();
     expect(seenNewAtMs!).toBeLessThan(BOUND_MS);

@@ -1,14 +1,16 @@
 // The daemon's memory under large files and large listings, measured as its peak RSS
 // (VmHWM), against the cache cap plus the overhead stated in docs/robustness.md.
 // Listing size: MEMORY_TEST_SKILLS (default 20,000; the full run is 100,000, see docs/robustness.md).
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../support/digest.mjs';
 import { peakRssBytes } from '../support/fault-harness.js';
 import { run } from '../support/fuse-harness.js';
 import { REPO, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { requireFuse } from '../support/require-fuse.js';
+import { writeSkill } from '../support/skill-builder.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 requireFuse();
 
@@ -28,7 +30,7 @@ const SHM = '/dev/shm';
 async function scratchDir(prefix: string): Promise<string> {
   // tmpfs keeps generation fast; fall back to /tmp where /dev/shm is missing.
   const base = await run('test', ['-d', SHM, '-a', '-w', SHM]).then((result) => (result.code === 0 ? SHM : '/tmp'));
-  return mkdtemp(path.join(base, prefix));
+  return makeTempDir(prefix, base);
 }
 
 /** Runs `jobs` with at most `limit` in flight. */
@@ -53,26 +55,23 @@ describe('large files: memory stays within the cache cap plus overhead', () => {
     dir = await scratchDir('skills-mount-memory-files-');
     for (let s = 0; s < skills; s++) {
       const name = `big-${String(s).padStart(2, '0')}`;
-      await mkdir(path.join(dir, name, 'assets'), { recursive: true });
-      await writeFile(path.join(dir, name, 'SKILL.md'), `---\nname: ${name}\ndescription: Two 4 MiB files.\n---\n# ${name}\n`);
+      const files: Record<string, Buffer> = {};
       for (let f = 0; f < filesPerSkill; f++) {
         const bytes = randomBytes(fileBytes);
-        const relative = path.join(name, 'assets', `blob-${f}.bin`);
-        digests.set(relative, createHash('sha256').update(bytes).digest('hex'));
-        await writeFile(path.join(dir, relative), bytes);
+        files[`assets/blob-${f}.bin`] = bytes;
+        digests.set(path.join(name, 'assets', `blob-${f}.bin`), sha256Hex(bytes));
       }
+      await writeSkill(dir, name, { description: 'Two 4 MiB files.', files });
     }
     // One file near the per-skill limit: over the SDK's default 10 MiB stdio message size once encoded.
-    await mkdir(path.join(dir, 'huge', 'assets'), { recursive: true });
-    await writeFile(path.join(dir, 'huge', 'SKILL.md'), '---\nname: huge\ndescription: One 15 MiB file.\n---\n# huge\n');
     const huge = randomBytes(15 * MIB);
-    digests.set(path.join('huge', 'assets', 'blob.bin'), createHash('sha256').update(huge).digest('hex'));
-    await writeFile(path.join(dir, 'huge', 'assets', 'blob.bin'), huge);
+    digests.set(path.join('huge', 'assets', 'blob.bin'), sha256Hex(huge));
+    await writeSkill(dir, 'huge', { description: 'One 15 MiB file.', files: { 'assets/blob.bin': huge } });
     mount = await startMount({ config: { big: serveEntry(dir) }, args: ['--cache-size', String(CACHE_MIB), '--timeout', '60'] });
   });
   afterAll(async () => {
     await mount?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   });
 
   it(`${skills * filesPerSkill} files of 4 MiB and one of 15 MiB, 4 readers at a time, twice: every byte right, peak RSS < ${CACHE_MIB} MiB + ${FIXED_OVERHEAD_MIB} MiB`, async () => {
@@ -110,7 +109,7 @@ describe('large listings: memory grows by a stated amount per skill, never unbou
   }, 600_000);
   afterAll(async () => {
     await mount?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   }, 120_000);
 
   it(`${skills} skills listed, skills.json rendered, skills read: peak RSS < ${CACHE_MIB} MiB + ${FIXED_OVERHEAD_MIB} MiB + ${PER_SKILL_PEAK_KIB} KiB per skill`, async () => {

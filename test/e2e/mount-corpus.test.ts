@@ -2,12 +2,12 @@
 // offer: what a person sees with diff -r, cat and ls -l. The project's generated corpus
 // always; a real one too when SKILLS_MOUNT_CORPUS names it (served --lenient, since real
 // published skills break length limits: the mount shows them, marked).
-import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, runBytes } from '../support/fuse-harness.js';
-import { SKILLS_SERVE, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { startHttpServe } from '../support/http-server.js';
+import { serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { corpusDirs } from '../support/test-corpus.mjs';
 import { requireFuse } from '../support/require-fuse.js';
 
@@ -68,23 +68,14 @@ for (const corpus of corpusDirs()) describe(`the ${corpus.name} corpus through t
   }
 
   it('over Streamable HTTP: diff -r is empty', async () => {
-    const server = spawn(process.execPath, [SKILLS_SERVE, CORPUS_DIR, '--http', '127.0.0.1:0', ...lenient], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = await startHttpServe([CORPUS_DIR, ...lenient]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let stderr = '';
-        server.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-          stderr += chunk;
-          const match = /listening on (http:\/\/\S+)/.exec(stderr);
-          if (match) resolve(match[1]!);
-        });
-        server.once('exit', () => reject(new Error(`skills-serve exited: ${stderr}`)));
-      });
-      mount = await startMount({ config: { corpus: { url } } });
+      mount = await startMount({ config: { corpus: { url: server.url } } });
       const diff = await run('diff', ['-r', CORPUS_DIR, path.join(mount.mountpoint, 'corpus')], 60_000);
       expect(diff.stdout + diff.stderr).toBe('');
       expect(diff.code).toBe(0);
     } finally {
-      server.kill('SIGTERM');
+      await server.stop();
     }
   });
 

@@ -1,13 +1,13 @@
 // Configured HTTP servers end to end up to the MCP client: a config file with a bearer
 // token from the environment reaches a server over Streamable HTTP and legacy SSE.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMountConfig } from '../../src/cli/config.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
 import { startAuthServer, type AuthServer } from '../support/cli-auth-server.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const EXAMPLES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples/skills');
 const TOKEN = 'token-from-the-environment';
@@ -17,11 +17,11 @@ describe('HTTP servers from a config file, with auth headers', () => {
   let dir: string;
   beforeAll(async () => {
     server = await startAuthServer(EXAMPLES, TOKEN);
-    dir = await mkdtemp(path.join(tmpdir(), 'skills-mount-cli-transports-'));
+    dir = await makeTempDir('skills-mount-cli-transports-');
   });
   afterAll(async () => {
     await server?.close();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir(dir);
   });
 
   async function sourcesFor(document: unknown, env: NodeJS.ProcessEnv): Promise<McpSkillSource[]> {

@@ -1,15 +1,15 @@
 // Protocol revision negotiation against real SDK v2 servers: 2026-07-28 first, the 2025
 // handshake as fallback, a pinned revision, a mismatch (a clear error, not a retry loop),
 // and a server that changes era across a restart.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Connection } from '../../src/mcp/connection.js';
 import type { ServerConfig } from '../../src/mcp/server-config.js';
 import type { ProtocolVersionChoice } from '../../src/protocol/revisions.js';
+import { startListening } from '../support/http-server.js';
+import { delay } from '../support/poll.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const SDK_SERVER = fileURLToPath(new URL('../support/sdk-skills-server.mjs', import.meta.url));
 const EXAMPLES = fileURLToPath(new URL('../../examples/skills', import.meta.url));
@@ -24,18 +24,9 @@ function stdio(mode: string): ServerConfig {
 }
 
 async function http(mode: 'http-modern' | 'http-default'): Promise<ServerConfig> {
-  const child: ChildProcess = spawn(process.execPath, [SDK_SERVER, EXAMPLES, mode], { stdio: ['ignore', 'ignore', 'pipe'] });
-  cleanups.push(() => child.kill('SIGTERM'));
-  const url = await new Promise<string>((resolve, reject) => {
-    let log = '';
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      log += chunk;
-      const match = /listening on (\S+)/.exec(log);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code}): ${log}`)));
-  });
-  return { kind: 'http', url, headers: {} };
+  const server = await startListening([SDK_SERVER, EXAMPLES, mode]);
+  cleanups.push(() => server.stop());
+  return { kind: 'http', url: server.url, headers: {} };
 }
 
 async function connect(config: ServerConfig, protocolVersion: ProtocolVersionChoice) {
@@ -64,7 +55,7 @@ describe('protocol revision negotiation', () => {
     const status = connection.connection();
     expect(status.status).toBe('incompatible');
     expect('reason' in status && status.reason).toMatch(/protocol version mismatch: the server supports 2026-07-28; skills-mount offered only 2025-11-25 \(pinned\)/);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await delay(1_000);
     expect(lines.filter((line) => /mismatch/.test(line))).toHaveLength(1);
     expect(lines.join('\n')).not.toMatch(/retrying in/);
   });
@@ -78,8 +69,8 @@ describe('protocol revision negotiation', () => {
   });
 
   it('a server that changes era across a restart is followed', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'skills-mount-era-'));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const dir = await makeTempDir('skills-mount-era-');
+    cleanups.push(() => removeDir(dir));
     const { connection, lines } = await connect(stdio(`stdio-flip:${path.join(dir, 'starts')}`), 'negotiate');
     expect(connection.connection()).toEqual({ status: 'connected', protocolVersion: '2025-11-25' });
     // The server process dies; the connection restarts it, and it now speaks 2026-07-28 too.

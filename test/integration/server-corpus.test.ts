@@ -11,11 +11,11 @@ import {
   listAllSkills,
   readBytes,
   readDirectoryAll,
-  removeDir,
-  sha256,
   type Connected,
   type Entry,
 } from '../support/server-harness.js';
+import { sha256 } from '../support/digest.mjs';
+import { removeDir } from '../support/temp-dir.js';
 
 /** Every regular file under dir, as paths relative to it. */
 async function filesUnder(dir: string, prefix = ''): Promise<string[]> {

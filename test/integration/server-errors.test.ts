@@ -10,22 +10,20 @@ import {
   ListResult,
   DirResult,
   listAllSkills,
-  makeTempDir,
   readBytes,
   readDirectoryAll,
-  removeDir,
-  skillMd,
-  writeTree,
   type Connected,
 } from '../support/server-harness.js';
+import { skillMd, writeSkill, writeTree } from '../support/skill-builder.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 let root: string;
 let outside: string;
 
 beforeAll(async () => {
-  outside = await makeTempDir('outside');
+  outside = await makeTempDir('skills-serve-outside-');
   await writeFile(join(outside, 'secret.txt'), 'TOP SECRET\n');
-  root = await makeTempDir('errors');
+  root = await makeTempDir('skills-serve-errors-');
   await writeTree(root, {
     'x/SKILL.md': skillMd('x'),
     'x/notes.md': '# notes\n',
@@ -165,8 +163,8 @@ describe('resources/read refusals', () => {
 
 describe('files swapped after the scan', () => {
   it('refuses to read a served file that became a link to outside, before any rescan', async () => {
-    const swapRoot = await makeTempDir('swap');
-    await writeTree(swapRoot, { 's/SKILL.md': skillMd('s'), 's/data.txt': 'inside\n', 's/sub/f.txt': 'f\n' });
+    const swapRoot = await makeTempDir('skills-serve-swap-');
+    await writeSkill(swapRoot, 's', { files: { 'data.txt': 'inside\n', 'sub/f.txt': 'f\n' } });
     const connected = await connectInMemory({ root: swapRoot, watch: false });
     try {
       expect((await readBytes(connected.client, 'skill://s/data.txt')).bytes.toString()).toBe('inside\n');
@@ -192,7 +190,7 @@ describe('pagination', () => {
   const names = Array.from({ length: 23 }, (_, i) => `skill-${String(i).padStart(2, '0')}`);
 
   beforeAll(async () => {
-    pagingRoot = await makeTempDir('paging');
+    pagingRoot = await makeTempDir('skills-serve-paging-');
     const files: Record<string, string> = {};
     for (const name of names) files[`${name}/SKILL.md`] = skillMd(name);
     for (let i = 0; i < 17; i++) files[`skill-00/templates/t${i}.md`] = `template ${i}\n`;

@@ -2,11 +2,13 @@
 // once, with complete manifests, in a few seconds.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInMemory, listAllSkills, REPO_ROOT, removeDir, sha256, type Connected } from '../support/server-harness.js';
+import { sha256 } from '../support/digest.mjs';
+import { connectInMemory, listAllSkills, REPO_ROOT, type Connected } from '../support/server-harness.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const SKILLS = 2000;
 const FILES = 3;
@@ -17,7 +19,7 @@ describe(`${SKILLS} generated skills`, () => {
 
   beforeAll(async () => {
     // tmpfs when there is one: creating thousands of files on a VM's ext4 alone takes seconds.
-    root = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'skills-serve-scale-'));
+    root = await makeTempDir('skills-serve-scale-', existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
     execFileSync(process.execPath, [join(REPO_ROOT, 'scripts/gen-skills.mjs'), root, '--skills', String(SKILLS), '--files', String(FILES)], {
       stdio: 'ignore',
     });

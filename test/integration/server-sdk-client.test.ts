@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectHttp, connectStdio, CORPUS, EXAMPLES, spawnHttp, stopChild, type ClientEra, type SpawnedHttp } from '../support/server-harness.js';
+import { startHttpServe, type ListeningServer } from '../support/http-server.js';
+import { connectHttp, connectStdio, CORPUS, EXAMPLES, type ClientEra } from '../support/server-harness.js';
 
 const ERAS: ClientEra[] = ['legacy', 'modern'];
 const targets = [
@@ -53,12 +54,12 @@ describe.each(targets)('SkillsClient against skills-serve on $label', ({ label, 
   });
 
   describe('over Streamable HTTP', () => {
-    let served: SpawnedHttp | undefined;
+    let served: ListeningServer | undefined;
     beforeAll(async () => {
-      served = await spawnHttp([dir]);
+      served = await startHttpServe([dir]);
     });
     afterAll(async () => {
-      if (served) await stopChild(served.child);
+      await served?.stop();
     });
 
     it.each(ERAS)('lists every skill and verifies every listed file (%s)', async (era) => {

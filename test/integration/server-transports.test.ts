@@ -6,6 +6,9 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exitOf, stopChild } from '../support/children.js';
+import { sha256 } from '../support/digest.mjs';
+import { startHttpServe, type ListeningServer } from '../support/http-server.js';
 import {
   CLI,
   connectHttp,
@@ -14,17 +17,12 @@ import {
   EXAMPLES,
   listAllSkills,
   ListResult,
-  makeTempDir,
   readBytes,
   readDirectoryAll,
-  removeDir,
-  sha256,
-  spawnHttp,
-  stopChild,
   type ClientEra,
   type Connected,
-  type SpawnedHttp,
 } from '../support/server-harness.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const EXAMPLE_URIS = [
   'skill://acme/billing/refunds/SKILL.md',
@@ -120,7 +118,7 @@ describe.each(['legacy', 'modern'] as ClientEra[])('over stdio (%s)', (era) => {
 
 describe('over Streamable HTTP', () => {
   let root: string;
-  let served: SpawnedHttp;
+  let served: ListeningServer;
   const clients: Client[] = [];
   const connect = async (era: ClientEra): Promise<Client> => {
     const client = await connectHttp(served.url, era);
@@ -129,13 +127,13 @@ describe('over Streamable HTTP', () => {
   };
 
   beforeAll(async () => {
-    root = await makeTempDir('http');
+    root = await makeTempDir('skills-serve-http-');
     await cp(EXAMPLES, root, { recursive: true });
-    served = await spawnHttp([root, '--ttl', '5', '--cache-scope', 'public']);
+    served = await startHttpServe([root, '--ttl', '5', '--cache-scope', 'public']);
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
-    if (served) await stopChild(served.child);
+    await served?.stop();
     await removeDir(root);
   });
 
@@ -253,19 +251,19 @@ describe('over Streamable HTTP', () => {
 
 describe('shutdown', () => {
   it('exits 0 within 1 s of SIGTERM with clients of both eras connected over HTTP', async () => {
-    const other = await spawnHttp([EXAMPLES]);
+    const other = await startHttpServe([EXAMPLES]);
     const legacy = await connectHttp(other.url, 'legacy');
     await legacy.subscribeResource({ uri: 'skill://hello-mount/SKILL.md' });
     const modern = await connectHttp(other.url, 'modern');
     await modern.listen({ resourcesListChanged: true });
     try {
       const started = Date.now();
-      expect(await stopChild(other.child)).toBe(0);
+      expect((await other.stop()).code).toBe(0);
       expect(Date.now() - started).toBeLessThan(1000);
-      expect(other.stderr()).toMatch(/SIGTERM; shutting down/);
+      expect(other.log()).toMatch(/SIGTERM; shutting down/);
     } finally {
       await Promise.allSettled([legacy.close(), modern.close()]);
-      await stopChild(other.child);
+      await other.stop();
     }
   });
 
@@ -278,9 +276,9 @@ describe('shutdown', () => {
       child.stdin.write(`${JSON.stringify(hello)}\n`);
       await expect.poll(() => stdout, { timeout: 5000 }).toContain('"id":1');
       const started = Date.now();
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const exited = exitOf(child);
       child.kill(signal);
-      expect(await exited).toBe(0);
+      expect((await exited).code).toBe(0);
       expect(Date.now() - started).toBeLessThan(1000);
     } finally {
       await stopChild(child);

@@ -7,14 +7,12 @@ import {
   GetResult,
   listAllSkills,
   ListResult,
-  makeTempDir,
   readBytes,
   readDirectoryAll,
-  removeDir,
-  skillMd,
-  writeTree,
   type Connected,
 } from '../support/server-harness.js';
+import { skillMd, writeTree } from '../support/skill-builder.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const longDescription = 'x'.repeat(1100);
 const longCompatibility = 'y'.repeat(501);
@@ -38,7 +36,7 @@ describe('skill validation', () => {
   let root: string;
 
   beforeAll(async () => {
-    root = await makeTempDir('validation');
+    root = await makeTempDir('skills-serve-validation-');
     const files: Record<string, string> = {
       'good/SKILL.md': skillMd('good'),
       'good/ref.md': 'ref\n',
@@ -128,7 +126,7 @@ describe('skill validation', () => {
   });
 
   it('lists a nested skill\'s files in both its own and the enclosing skill\'s manifest', async () => {
-    const nestedRoot = await makeTempDir('nested');
+    const nestedRoot = await makeTempDir('skills-serve-nested-');
     try {
       await writeTree(nestedRoot, {
         'pdf/SKILL.md': skillMd('pdf'),

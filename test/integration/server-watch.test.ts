@@ -9,15 +9,13 @@ import {
   errorOf,
   GetResult,
   listAllSkills,
-  makeTempDir,
   readBytes,
-  removeDir,
-  sha256,
-  skillMd,
-  writeTree,
   type ClientEra,
   type Entry,
 } from '../support/server-harness.js';
+import { sha256 } from '../support/digest.mjs';
+import { skillMd, writeSkill } from '../support/skill-builder.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const POLL = { timeout: 5000, interval: 20 };
 
@@ -38,12 +36,8 @@ describe.each(['legacy', 'modern'] as ClientEra[])('changes while serving (%s)',
   };
 
   beforeEach(async () => {
-    root = await makeTempDir('watch');
-    await writeTree(root, {
-      'w/SKILL.md': skillMd('w'),
-      'w/other.md': 'unchanged\n',
-      'w/data.txt': 'version 1\n',
-    });
+    root = await makeTempDir('skills-serve-watch-');
+    await writeSkill(root, 'w', { files: { 'other.md': 'unchanged\n', 'data.txt': 'version 1\n' } });
     connected = await connectInMemory({ root, debounceMs: 50, era });
     listChanged = 0;
     updated = [];
@@ -98,7 +92,7 @@ describe.each(['legacy', 'modern'] as ClientEra[])('changes while serving (%s)',
   });
 
   it('adds and removes skills as their folders come and go', async () => {
-    await writeTree(root, { 'fresh/SKILL.md': skillMd('fresh'), 'fresh/extra/deep.md': 'deep\n' });
+    await writeSkill(root, 'fresh', { files: { 'extra/deep.md': 'deep\n' } });
     await expect.poll(() => listChanged, POLL).toBeGreaterThan(0);
     await expect.poll(() => connected.tree.snapshot.skills.length, POLL).toBe(2);
     expect((await listAllSkills(connected.client)).skills.map((s) => s.uri)).toEqual(['skill://fresh/SKILL.md', 'skill://w/SKILL.md']);

@@ -3,7 +3,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectInMemory, listAllSkills, readBytes, sha256, type ClientEra, type Connected, type Entry } from '../support/server-harness.js';
+import { sha256 } from '../support/digest.mjs';
+import { connectInMemory, listAllSkills, readBytes, type ClientEra, type Connected, type Entry } from '../support/server-harness.js';
 import { TEST_CORPUS_LANDMARKS as L, testCorpusDir } from '../support/test-corpus.mjs';
 
 async function filesUnder(root: string, prefix = ''): Promise<string[]> {

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { run } from './fuse-harness.js';
+import { pollUntil } from './poll.js';
 
 export class Terminal {
   private shell = 'bash --norc --noprofile';
@@ -46,15 +47,12 @@ export class Terminal {
   }
 
   /** Polls the screen until `pattern` matches; resolves the matching screen. */
-  async waitFor(pattern: RegExp, timeoutMs = 20_000, window = 0, history = 0): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    let screen = '';
-    while (Date.now() < deadline) {
-      screen = await this.capture(window, history);
-      if (pattern.test(screen)) return screen;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`timed out waiting for ${pattern} on the terminal:\n${screen}`);
+  waitFor(pattern: RegExp, timeoutMs = 20_000, window = 0, history = 0): Promise<string> {
+    return pollUntil(() => this.capture(window, history), (screen) => pattern.test(screen), {
+      timeoutMs,
+      intervalMs: 50,
+      timeoutError: (screen) => new Error(`timed out waiting for ${pattern} on the terminal:\n${screen}`),
+    });
   }
 
   /** Kills the private tmux server and removes its socket file. */

@@ -1,9 +1,7 @@
-// Helpers for fault, memory and load tests: servers wrapped in the fault proxy, an HTTP
-// skills-serve that can die and come back on the same port, the daemon's children and
-// its peak memory, and skills.json read through the mount (always from a child process).
-import { spawn, type ChildProcess } from 'node:child_process';
+// Helpers for fault, memory and load tests: servers wrapped in the fault proxy, the
+// daemon's children and its peak memory, and skills.json read through the mount (always
+// from a child process). HTTP servers that die and come back: http-server.ts.
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { run } from './fuse-harness.js';
 import { REPO, SKILLS_SERVE } from './mount-harness.js';
@@ -59,51 +57,6 @@ export async function serverStates(mountpoint: string): Promise<SkillsJsonServer
   const result = await run('cat', [path.join(mountpoint, 'skills.json')]);
   if (result.code !== 0) throw new Error(`cat skills.json failed: ${result.stderr}`);
   return (JSON.parse(result.stdout) as { servers: SkillsJsonServerState[] }).servers;
-}
-
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-export interface HttpServe {
-  readonly url: string;
-  readonly child: ChildProcess;
-  log(): string;
-  /** Kills the server (SIGKILL by default) and waits for it to exit. */
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
-
-/** skills-serve DIR --http 127.0.0.1:PORT; resolves once it listens. */
-export async function startHttpServe(dir: string, port: number, ...flags: string[]): Promise<HttpServe> {
-  const child = spawn(process.execPath, [SKILLS_SERVE, dir, '--http', `127.0.0.1:${port}`, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) resolve(match[1]!);
-    });
-    void exited.then(() => reject(new Error(`skills-serve --http exited before listening:\n${stderr}`)));
-  });
-  return {
-    url,
-    child,
-    log: () => stderr,
-    async kill(signal = 'SIGKILL') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      await exited;
-    },
-  };
 }
 
 /** Runs `fn` and returns how long it took, in ms. */

@@ -4,6 +4,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { access, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { exitOf, stopChild, type ChildExit } from './children.js';
+import { waitFor } from './poll.js';
+
+// Re-exported for the tests that import it from here; new code imports it from poll.ts.
+export { waitFor };
 
 const FIXTURE = fileURLToPath(new URL('./fuse-fixture-mount.mjs', import.meta.url));
 const BUILT_MOUNT = fileURLToPath(new URL('../../dist/fuse/mount.js', import.meta.url));
@@ -48,10 +53,7 @@ export async function assertBuilt(): Promise<void> {
   }
 }
 
-export interface FixtureExit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type FixtureExit = ChildExit;
 
 /** The fixture filesystem served by a child process. */
 export class FixtureMount {
@@ -67,7 +69,7 @@ export class FixtureMount {
     });
     this.#child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));
     this.#child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => this.#child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = exitOf(this.#child);
   }
 
   /** Spawns the fixture; call ready() to wait for the mount. */
@@ -92,14 +94,8 @@ export class FixtureMount {
   }
 
   /** SIGTERM, then SIGKILL if the child has not exited within `graceMs`. */
-  async stop(graceMs = 5_000): Promise<FixtureExit> {
-    this.kill('SIGTERM');
-    const timer = setTimeout(() => this.kill('SIGKILL'), graceMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+  stop(graceMs = 5_000): Promise<FixtureExit> {
+    return stopChild(this.#child, { graceMs });
   }
 }
 
@@ -122,14 +118,6 @@ export async function mountsUnder(dir: string): Promise<{ source: string; mountp
 /** Aborts and lazily unmounts every FUSE mount under `dir`, stale or live. */
 export async function cleanupMounts(dir: string): Promise<void> {
   await run(CLEANUP_SCRIPT, [dir], 20_000);
-}
-
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 function exitCode(error: (Error & { code?: unknown }) | null): number | null {

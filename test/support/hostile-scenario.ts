@@ -3,6 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { REPO } from './mount-harness.js';
+import { skillMd } from './skill-builder.js';
 
 export const HOSTILE_SERVER = path.join(REPO, 'test', 'support', 'hostile-server.mjs');
 
@@ -25,16 +26,11 @@ export interface HostileSkill {
   inListing?: boolean;
 }
 
-/** The SKILL.md text a skill named by its last path segment would carry. */
-export function skillMdText(name: string, description: string): string {
-  return `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n`;
-}
-
 /** A skill at skill://<skillPath>/SKILL.md with a good SKILL.md and the given supporting files (relative names). */
 export function hostileSkill(skillPath: string, description: string, files: Record<string, HostileFile> = {}, extra: Partial<HostileSkill> = {}): HostileSkill {
   const name = skillPath.split('/').pop()!;
   const uri = `skill://${skillPath}/SKILL.md`;
-  const all: Record<string, HostileFile> = { [uri]: { text: skillMdText(name, description) } };
+  const all: Record<string, HostileFile> = { [uri]: { text: skillMd(name, description) } };
   for (const [relative, file] of Object.entries(files)) all[`skill://${skillPath}/${relative}`] = file;
   return { uri, frontmatter: { name, description }, files: all, ...extra };
 }
@@ -49,5 +45,6 @@ export async function hostileEntry(dir: string, name: string, scenario: Record<s
 /** How many times the daemon's log shows the server receiving `method` for `uri`. */
 export function requestCount(log: string, label: string, method: string, uri?: string): number {
   const line = `[${label}] server: request ${method}${uri ? ` ${uri}` : ''}`;
-  return log.split('\n').filter((entry) => entry.endsWith(line)).length;
+  // Without a URI, requests of that method for any URI count.
+  return log.split('\n').filter((entry) => entry.endsWith(line) || (uri === undefined && entry.includes(`${line} `))).length;
 }

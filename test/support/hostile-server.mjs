@@ -5,6 +5,11 @@
 // answers that never come, endless cursors, notification storms, a closed stdout.
 // Every request is logged on stderr as "request <method> <uri>" (the mount relays it).
 //
+// Why not scripted-server.mjs: that one tells its lies over the SDK's flawless transport
+// (both eras); this one breaks the protocol itself, which the SDK cannot be made to do, and
+// speaks only the 2025 handshake. Both read their scenario's skills and files through
+// scenario-catalog.mjs.
+//
 // Scenario (JSON, path in argv[2]):
 // { "listing": bool, "index": bool, "directoryRead": bool,
 //   "skills": [{ "uri", "frontmatter", "dynamic"?, "inListing"? (default true),
@@ -26,18 +31,16 @@
 // wrong-id, method-not-found, wrong-result-type, storm (100 list_changed, then a good
 // answer), close-stdout (stdout closed for good, the process stays alive), not-found (-32602:
 // a listed file the server no longer serves).
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { sha256 } from './digest.mjs';
 import { prng } from './prng.mjs';
+import { bytesOf, directoryChildren, listedBytes, manifestEntry } from './scenario-catalog.mjs';
 
 const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const log = (line) => process.stderr.write(`${line}\n`);
-const sha256 = (bytes) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-const bytesOf = (file) => (file.blob !== undefined ? Buffer.from(file.blob, 'base64') : Buffer.from(file.text ?? '', 'utf8'));
 // "repeat": N makes large files without large scenario files.
 const expand = (file) => (file.repeat ? { ...file, text: (file.text ?? '').repeat(file.repeat), repeat: undefined } : file);
-const listedBytes = (file) => (file.listedText !== undefined ? Buffer.from(file.listedText, 'utf8') : bytesOf(file));
 
 // ---- output: one JSON-RPC message per line, unless a fault says otherwise ----
 let stdoutClosed = false;
@@ -55,14 +58,7 @@ const files = new Map();
 for (const skill of skills) for (const [uri, file] of Object.entries(skill.files)) files.set(uri, (skill.files[uri] = expand(file)));
 for (const [uri, file] of Object.entries(scenario.extraFiles ?? {})) files.set(uri, expand(file));
 
-function entryOf(skill) {
-  if (skill.dynamic) return { uri: skill.uri, frontmatter: skill.frontmatter, resources: 'dynamic' };
-  const resources = Object.entries(skill.files).map(([uri, file]) => {
-    const listed = listedBytes(file);
-    return { uri, digest: file.listedDigest ?? sha256(listed), size: file.listedSize ?? listed.length };
-  });
-  return { uri: skill.uri, frontmatter: skill.frontmatter, resources };
-}
+const entryOf = (skill) => manifestEntry(skill, skill.files);
 
 if (scenario.index) {
   const index = {
@@ -214,16 +210,9 @@ function readDirectory(id, uri) {
   const scripted = scenario.directories?.[uri];
   if (scripted === 'method-not-found') return fail(id, -32601, 'directory reads are not supported after all');
   if (scripted) return answer(id, { resources: scripted });
-  const children = new Map();
-  for (const [fileUri, file] of files) {
-    if (!fileUri.startsWith(`${uri}/`) || fileUri === 'skill://index.json') continue;
-    const rest = fileUri.slice(uri.length + 1);
-    const name = rest.split('/')[0];
-    if (rest.includes('/')) children.set(name, { uri: `${uri}/${name}`, name, mimeType: 'inode/directory' });
-    else children.set(name, { uri: fileUri, name, mimeType: 'text/plain', size: bytesOf(file).length });
-  }
-  if (children.size === 0) return notFound(id, uri);
-  return answer(id, { resources: [...children.values()] });
+  const children = directoryChildren(files, uri);
+  if (children.length === 0) return notFound(id, uri);
+  return answer(id, { resources: children });
 }
 
 // ---- dispatch ----

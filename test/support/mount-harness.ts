@@ -1,22 +1,26 @@
 // Serves a real skills-mount from a child process (never from the test process, which
 // would deadlock on its own mount) and always unmounts, even when a test fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { testCorpusDir } from './test-corpus.mjs';
 import { fileURLToPath } from 'node:url';
+import { exitOf, stopChild } from './children.js';
 import { run } from './fuse-harness.js';
+import { SKILLS_SERVE } from './http-server.js';
+import { delay } from './poll.js';
+import { makeTempDir } from './temp-dir.js';
+import { testCorpusDir } from './test-corpus.mjs';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** The project's own generated corpus (test/support/test-corpus.mjs), made once per test process. */
 export const CORPUS_DIR = await testCorpusDir();
 export const SKILLS_MOUNT = path.join(REPO, 'dist', 'cli', 'skills-mount.js');
-export const SKILLS_SERVE = path.join(REPO, 'dist', 'cli', 'skills-serve.js');
+export { SKILLS_SERVE };
 const CLEANUP = path.join(REPO, 'scripts', 'fuse-cleanup.sh');
 
 /** Temp dirs share this prefix so scripts/test.sh can clean up after a crashed run. */
 export function makeTestDir(): Promise<string> {
-  return mkdtemp('/tmp/skills-mount-test-');
+  return makeTempDir('skills-mount-test-', '/tmp');
 }
 
 /** A stdio config entry running the reference server on `dir` with extra flags. */
@@ -44,6 +48,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** The program and leading arguments that run skills-mount (default: node dist/cli/skills-mount.js). */
   command?: string[];
+  /** Use the disk cache (args then say where); off by default, so request counts do not depend on earlier runs. */
+  diskCache?: boolean;
 }
 
 /** Starts skills-mount on DIR/mnt and resolves once it reports the mount is ready. */
@@ -51,7 +57,7 @@ export async function startMount(options: StartOptions = {}): Promise<RunningMou
   const dir = options.dir ?? (await makeTestDir());
   const mountpoint = path.join(dir, 'mnt');
   const [program, ...leading] = options.command ?? [process.execPath, SKILLS_MOUNT];
-  const args = [...leading, mountpoint, ...(options.args ?? [])];
+  const args = [...leading, mountpoint, ...(options.args ?? []), ...(options.diskCache ? [] : ['--no-disk-cache'])];
   if (options.config) {
     const configPath = path.join(dir, 'config.json');
     await writeFile(configPath, JSON.stringify({ mcpServers: options.config }));
@@ -64,7 +70,7 @@ export async function startMount(options: StartOptions = {}): Promise<RunningMou
     stderr += chunk;
     for (const waiter of waiters.splice(0)) waiter();
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = exitOf(child).then((exit) => exit.code);
   let stopped: Promise<number | null> | undefined;
 
   const mount: RunningMount = {
@@ -90,11 +96,12 @@ export async function startMount(options: StartOptions = {}): Promise<RunningMou
     },
     stop(signal = 'SIGTERM') {
       stopped ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-        const code = await Promise.race([exited, delay(5_000).then(() => 'timeout' as const)]);
-        if (code === 'timeout') child.kill('SIGKILL');
+        // A daemon stuck on its own mount may outlive even SIGKILL until the cleanup aborts
+        // that mount: wait a bounded time, then clean up regardless.
+        const stoppedChild = stopChild(child, { signal, graceMs: 5_000 }).then((exit) => exit.code);
+        const code = await Promise.race([stoppedChild, delay(10_000).then(() => null)]);
         await run('bash', [CLEANUP, dir]);
-        return code === 'timeout' ? null : code;
+        return code;
       })();
       return stopped;
     },
@@ -106,8 +113,4 @@ export async function startMount(options: StartOptions = {}): Promise<RunningMou
     throw error;
   }
   return mount;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -2,8 +2,8 @@
 // Reads many files concurrently (argv[2]: JSON list of paths, argv[3]: concurrency) and
 // prints one JSON line per file: {"i", "sha256"} or {"i", "code"}. Runs as a child of the
 // test, never inside the process serving the mount.
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { sha256Hex } from './digest.mjs';
 
 const paths = JSON.parse(process.argv[2]);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -13,7 +13,7 @@ async function worker() {
     const i = next++;
     try {
       const bytes = await readFile(paths[i]);
-      process.stdout.write(`${JSON.stringify({ i, sha256: createHash('sha256').update(bytes).digest('hex') })}\n`);
+      process.stdout.write(`${JSON.stringify({ i, sha256: sha256Hex(bytes) })}\n`);
     } catch (error) {
       process.stdout.write(`${JSON.stringify({ i, code: error.code ?? String(error) })}\n`);
     }

@@ -3,32 +3,27 @@
 // lies: manifests whose digest, size or frontmatter disagree with the bytes it serves.
 // Every request is logged on stderr as "request <method> <uri>" so tests can count them.
 //
+// Why not hostile-server.mjs: this one lies only about content, over a flawless protocol:
+// the SDK's own stdio transport, both eras (2026-07-28 server/discover as well as the 2025
+// handshake, which is all hostile-server speaks), so what it tests is verification on the
+// path real servers take. Wire-level misbehaviour belongs in hostile-server.mjs. Both read
+// their scenario's skills and files through scenario-catalog.mjs.
+//
 // Scenario (JSON, path in argv[2]):
 // { "directoryRead": bool, "listing": bool, "index": bool,
 //   "skills": [{ "uri", "frontmatter", "dynamic"?: bool, "inListing"?: bool (default true),
 //                "files": { "<uri>": { "text"? , "blob"? (base64), "listedText"?, "listedDigest"?, "listedSize"? } },
 //                "getFiles"?: same shape, used by skills/get instead of "files" (a skill updated since the listing) }],
 //   "extraFiles": { "<uri>": { "text"|"blob" } } }
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
+import { sha256 } from './digest.mjs';
+import { directoryChildren, listedBytes, manifestEntry } from './scenario-catalog.mjs';
 
 const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const log = (line) => process.stderr.write(`${line}\n`);
-
-const sha256 = (bytes) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-const bytesOf = (file) => (file.blob !== undefined ? Buffer.from(file.blob, 'base64') : Buffer.from(file.text ?? '', 'utf8'));
-
-function entry(skill, files) {
-  if (skill.dynamic) return { uri: skill.uri, frontmatter: skill.frontmatter, resources: 'dynamic' };
-  const resources = Object.entries(files).map(([uri, file]) => {
-    const listed = file.listedText !== undefined ? Buffer.from(file.listedText, 'utf8') : bytesOf(file);
-    return { uri, digest: file.listedDigest ?? sha256(listed), size: file.listedSize ?? listed.length };
-  });
-  return { uri: skill.uri, frontmatter: skill.frontmatter, resources };
-}
 
 const allFiles = new Map();
 for (const skill of scenario.skills ?? []) for (const [uri, file] of Object.entries(skill.getFiles ?? skill.files)) allFiles.set(uri, file);
@@ -39,8 +34,7 @@ if (scenario.index) {
       .filter((skill) => skill.inListing !== false)
       .map((skill) => {
         const file = skill.files[skill.uri];
-        const listed = file.listedText !== undefined ? Buffer.from(file.listedText, 'utf8') : bytesOf(file);
-        return { url: skill.uri, digest: file.listedDigest ?? sha256(listed), frontmatter: skill.frontmatter };
+        return { url: skill.uri, digest: file.listedDigest ?? sha256(listedBytes(file)), frontmatter: skill.frontmatter };
       }),
   };
   allFiles.set('skill://index.json', { text: JSON.stringify(index) });
@@ -71,13 +65,13 @@ function build() {
   if (scenario.listing) {
     server.setRequestHandler('skills/list', { params: Params }, () => {
       log('request skills/list');
-      return { skills: (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => entry(skill, skill.files)) };
+      return { skills: (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => manifestEntry(skill, skill.files)) };
     });
     server.setRequestHandler('skills/get', { params: UriParams }, ({ uri }) => {
       log(`request skills/get ${uri}`);
       const skill = (scenario.skills ?? []).find((candidate) => candidate.uri === uri);
       if (!skill) throw new McpError(ErrorCode.InvalidParams, `not a skill: ${uri}`, { uri });
-      return { skill: entry(skill, skill.getFiles ?? skill.files) };
+      return { skill: manifestEntry(skill, skill.getFiles ?? skill.files) };
     });
   }
 
@@ -87,16 +81,9 @@ function build() {
       { params: UriParams },
       ({ uri }) => {
         log(`request resources/directory/read ${uri}`);
-        const children = new Map();
-        for (const [fileUri, file] of allFiles) {
-          if (!fileUri.startsWith(`${uri}/`) || fileUri === 'skill://index.json') continue;
-          const rest = fileUri.slice(uri.length + 1);
-          const name = rest.split('/')[0];
-          if (rest.includes('/')) children.set(name, { uri: `${uri}/${name}`, name, mimeType: 'inode/directory' });
-          else children.set(name, { uri: fileUri, name, mimeType: 'text/plain', size: bytesOf(file).length });
-        }
-        if (children.size === 0) throw new McpError(ErrorCode.InvalidParams, `not a directory: ${uri}`, { uri });
-        return { resources: [...children.values()] };
+        const children = directoryChildren(allFiles, uri);
+        if (children.length === 0) throw new McpError(ErrorCode.InvalidParams, `not a directory: ${uri}`, { uri });
+        return { resources: children };
       },
     );
   }

@@ -1,18 +1,20 @@
-// Shared helpers for skills-serve tests: temp skill trees, clients over in-memory,
-// stdio and HTTP, paging, and independent digests (node:crypto, not src/format/digest).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// Shared helpers for skills-serve tests: clients over in-memory, stdio and HTTP, paging,
+// and a writable copy of the real corpus. Skill trees, digests, temp dirs and HTTP servers
+// have helpers of their own (skill-builder, digest.mjs, temp-dir, http-server).
+import { execFileSync } from 'node:child_process';
+import { cp } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
 import { createSkillsServer, type SkillsServerOptions } from '../../src/server/index.js';
+import { SKILLS_SERVE } from './http-server.js';
+import { makeTempDir } from './temp-dir.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = join(REPO_ROOT, 'dist/cli/skills-serve.js');
+/** The built skills-serve (the name these tests have always used for http-server's SKILLS_SERVE). */
+export const CLI = SKILLS_SERVE;
 /** A real skills corpus to test against, when the environment names one (SKILLS_MOUNT_CORPUS). */
 export const CORPUS: string | undefined = process.env.SKILLS_MOUNT_CORPUS ? resolve(process.env.SKILLS_MOUNT_CORPUS) : undefined;
 export const EXAMPLES = join(REPO_ROOT, 'examples/skills');
@@ -25,36 +27,14 @@ export function newClient(era: ClientEra = 'legacy'): Client {
   return new Client({ name: 'test', version: '0' }, { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } });
 }
 
-/** Independent sha256 in the extension's format. */
-export function sha256(bytes: Uint8Array | string): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-}
-
-export async function makeTempDir(label: string): Promise<string> {
-  return mkdtemp(join(tmpdir(), `skills-serve-${label}-`));
-}
-
 /** Copies the read-only corpus to a writable temp dir. */
 export async function copyCorpus(): Promise<string> {
   if (!CORPUS) throw new Error('SKILLS_MOUNT_CORPUS is not set');
-  const dir = await makeTempDir('corpus');
+  const dir = await makeTempDir('skills-serve-corpus-');
   await cp(CORPUS, dir, { recursive: true });
   // The corpus is read-only; the copy must be writable so tests can change and delete it.
   execFileSync('chmod', ['-R', 'u+w', dir]);
   return dir;
-}
-
-/** Writes files (relative path -> content) under root, creating directories. */
-export async function writeTree(root: string, files: Record<string, string | Uint8Array>): Promise<void> {
-  for (const [rel, content] of Object.entries(files)) {
-    const path = join(root, rel);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, content);
-  }
-}
-
-export function skillMd(name: string, description = `Does ${name} things`, extra = ''): string {
-  return `---\nname: ${name}\ndescription: ${description}\n${extra}---\n\n# ${name}\n\nBody of ${name}.\n`;
 }
 
 export const ListResult = z.looseObject({ skills: z.array(z.any()), nextCursor: z.string().optional() });
@@ -160,59 +140,8 @@ export async function connectStdio(args: string[], era: ClientEra = 'legacy'): P
   return { client, logs, close: () => client.close() };
 }
 
-export interface SpawnedHttp {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-  stop(): Promise<number | null>;
-}
-
-/** skills-serve --http 127.0.0.1:0 as a child process; resolves once it printed its URL. */
-export async function spawnHttp(args: string[]): Promise<SpawnedHttp> {
-  const child = spawn(process.execPath, [CLI, ...args, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  const url = await new Promise<string>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no URL printed; stderr:\n${stderr}`)), 15_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-      const match = /skills-serve: listening on (http:\/\/\S+)/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolvePromise(match[1]!);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code}; stderr:\n${stderr}`));
-    });
-  });
-  return {
-    child,
-    url,
-    stderr: () => stderr,
-    stop: () => stopChild(child),
-  };
-}
-
-/** SIGTERM, then SIGKILL after 5 s; resolves with the exit code. */
-export function stopChild(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolvePromise) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolvePromise(code);
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 export async function connectHttp(url: string, era: ClientEra = 'legacy'): Promise<Client> {
   const client = newClient(era);
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
-}
-
-export async function removeDir(dir: string | undefined): Promise<void> {
-  if (dir) await rm(dir, { recursive: true, force: true });
 }

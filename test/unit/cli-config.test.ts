@@ -1,7 +1,6 @@
 // Config parsing for every supported format (real-world shaped samples under
 // test/fixtures/configs), variable expansion, label normalization, --server and --only.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { parseJsonc } from '../../src/cli/jsonc.js';
 import { normalizeLabel } from '../../src/cli/labels.js';
 import { parseServerFlag, splitWords } from '../../src/cli/server-flags.js';
 import { ConfigError } from '../../src/errors.js';
+import { makeTempDir, removeDir, withTempDir } from '../support/temp-dir.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/configs');
 const fixture = (name: string) => path.join(FIXTURES, name);
@@ -69,8 +69,7 @@ describe('config formats, detected from content', () => {
   });
 
   it('VS Code mcp.json: JSONC, servers, ${input:ID} from SKILLS_MOUNT_INPUT_<ID>, ${workspaceFolder}, ${userHome}', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'skills-mount-cli-config-'));
-    try {
+    await withTempDir('skills-mount-cli-config-', async (dir) => {
       await mkdir(path.join(dir, '.vscode'));
       const file = path.join(dir, '.vscode', 'mcp.json');
       await writeFile(file, await readFile(fixture('vscode-mcp.json')));
@@ -84,9 +83,7 @@ describe('config formats, detected from content', () => {
       });
       expect(config.servers[1]!.config).toMatchObject({ args: ['@playwright/mcp@latest', '--output-dir', `${dir}/out`], env: { DEBUG: '1' } });
       expect(config.servers[2]!.config).toMatchObject({ command: 'node', args: ['/home/alex/bin/skills.js'] });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('VS Code: an input with no environment variable is reported as missing, naming the input and the variable', async () => {
@@ -135,27 +132,22 @@ describe('config formats, detected from content', () => {
   });
 
   it('envFile (VS Code, Cursor) is read relative to the workspace, env wins over it', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'skills-mount-cli-config-'));
-    try {
+    await withTempDir('skills-mount-cli-config-', async (dir) => {
       await writeFile(path.join(dir, '.env'), '# comment\nTOKEN="from-file" # an inline comment\nexport OTHER=two\n' + "QUOTED='a # b'\n");
       const file = path.join(dir, 'mcp.json');
       await writeFile(file, JSON.stringify({ servers: { s: { command: 'x', envFile: '${workspaceFolder}/.env', env: { OTHER: 'three' } } } }));
       const config = await loadMountConfig({ configPath: file, env: ENV });
       expect(config.servers[0]!.config).toMatchObject({ env: { TOKEN: 'from-file', OTHER: 'three', QUOTED: 'a # b' } });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('sources: default file, demo, --server, --only', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'skills-mount-cli-config-'));
+    dir = await makeTempDir('skills-mount-cli-config-');
   });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => removeDir(dir));
 
   it('without a config file or --server: the demo; a missing explicit --config is an error', async () => {
     const env = { ...ENV, XDG_CONFIG_HOME: path.join(dir, 'nothing') };

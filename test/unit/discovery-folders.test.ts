@@ -1,22 +1,16 @@
 // The discovery-folder check: MCP-served content must never land where an agent harness loads
 // skills from, whether the path names such a folder directly, reaches it through a symlink, or
 // sits in a project's folder at any depth.
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DISCOVERY_FOLDERS, discoveryFolderProblem } from '../../src/cache/discovery-folders.js';
+import { TempDirs } from '../support/temp-dir.js';
 
-const temps: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'discovery-'));
-  temps.push(dir);
-  return dir;
-}
+const temps = new TempDirs('discovery-');
+const tempDir = () => temps.make();
 
-afterEach(async () => {
-  for (const dir of temps.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => temps.removeAll());
 
 const TAIL = 'MCP-served content must stay out of every discovery path';
 

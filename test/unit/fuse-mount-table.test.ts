@@ -1,11 +1,11 @@
 // The mount table as status, unmount and the daemon read it: entries from mountinfo text,
 // our mounts among others, the topmost mount at a path, and a directory's canonical name.
 
-import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalMountpoint, findMount, readMountTable, skillsMounts } from '../../src/fuse/index.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const TABLE = [
   '22 1 0:21 / /proc rw,nosuid - proc proc rw',
@@ -43,13 +43,11 @@ describe('mount table', () => {
 describe('canonicalMountpoint', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'skills-mount-canonical-'));
+    dir = await makeTempDir('skills-mount-canonical-');
     await mkdir(path.join(dir, 'real'));
     await symlink(path.join(dir, 'real'), path.join(dir, 'link'));
   });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => removeDir(dir));
 
   it("resolves the parent's symlinks and relative paths, as the table names mounts", async () => {
     const real = await canonicalMountpoint(path.join(dir, 'real'));

@@ -3,14 +3,15 @@
 // fuse-native's patched callbacks, and the mountpoint checks.
 
 import { constants as fsConstants } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { constants, tmpdir } from 'node:os';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import type { FilesystemCore, NodeAttributes } from '../../src/fs/filesystem-core.js';
 import { MOUNT_TYPE, buildMountOptions, mountFilesystem, prepareMountpoint, type MountOptions } from '../../src/fuse/index.js';
 import { createFuse } from '../../src/fuse/mount.js';
+import { makeTempDir, removeDir, withTempDir } from '../support/temp-dir.js';
 
 const { errno } = constants;
 const OPEN_HANDLE = 7;
@@ -129,8 +130,7 @@ describe('the mount libfuse is asked for', () => {
     expect(() => buildMountOptions({ operationTimeoutMs: 1, entryTimeoutSeconds: Number.NaN })).toThrow(
       'entryTimeoutSeconds must be a number of seconds >= 0, got NaN',
     );
-    const tmp = await mkdtemp(path.join(tmpdir(), 'skills-mount-options-'));
-    try {
+    await withTempDir('skills-mount-options-', async (tmp) => {
       const never = path.join(tmp, 'mnt');
       await expect(mountFilesystem(fakeCore(), never, { operationTimeoutMs: 1, negativeTimeoutSeconds: Infinity })).rejects.toThrow(
         new ConfigError('negativeTimeoutSeconds must be a number of seconds >= 0, got Infinity'),
@@ -139,9 +139,7 @@ describe('the mount libfuse is asked for', () => {
         new ConfigError('operationTimeoutMs must be a positive number, got 0'),
       );
       await expect(stat(never)).rejects.toMatchObject({ code: 'ENOENT' });
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -182,11 +180,9 @@ describe('fuse-native, patched', () => {
 describe('prepareMountpoint', () => {
   let tmp: string;
   beforeEach(async () => {
-    tmp = await mkdtemp(path.join(tmpdir(), 'skills-mount-prepare-'));
+    tmp = await makeTempDir('skills-mount-prepare-');
   });
-  afterEach(async () => {
-    await rm(tmp, { recursive: true, force: true });
-  });
+  afterEach(() => removeDir(tmp));
 
   it('creates a missing mountpoint (and parents) with mode 0700', async () => {
     const target = path.join(tmp, 'a', 'b', 'mnt');

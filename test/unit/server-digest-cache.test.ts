@@ -3,7 +3,9 @@
 import { utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { makeTempDir, removeDir, sha256, skillMd, writeTree } from '../support/server-harness.js';
+import { sha256 } from '../support/digest.mjs';
+import { writeSkill } from '../support/skill-builder.js';
+import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const reads = vi.hoisted(() => new Map<string, number>());
 vi.mock('../../src/server/safe-read.js', async (importOriginal) => {
@@ -22,8 +24,8 @@ const { SkillTree } = await import('../../src/server/skill-tree.js');
 describe('digest cache', () => {
   let root: string;
   beforeAll(async () => {
-    root = await makeTempDir('digests');
-    await writeTree(root, { 'd/SKILL.md': skillMd('d'), 'd/a.txt': 'a\n', 'd/b/c.txt': 'c\n' });
+    root = await makeTempDir('skills-serve-digests-');
+    await writeSkill(root, 'd', { files: { 'a.txt': 'a\n', 'b/c.txt': 'c\n' } });
   });
   afterAll(() => removeDir(root));
 

@@ -2,6 +2,7 @@
 // server must keep up by rescanning periodically rather than go stale silently.
 import { describe, expect, it } from 'vitest';
 import { DirectoryWatcher } from '../../src/server/watch.js';
+import { delay } from '../support/poll.js';
 
 describe('DirectoryWatcher', () => {
   it('falls back to periodic rescans, with one log line, when a watch cannot be set', async () => {
@@ -18,7 +19,7 @@ describe('DirectoryWatcher', () => {
     });
     try {
       watcher.update(['/a', '/b']);
-      await new Promise((resolve) => setTimeout(resolve, 130));
+      await delay(130);
       expect(changes).toBeGreaterThanOrEqual(3);
       expect(logs).toHaveLength(1);
       expect(logs[0]).toMatch(/watch failed on \/a \(ENOSPC\); rescanning every 20 ms/);
@@ -26,7 +27,7 @@ describe('DirectoryWatcher', () => {
       watcher.close();
     }
     const after = changes;
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await delay(60);
     expect(changes).toBe(after);
   });
 });

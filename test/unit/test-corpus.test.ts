@@ -2,13 +2,14 @@
 // claims (limits, nesting, prefixes, odd names, binaries) really on disk. Checks are independent
 // of the generator: own walk, own CRC32, own PDF/sfnt parsing.
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFrontmatter } from '../../src/format/frontmatter.js';
 import { frontmatterLengthProblem, frontmatterStructureProblem } from '../../src/format/skill-rules.js';
+import { makeTempDir, removeDir, withTempDir } from '../support/temp-dir.js';
 import { corpusDirs, TEST_CORPUS_LANDMARKS as L, testCorpusDir, writeTestCorpus, type TestCorpusSummary } from '../support/test-corpus.mjs';
 
 const MIB_16 = 16 * 1024 * 1024;
@@ -57,16 +58,14 @@ describe('the generated test corpus', () => {
   let skillDirs: string[];
 
   beforeAll(async () => {
-    base = await mkdtemp(join(tmpdir(), 'test-corpus-unit-'));
+    base = await makeTempDir('test-corpus-unit-');
     const started = performance.now();
     summary = await writeTestCorpus(join(base, 'a'));
     generationMs = performance.now() - started;
     files = await walk(join(base, 'a'));
     skillDirs = files.filter((f) => f.rel.endsWith('/SKILL.md')).map((f) => f.rel.slice(0, -'/SKILL.md'.length));
   });
-  afterAll(async () => {
-    if (base) await rm(base, { recursive: true, force: true });
-  });
+  afterAll(() => removeDir(base));
 
   it('is generated fast enough to build per test process', () => {
     // Measured at ~0.3 s on a 2-core machine; the budget is 2 s, with slack for a loaded CI runner.
@@ -229,13 +228,11 @@ describe('testCorpusDir and corpusDirs', () => {
     expect(dir).toBe(join(tmpdir(), `skills-mount-test-corpus-2640-${process.pid}`));
     expect(await testCorpusDir()).toBe(dir);
     const onDisk = await walk(dir);
-    const fresh = join(await mkdtemp(join(tmpdir(), 'test-corpus-unit-')), 'x');
-    try {
+    await withTempDir('test-corpus-unit-', async (scratch) => {
+      const fresh = join(scratch, 'x');
       await writeTestCorpus(fresh);
       expect(treeDigest(onDisk)).toBe(treeDigest(await walk(fresh)));
-    } finally {
-      await rm(join(fresh, '..'), { recursive: true, force: true });
-    }
+    });
   });
 
   it('offers the generated corpus, and an external one only when SKILLS_MOUNT_CORPUS names a directory', async () => {

@@ -1,22 +1,21 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { verifyContent } from '../../src/catalog/verified-content.js';
 import { IntegrityError } from '../../src/errors.js';
 import { FrontmatterError, frontmatterDifference, parseFrontmatter } from '../../src/format/frontmatter.js';
+import { sha256 } from '../support/digest.mjs';
 
-const digest = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 const content = (text: string) => ({ uri: 'skill://s/SKILL.md', bytes: Buffer.from(text), mimeType: 'text/markdown' });
 const skillMd = '---\nname: s\ndescription: Does s\nmetadata:\n  version: "1"\n---\nbody\n';
 
 describe('verifyContent', () => {
   it('accepts bytes matching size, digest and frontmatter, and marks them verified', () => {
     const verified = verifyContent('lab', content(skillMd), {
-      digest: digest(skillMd),
+      digest: sha256(skillMd),
       sizeBytes: Buffer.byteLength(skillMd),
       frontmatter: { description: 'Does s', name: 's', metadata: { version: '1' } },
     });
     expect(verified.verified).toBe(true);
-    expect(verified.digest).toBe(digest(skillMd));
+    expect(verified.digest).toBe(sha256(skillMd));
   });
 
   it('marks content with nothing to check against as unverified', () => {
@@ -25,7 +24,7 @@ describe('verifyContent', () => {
 
   it.each([
     [{ sizeBytes: 3 }, /size mismatch: expected 3 bytes, got \d+ bytes/],
-    [{ digest: digest('other') }, /digest mismatch: expected sha256:[0-9a-f]{64}, got sha256:[0-9a-f]{64}/],
+    [{ digest: sha256('other') }, /digest mismatch: expected sha256:[0-9a-f]{64}, got sha256:[0-9a-f]{64}/],
     [{ frontmatter: { name: 's', description: 'Something else', metadata: { version: '1' } } }, /frontmatter field "description" mismatch/],
     [{ frontmatter: { name: 's', description: 'Does s', metadata: { version: 1 } } }, /frontmatter field "metadata.version" mismatch/],
     [{ frontmatter: { name: 's', description: 'Does s' } }, /frontmatter field "metadata" mismatch/],
