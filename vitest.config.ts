@@ -1,4 +1,10 @@
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// No daemon started by a test reads or writes the user's disk cache (the harness turns it off
+// unless a test asks for it, and gives a directory of its own then): this is the safety net.
+const testCacheHome = path.join(os.tmpdir(), 'skills-mount-test-cache');
 
 // Separate processes: end-to-end tests serve FUSE mounts from child processes and must
 // never share an event loop with the code that reads the mount. Files that mount run one
@@ -6,6 +12,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    env: { XDG_CACHE_HOME: testCacheHome },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [

@@ -30,6 +30,7 @@ const { measureLatency } = await import('./workloads/latency.mjs');
 const { measureListing } = await import('./workloads/listing.mjs');
 const { measureReads } = await import('./workloads/reads.mjs');
 const { countRequests } = await import('./workloads/requests.mjs');
+const { measureRestart } = await import('./workloads/restart.mjs');
 const { measureScaling } = await import('./workloads/scaling.mjs');
 
 const startedMs = performance.now();
@@ -98,6 +99,8 @@ try {
   const requests = await countRequests({ workDir, catalog: synthetic });
   log('reads: cold, warm, 16 MiB, floor');
   const reads = await measureReads({ workDir, runs: profile.runs, catalogs, big, pings: profile.pings, log });
+  log('reads after a restart, from the disk cache');
+  const restart = await measureRestart({ workDir, catalogs, runs: profile.runs, log });
   log('latency of stat and cat');
   const latency = await measureLatency({ workDir, catalog: synthetic, statCount: profile.statSamples, catCount: profile.catSamples });
 
@@ -120,7 +123,7 @@ try {
     await rm(dir, { recursive: true, force: true });
   }
 
-  const rows = buildRows({ catalogs, reads, big, listing, latency, requests, scaling });
+  const rows = buildRows({ catalogs, reads, big, listing, latency, requests, restart, scaling });
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;
   const results = {

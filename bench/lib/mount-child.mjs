@@ -32,7 +32,9 @@ export async function startMount({ workDir, name, servers, args = [], readyTimeo
   await mkdir(workDir, { recursive: true });
   await writeFile(configPath, JSON.stringify({ mcpServers: servers }));
   const startedMs = performance.now();
-  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  // Cold reads measure the server: the disk cache only where a workload asks for it (--cache-dir).
+  const cacheArgs = args.includes('--cache-dir') ? [] : ['--no-disk-cache'];
+  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, ...cacheArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   const mount = {

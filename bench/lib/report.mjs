@@ -7,7 +7,7 @@ const KB = 1024;
 /** "Linear" growth, as checked here: the last step's marginal cost at most this times the first's. */
 const LINEAR_SLACK = 1.5;
 
-export function buildRows({ catalogs, reads, big, listing, latency, requests, scaling }) {
+export function buildRows({ catalogs, reads, big, listing, latency, requests, restart, scaling }) {
   const rows = [];
   const pings = catalogs.flatMap((catalog) => reads.samples[`ping/${catalog.name}`] ?? []);
   const floorMs = median(pings);
@@ -33,6 +33,13 @@ export function buildRows({ catalogs, reads, big, listing, latency, requests, sc
     cold('cold-par', 'cold full read, 8 parallel readers; vs raw SDK client, 8 in flight', 1.1);
     warm('warm-cat', 'warm, one `cat` process per file; vs local disk', 1.1);
     warm('warm-one', 'warm, one process reads every file; vs local disk', 5);
+    const restarted = restart?.[catalog.name];
+    if (restarted) {
+      const measured = median(restarted.samples.mount);
+      const baseline = median(restarted.samples.disk);
+      rows.push(ratioRow({ id: `warm-after-restart/${catalog.name}`, workload: `after a restart (disk cache), one process reads every file; vs local disk (${label})`, unit: 'ms', measured, baseline, maxRatio: 5,
+        measuredText: perFile(measured), baselineText: perFile(baseline), samples: { measured: restarted.samples.mount, baseline: restarted.samples.disk } }));
+    }
   }
 
   const listMount = median(listing.samples.mount);
@@ -76,6 +83,9 @@ export function buildRows({ catalogs, reads, big, listing, latency, requests, sc
   requestRow('requests/warm-cat', 'per warm file (`cat` per file)', requests.warmCat, requests.files, 0);
   requestRow('requests/stat', 'per `stat` of a listed file', requests.statListed, requests.files, 0);
   requestRow('requests/ls-lR', `for \`ls -lR\` (${requests.files} files, total)`, requests.lsRecursive, 1, 0);
+  for (const [name, restarted] of Object.entries(restart ?? {})) {
+    requestRow(`requests/after-restart/${name}`, `per file after a restart, from the disk cache (${name})`, restarted.requests, restarted.files, 0);
+  }
 
   for (const size of scaling) {
     const name = `${size.skills.toLocaleString('en')} skills (${size.files.toLocaleString('en')} files)`;

@@ -19,6 +19,7 @@ import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
+import { isValidLabel } from '../labels.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
 
 export type CacheLog = (line: string) => void;
@@ -104,10 +105,9 @@ const LISTING_NAME = 'listing.json';
 const FILES_DIR = 'files';
 const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 const KEY_PATTERN = /^[0-9a-f]{64}$/;
+/** What mountKey makes: a label-safe name and 12 hex digits. */
+const SUBTREE_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*-[0-9a-f]{12}$/;
 const BUCKET_PATTERN = /^[0-9a-f]{2}$/;
-// The rule of src/cli/labels.ts, repeated here because cache sits below cli in the dependency order.
-const LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
-const MAX_LABEL_LENGTH = 64;
 // A lock file with no pid yet may be one another process is still writing; past this age it is debris.
 const LOCK_SETTLE_MS = 5_000;
 // A listing.json bigger than this is not read into memory (a real one is far smaller).
@@ -186,15 +186,24 @@ export class DiskCache {
 
   /** Creates the directories (0700), takes the mount's lock, removes crash leftovers and indexes what is there. */
   static async open(options: DiskCacheOptions): Promise<DiskCache> {
+    return DiskCache.openSubtree({ ...options, key: mountKey(path.resolve(options.mountpoint)) });
+  }
+
+  /**
+   * The same for a subtree named by its key (one of listSubtrees), for `skills-mount cache`:
+   * it takes the lock, so it refuses while a daemon serves that mount.
+   */
+  static async openSubtree(options: Omit<DiskCacheOptions, 'mountpoint'> & { key: string }): Promise<DiskCache> {
     const { limitBytes, log } = options;
     if (!Number.isFinite(limitBytes) || limitBytes < 0) throw new ConfigError(`disk cache: limitBytes must be a number >= 0, got ${String(limitBytes)}`);
+    if (!SUBTREE_KEY_PATTERN.test(options.key)) throw new ConfigError(`disk cache: ${JSON.stringify(options.key)} is not a mount subtree name`);
     const root = path.resolve(options.root);
     // Checked before anything is created. The root is enough: below it no segment starts with '.'
     // (labels cannot) and mount keys end in a hash, so no deeper path can spell a discovery folder.
     const problem = await discoveryFolderProblem(root, { home: options.home ?? homedir(), env: options.env ?? process.env });
     if (problem !== undefined) throw new ConfigError(`disk cache root: ${problem}`);
     await ensurePrivateDirectory(root, log);
-    const subtree = path.join(root, mountKey(path.resolve(options.mountpoint)));
+    const subtree = path.join(root, options.key);
     await ensurePrivateDirectory(subtree, log);
     const lockPath = path.join(subtree, LOCK_NAME);
     await acquireLock(lockPath, subtree, log);
@@ -542,8 +551,9 @@ export class DiskCache {
  * The status of a mount's subtree read without its lock (a daemon may be writing): nothing is
  * created, changed or removed. An absent subtree has no labels.
  */
-export async function readCacheStatus(options: { root: string; mountpoint: string }): Promise<CacheStatus> {
-  const subtree = path.join(path.resolve(options.root), mountKey(path.resolve(options.mountpoint)));
+export async function readCacheStatus(options: { root: string; mountpoint: string } | { root: string; key: string }): Promise<CacheStatus> {
+  const key = 'key' in options ? options.key : mountKey(path.resolve(options.mountpoint));
+  const subtree = path.join(path.resolve(options.root), key);
   const holder = await readLock(path.join(subtree, LOCK_NAME));
   const lockHolderPid = holder?.pid !== undefined && heldReason(holder) !== undefined ? holder.pid : undefined;
   const labels: LabelStatus[] = [];
@@ -564,6 +574,18 @@ export async function readCacheStatus(options: { root: string; mountpoint: strin
     labels.push({ label, files, bytes, listingSavedAt: (await readListing(path.join(subtree, label, LISTING_NAME))).listing?.savedAt });
   }
   return { subtree, lockHolderPid, labels };
+}
+
+/** The mount subtrees under a cache root (one per mountpoint that ever used it), sorted. */
+export async function listSubtrees(root: string): Promise<string[]> {
+  const names = await readdirOrEmpty(path.resolve(root));
+  const keys: string[] = [];
+  for (const name of names) {
+    if (!SUBTREE_KEY_PATTERN.test(name)) continue;
+    const stats = await lstatOrUndefined(path.join(path.resolve(root), name));
+    if (stats?.isDirectory()) keys.push(name);
+  }
+  return keys.sort();
 }
 
 // ---- the lock ----
@@ -809,10 +831,6 @@ function kindOf(entry: { isSymbolicLink(): boolean; isDirectory(): boolean; isFi
   if (entry.isFIFO()) return 'a FIFO';
   if (entry.isSocket()) return 'a socket';
   return 'a device';
-}
-
-function isValidLabel(label: string): boolean {
-  return LABEL_PATTERN.test(label) && label.length <= MAX_LABEL_LENGTH;
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -2,10 +2,13 @@
 // Values only: no module here reads a clock or a server.
 import type { Logger } from '../mcp/connection.js';
 import type { ContentCache } from './content-cache.js';
+import type { DurableStore } from './durable-store.js';
 
 export interface CatalogOptions {
   log: Logger;
   cache: ContentCache;
+  /** The verified disk cache of this server: content across restarts, the listing while it is away. */
+  durable?: DurableStore | undefined;
   hideDynamic: boolean;
   /** After this, the next operation refreshes the listing in the background. */
   listingTtlMs: number;

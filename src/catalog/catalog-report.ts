@@ -28,9 +28,19 @@ export interface SkillSummary {
   breaks: string | undefined;
 }
 
+/** A server whose skills are shown while it cannot be reached. */
+export interface OfflineState {
+  /** Since when it has been unreachable (ISO time). */
+  since: string;
+  /** When the listing shown was kept on disk, if it came from there (ISO time). */
+  listingSavedAt: string | null;
+}
+
 export interface CatalogSummary {
   label: string;
   connection: ConnectionStatus;
+  /** Set while the server's skills are shown although it cannot be reached. */
+  offline: OfflineState | null;
   generation: Generation | undefined;
   listingComplete: boolean;
   /** The listing's freshness hint, and how long it is actually held (ms). */
@@ -46,6 +56,7 @@ export interface CatalogSummary {
 export interface CatalogHealth {
   label: string;
   connection: ConnectionStatus;
+  offline: OfflineState | null;
   generation: Generation | undefined;
   listingComplete: boolean;
   listingInProgress: number | null;
@@ -67,6 +78,7 @@ export class CatalogReport {
     private readonly held: HeldEntries,
     private readonly discovery: Discovery,
     private readonly log: ServerLog,
+    private readonly offline: () => OfflineState | null,
   ) {}
 
   /** The server's state in counts: cheap at any catalog size (no per-skill objects). */
@@ -81,6 +93,7 @@ export class CatalogReport {
     return {
       label: this.state.label,
       connection: this.source.connection(),
+      offline: this.offline(),
       generation: this.state.generation,
       listingComplete: this.state.listingComplete,
       listingInProgress: this.discovery.inProgress ?? null,
@@ -112,6 +125,7 @@ export class CatalogReport {
     return {
       label: this.state.label,
       connection: this.source.connection(),
+      offline: this.offline(),
       generation: this.state.generation,
       listingComplete: this.state.listingComplete,
       cache: { ttlMs: hint.ttlMs ?? null, cacheScope: hint.cacheScope ?? null, relistAfterMs: this.discovery.relistAfterMs() },

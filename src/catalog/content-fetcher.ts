@@ -6,6 +6,7 @@ import type { SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
 import type { SkillByteBudget } from './skill-byte-budget.js';
 import type { CatalogState } from './catalog-state.js';
 import type { ContentStore } from './content-store.js';
+import type { DurableStore } from './durable-store.js';
 import type { HeldEntries } from './held-entries.js';
 import type { FileFacts } from './namespace.js';
 import type { ServerLog } from './server-log.js';
@@ -25,6 +26,7 @@ export class ContentFetcher {
     private readonly subscriptions: Subscriptions,
     private readonly entries: SkillEntries,
     private readonly log: ServerLog,
+    private readonly durable: DurableStore | undefined,
   ) {}
 
   /** The file's verified bytes: cached when its version is known, else fetched once however many ask at a time. */
@@ -88,8 +90,24 @@ export class ContentFetcher {
     }
   }
 
+  /** From the disk cache when it holds this version (hashed again there, verified again here), else one resources/read. */
   private async fetchAndVerify(facts: FileFacts): Promise<VerifiedContent> {
-    return this.keep(verifyContent(this.state.label, await this.fetchResource(facts.uri), expectationOf(facts)), facts.skillUri);
+    const label = this.state.label;
+    if (this.durable && facts.digest !== undefined) {
+      const bytes = await this.durable.get(facts.uri, facts.digest, facts.sizeBytes);
+      if (bytes) {
+        try {
+          return this.keep(verifyContent(label, { uri: facts.uri, bytes, mimeType: undefined }, expectationOf(facts)), facts.skillUri);
+        } catch (error) {
+          // The digest matched but the entry's frontmatter did not: what the server says now decides.
+          if (!(error instanceof IntegrityError)) throw error;
+        }
+      }
+    }
+    const content = verifyContent(label, await this.fetchResource(facts.uri), expectationOf(facts));
+    // Only bytes a listing's digest vouches for go to disk: dynamic and unlisted files key nothing.
+    if (this.durable && content.verified) void this.durable.put(content.uri, content.digest, content.bytes);
+    return this.keep(content, facts.skillUri);
   }
 
   /** The file's facts after refreshing its entry, or undefined when nothing changed (so a retry is pointless). */

@@ -6,7 +6,9 @@ import type { CacheHint, SkillSource, UnverifiedContent } from '../mcp/skill-sou
 import { INDEX_URI } from '../protocol/skills-wire.js';
 import type { CatalogState } from './catalog-state.js';
 import type { ContentStore } from './content-store.js';
-import type { HeldEntries } from './held-entries.js';
+import type { DurableStore } from './durable-store.js';
+import { sameEntry, type HeldEntries } from './held-entries.js';
+import { keptListingDocument, readKeptListing } from './kept-listing.js';
 import type { PathObservations } from './path-observations.js';
 import type { ServerLog } from './server-log.js';
 import { recordFromIndex, recordFromListing, type Generation, type SkillRecord } from './skill-record.js';
@@ -38,6 +40,10 @@ export class Discovery {
   private notifiedRefreshAtMs = Number.NEGATIVE_INFINITY;
   private notifiedRefreshTimer: NodeJS.Timeout | undefined;
   private stormLogged = false;
+  /** When the listing held was read back from the disk cache (the server unreachable): when it was saved. */
+  private keptSavedAt: string | undefined;
+  /** A listing from the server was installed whole once: later listings replace it only when whole. */
+  private listedOnce = false;
 
   constructor(
     private readonly source: SkillSource,
@@ -47,7 +53,33 @@ export class Discovery {
     private readonly store: ContentStore,
     private readonly log: ServerLog,
     private readonly options: DiscoveryOptions,
+    private readonly durable: DurableStore | undefined,
   ) {}
+
+  /** Set while the listing shown is the one kept on disk, not one the server gave since this start. */
+  get keptListingSavedAt(): string | undefined {
+    return this.keptSavedAt;
+  }
+
+  /**
+   * Shows the server's last complete listing, kept on disk, while it cannot be reached: only
+   * when nothing the server said since this start is held. True when one was installed.
+   */
+  async restoreKept(): Promise<boolean> {
+    if (!this.durable || this.state.generation !== undefined) return false;
+    const saved = await this.durable.loadListing();
+    if (!saved || this.state.generation !== undefined) return false;
+    const kept = readKeptListing(saved.document);
+    if ('problem' in kept) {
+      this.log.remember(`the kept listing cannot be used: ${kept.problem}`);
+      return false;
+    }
+    const records = kept.generation === 'listing' ? kept.entries.map((entry) => recordFromListing(entry, this.options)) : kept.entries.map(recordFromIndex);
+    this.install(kept.generation, records, kept.problems, true, [], true);
+    this.keptSavedAt = saved.savedAt;
+    this.log.note(`not reachable: showing the listing kept on disk (saved ${saved.savedAt}): ${records.length} skills`);
+    return true;
+  }
 
   /** The freshness hint of the last listing ({} for the index or none). */
   get hint(): CacheHint {
@@ -122,12 +154,13 @@ export class Discovery {
     try {
       if (this.state.generation !== 'index') {
         try {
-          // A first listing that pages on for long fills the directory in as it goes;
-          // one that replaces a complete listing does not (it would hide skills meanwhile).
+          // A first listing that pages on for long fills the directory in as it goes; one that
+          // replaces a listing (a complete or partial one, or the one kept on disk) does not:
+          // it would hide skills meanwhile.
           const listing = await this.source
             .listSkills((soFar) => {
               this.listingInProgress = soFar.items.length;
-              if (this.state.generation === 'listing' && this.state.listingComplete) return;
+              if (this.listedOnce || this.keptSavedAt !== undefined) return;
               // Past this, an interim tree costs more than it shows: the count alone is reported.
               if (soFar.items.length > MAX_INTERIM_LISTING_ITEMS) return;
               this.install('listing', soFar.items.map((entry) => recordFromListing(entry, this.options)), soFar.problems, false, soFar.refused, true);
@@ -136,7 +169,9 @@ export class Discovery {
               this.listingInProgress = undefined;
             });
           this.listingHint = { ttlMs: listing.ttlMs, cacheScope: listing.cacheScope };
-          this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete, listing.refused);
+          const changed = this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete, listing.refused);
+          this.listedOnce = true;
+          if (changed && listing.complete) this.keep('listing', listing.items);
           return;
         } catch (error) {
           // -32601: an index-generation server (or none at all).
@@ -146,7 +181,8 @@ export class Discovery {
       try {
         const index = await this.source.readIndex();
         this.listingHint = {};
-        this.install('index', index.items.map(recordFromIndex), index.problems, index.complete);
+        const changed = this.install('index', index.items.map(recordFromIndex), index.problems, index.complete);
+        if (changed && index.complete) this.keep('index', index.items);
         this.addIndexFile(index.content);
         return;
       } catch (error) {
@@ -161,7 +197,15 @@ export class Discovery {
     }
   }
 
-  /** Replaces everything held with what a discovery found; the one place a listing becomes the tree. */
+  /** Keeps a complete listing on disk, written in the background (never fails discovery). */
+  private keep(generation: 'listing' | 'index', entries: Parameters<typeof keptListingDocument>[1]): void {
+    void this.durable?.saveListing(keptListingDocument(generation, entries));
+  }
+
+  /**
+   * Replaces everything held with what a discovery found; the one place a listing becomes the
+   * tree. True when the skills or their entries differ from what was held before.
+   */
   private install(
     generation: Generation,
     results: Array<SkillRecord | { problem: string; uri?: string }>,
@@ -169,7 +213,7 @@ export class Discovery {
     complete: boolean,
     refusedUris: readonly string[] = [],
     quiet = false,
-  ): void {
+  ): boolean {
     const records = new Map<string, SkillRecord>();
     const allProblems = [...problems];
     const refused = new Set(refusedUris);
@@ -193,19 +237,27 @@ export class Discovery {
     for (const record of records.values()) {
       if (record.declined) allProblems.push(`skill ${record.uri} declined: ${record.declined}`);
     }
-    for (const record of records.values()) this.held.noteReplaced(this.state.records.get(record.uri), record);
+    const previous = this.state.records;
+    let changed = this.state.generation !== generation || previous.size !== records.size;
+    for (const record of records.values()) {
+      const before = previous.get(record.uri);
+      if (!changed && (before === undefined || !sameEntry(before, record))) changed = true;
+      this.held.noteReplaced(before, record);
+    }
     this.held.clearRejections();
+    this.keptSavedAt = undefined;
     this.state.install(generation, records, refused, namespace, complete);
     this.listedAtMs = this.options.now();
     this.observations.forget();
     // An interim install while the first listing pages on: the final one logs.
     this.log.restart(allProblems, quiet);
-    if (quiet) return;
+    if (quiet) return changed;
     const declined = [...records.values()].filter((record) => record.declined).length;
     this.log.note(
       `${generation === 'none' ? 'no skill listing (skills reachable by path only)' : `${generation} generation: ${records.size - declined} skills`}` +
         `${declined ? `, ${declined} declined` : ''}${complete ? '' : ' (partial listing)'}${allProblems.length ? `, ${allProblems.length} problems` : ''}`,
     );
+    return changed;
   }
 
   private addIndexFile(content: UnverifiedContent): void {

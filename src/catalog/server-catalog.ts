@@ -4,7 +4,7 @@
 import { IntegrityError, IsADirectoryError, NotADirectoryError } from '../errors.js';
 import type { SkillSource } from '../mcp/skill-source.js';
 import type { CatalogOptions } from './catalog-options.js';
-import { CatalogReport, type CatalogHealth, type CatalogSummary } from './catalog-report.js';
+import { CatalogReport, type CatalogHealth, type CatalogSummary, type OfflineState } from './catalog-report.js';
 import { CatalogState } from './catalog-state.js';
 import { ContentFetcher } from './content-fetcher.js';
 import { ContentStore } from './content-store.js';
@@ -21,7 +21,7 @@ import { Subscriptions } from './subscriptions.js';
 import type { VerifiedContent } from './verified-content.js';
 
 export { DEFAULT_CATALOG_TIMINGS, type CatalogOptions } from './catalog-options.js';
-export type { CatalogHealth, CatalogSummary, SkillSummary } from './catalog-report.js';
+export type { CatalogHealth, CatalogSummary, OfflineState, SkillSummary } from './catalog-report.js';
 export { LISTING_TTL_RANGE_MS } from './discovery.js';
 
 export interface CatalogNode {
@@ -44,17 +44,23 @@ export class ServerCatalog {
   private readonly resolver: PathResolver;
   private readonly fetcher: ContentFetcher;
   private readonly report: CatalogReport;
+  private readonly source: SkillSource;
+  private readonly now: () => number;
+  /** Since when the server has been unreachable while its skills are shown. */
+  private offlineSinceMs: number | undefined;
 
   constructor(source: SkillSource, options: CatalogOptions) {
     this.label = source.label;
     const now = options.now ?? Date.now;
+    this.source = source;
+    this.now = now;
     const state = new CatalogState(source.label);
     const log = new ServerLog(source.label, options.log);
     const observations = new PathObservations();
     this.state = state;
     this.store = new ContentStore(source.label, options.cache, { unverifiedTtlMs: options.unverifiedTtlMs, now });
     this.held = new HeldEntries(state, log, now);
-    this.discovery = new Discovery(source, state, this.held, observations, this.store, log, { hideDynamic: options.hideDynamic, listingTtlMs: options.listingTtlMs, now });
+    this.discovery = new Discovery(source, state, this.held, observations, this.store, log, { hideDynamic: options.hideDynamic, listingTtlMs: options.listingTtlMs, now }, options.durable);
     const entries = new SkillEntries(source, state, this.held, observations, log, () => this.discovery.refresh(), {
       hideDynamic: options.hideDynamic,
       negativeTtlMs: options.negativeTtlMs,
@@ -62,12 +68,13 @@ export class ServerCatalog {
     });
     this.directories = new DirectoryReads(source, state, observations, entries, log, { directoryTtlMs: options.directoryTtlMs, now });
     const subscriptions = new Subscriptions(source, log, options.maxSubscriptions);
-    this.fetcher = new ContentFetcher(source, state, this.store, this.held, new SkillByteBudget(state, log), subscriptions, entries, log);
+    this.fetcher = new ContentFetcher(source, state, this.store, this.held, new SkillByteBudget(state, log), subscriptions, entries, log, options.durable);
     this.resolver = new PathResolver(state, observations, entries, this.directories, this.fetcher, { negativeTtlMs: options.negativeTtlMs, now });
-    this.report = new CatalogReport(source, state, this.held, this.discovery, log);
+    this.report = new CatalogReport(source, state, this.held, this.discovery, log, () => this.offline());
     source.onEvent((event) => {
       switch (event.type) {
         case 'connected':
+          this.offlineSinceMs = undefined;
           // A restarted server may speak another generation: decide again.
           state.forgetGeneration();
           this.directories.reconnected();
@@ -83,9 +90,31 @@ export class ServerCatalog {
           this.discovery.refreshSoon();
           break;
         case 'disconnected':
+          this.offlineSinceMs ??= now();
           break;
       }
     });
+  }
+
+  /**
+   * For a server that could not be reached at start: shows its last complete listing, kept in
+   * the disk cache; files read before are served from there. True when there was one.
+   */
+  async restoreKeptListing(): Promise<boolean> {
+    const restored = await this.discovery.restoreKept();
+    if (restored) this.offlineSinceMs ??= this.now();
+    return restored;
+  }
+
+  /** Set while skills of this server are shown although it cannot be reached now. */
+  offline(): OfflineState | null {
+    if (this.source.connection().status === 'connected') {
+      this.offlineSinceMs = undefined;
+      return null;
+    }
+    if (this.state.generation === undefined && this.state.records.size === 0) return null;
+    this.offlineSinceMs ??= this.now();
+    return { since: new Date(this.offlineSinceMs).toISOString(), listingSavedAt: this.discovery.keptListingSavedAt ?? null };
   }
 
   /** Discovers the server's skills (listing, else index, else none); never throws. */

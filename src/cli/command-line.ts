@@ -22,6 +22,8 @@ export interface MountOptions {
   /** The mount appears by then even if servers are still connecting or listing. */
   startupTimeoutMs: number;
   cacheBytes: number;
+  /** The verified disk cache: its root (undefined: the default) and bound; undefined with --no-disk-cache. */
+  diskCache: { root: string | undefined; limitBytes: number } | undefined;
   /** How long the kernel may reuse names and attributes without asking (the staleness bound). */
   metadataTtlSeconds: number;
   hideDynamic: boolean;
@@ -34,14 +36,19 @@ export type Command =
   | { command: 'mount'; options: MountOptions }
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
+  | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
   | { command: 'help' }
   | { command: 'version' };
+
+export const CACHE_ACTIONS = ['status', 'prune', 'clear'] as const;
+export type CacheAction = (typeof CACHE_ACTIONS)[number];
 
 /** Throws ConfigError for anything the user should fix; the caller prints usage. */
 export function parseCommandLine(argv: readonly string[]): Command {
   const [first, ...rest] = argv;
   if (first === 'status') return parseStatus(rest);
   if (first === 'unmount') return parseUnmount(rest);
+  if (first === 'cache') return parseCache(rest);
   return parseMount(argv);
 }
 
@@ -53,6 +60,9 @@ function parseMount(argv: readonly string[]): Command {
     timeout: { type: 'string' },
     'startup-timeout': { type: 'string' },
     'cache-size': { type: 'string' },
+    'cache-dir': { type: 'string' },
+    'disk-cache-size': { type: 'string' },
+    'no-disk-cache': { type: 'boolean' },
     'metadata-ttl': { type: 'string' },
     'no-dynamic': { type: 'boolean' },
     'protocol-version': { type: 'string' },
@@ -71,6 +81,11 @@ function parseMount(argv: readonly string[]): Command {
   const timeoutSeconds = positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout');
   const startupSeconds = positiveNumber((values['startup-timeout'] as string | undefined) ?? '30', '--startup-timeout');
   const cacheMiB = positiveNumber((values['cache-size'] as string | undefined) ?? '256', '--cache-size');
+  const diskCacheMiB = positiveNumber((values['disk-cache-size'] as string | undefined) ?? '1024', '--disk-cache-size');
+  const noDiskCache = (values['no-disk-cache'] as boolean | undefined) ?? false;
+  if (noDiskCache && (values['cache-dir'] !== undefined || values['disk-cache-size'] !== undefined)) {
+    throw new ConfigError('--no-disk-cache cannot be combined with --cache-dir or --disk-cache-size');
+  }
   const metadataTtlText = (values['metadata-ttl'] as string | undefined) ?? String(DEFAULT_METADATA_TTL_SECONDS);
   const metadataTtlSeconds = Number(metadataTtlText);
   if (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400) {
@@ -91,6 +106,7 @@ function parseMount(argv: readonly string[]): Command {
       timeoutMs: Math.round(timeoutSeconds * 1000),
       startupTimeoutMs: Math.round(startupSeconds * 1000),
       cacheBytes: Math.round(cacheMiB * MIB),
+      diskCache: noDiskCache ? undefined : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB) },
       metadataTtlSeconds,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
       protocolVersion,
@@ -111,6 +127,27 @@ function parseUnmount(argv: readonly string[]): Command {
   if (values.help) return { command: 'help' };
   if (positionals.length !== 1) throw new ConfigError('unmount takes exactly one MOUNTPOINT');
   return { command: 'unmount', mountpoint: positionals[0]! };
+}
+
+function parseCache(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, {
+    'cache-dir': { type: 'string' },
+    config: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) return { command: 'help' };
+  const [action, label, ...extra] = positionals;
+  if (!CACHE_ACTIONS.includes(action as CacheAction)) throw new ConfigError(`cache takes one of ${CACHE_ACTIONS.join(', ')}, got ${action === undefined ? 'nothing' : `"${action}"`}`);
+  if (extra.length > 0 || (label !== undefined && action !== 'clear')) throw new ConfigError(`cache ${action} takes ${action === 'clear' ? 'at most one LABEL' : 'no LABEL'}`);
+  return {
+    command: 'cache',
+    action: action as CacheAction,
+    label,
+    cacheDir: values['cache-dir'] as string | undefined,
+    configPath: values.config as string | undefined,
+    json: (values.json as boolean | undefined) ?? false,
+  };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

@@ -1,8 +1,11 @@
 // The text of `skills-mount --help`: usage, options, subcommands and examples.
 
 export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server LABEL=COMMAND|URL]... [--only LABEL,...]
-                    [--timeout SECONDS] [--cache-size MIB] [--metadata-ttl SECONDS] [--no-dynamic] [--verbose]
+                    [--timeout SECONDS] [--startup-timeout SECONDS] [--protocol-version VERSION]
+                    [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB] [--no-disk-cache]
+                    [--metadata-ttl SECONDS] [--no-dynamic] [--verbose]
        skills-mount status [MOUNTPOINT] [--json]
+       skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
        skills-mount unmount MOUNTPOINT
        skills-mount --help | --version
 `;
@@ -21,7 +24,16 @@ Mount options:
   --server LABEL=URL      a Streamable HTTP server (sse+URL: a legacy SSE server); repeatable
   --only LABEL,...        mount only these servers of the config
   --timeout SECONDS       deadline for every MCP request (default 10)
+  --startup-timeout SECONDS
+                          the mount appears by then even if servers are still connecting or
+                          listing (default 30); they go on in the background
+  --protocol-version V    negotiate (default), 2026-07-28 or 2025-11-25, for every server
   --cache-size MIB        memory for verified file contents (default 256)
+  --cache-dir DIR         the verified disk cache, kept across restarts and used while a server
+                          is offline (default $XDG_CACHE_HOME/skills-mount, ~/.cache/skills-mount)
+  --disk-cache-size MIB   bound on the disk cache of this mount (default 1024; least recently
+                          used files go first)
+  --no-disk-cache         keep verified content in memory only
   --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 30): a
                           change on a server shows in ls/stat within this time (0: at once,
                           at the cost of a daemon round trip per stat)
@@ -33,8 +45,12 @@ Commands:
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
+  cache status            the disk cache per mount and server: files, bytes, saved listing
+  cache prune             removes the cached content of servers no longer in the config
+  cache clear [LABEL]     removes the cached content (of one server label); refuses while
+                          the daemon serving that mount runs
 
-"status" and "unmount" are commands only as the first argument; to mount on a
+"status", "unmount" and "cache" are commands only as the first argument; to mount on a
 directory of that name, write a path: skills-mount ./status
 
 Examples:
@@ -46,6 +62,7 @@ Examples:
   skills-mount status
   skills-mount status ~/.cache/mcp-skills --json
   skills-mount unmount ~/.cache/mcp-skills
+  skills-mount cache status
   ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
 
 More in the package's docs/ folder: configuration.md, agents.md, troubleshooting.md, service.md.

@@ -1,9 +1,8 @@
-// Server labels: the directory names under the mount. Keys from other tools' configs
-// ("GitHub Copilot", "my.server") are normalized by one documented rule.
+// Labels from config keys: keys from other tools' configs ("GitHub Copilot", "my.server")
+// are normalized by one documented rule into a label (src/labels.ts says what one may be).
+import { MAX_LABEL_LENGTH } from '../labels.js';
 
-/** What a label may look like: it names a directory, so no case games, dots or slashes. */
-export const LABEL_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
-export const MAX_LABEL_LENGTH = 64;
+export { LABEL_PATTERN, MAX_LABEL_LENGTH, isValidLabel } from '../labels.js';
 
 /**
  * The label for a config key: lowercase; whitespace, dots, slashes and colons become '-';
@@ -20,9 +19,4 @@ export function normalizeLabel(key: string): string {
     .replace(/^[-_]+|[-_]+$/g, '')
     .slice(0, MAX_LABEL_LENGTH)
     .replace(/[-_]+$/g, '');
-}
-
-/** True when `label` can be used as is. */
-export function isValidLabel(label: string): boolean {
-  return LABEL_PATTERN.test(label) && label.length <= MAX_LABEL_LENGTH;
 }

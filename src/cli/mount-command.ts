@@ -1,7 +1,12 @@
 // `skills-mount MOUNTPOINT`: starts every configured server, mounts their skills read-only
 // and serves until SIGINT or SIGTERM. The only place that builds concrete I/O
 // (connections, caches, the kernel mount) and wires it together.
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
+import { discoveryFolderProblem } from '../cache/discovery-folders.js';
 import { ContentCache } from '../catalog/content-cache.js';
+import { ConfigError } from '../errors.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import { mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
@@ -39,6 +44,15 @@ export async function runMount(options: MountOptions): Promise<void> {
   // Fail on a bad mountpoint before starting any server.
   const mountpoint = await prepareMountpoint(options.mountpoint);
   for (const note of config.notes) log(note);
+  const mountpointProblem = await discoveryFolderProblem(mountpoint, { home: homedir() });
+  if (mountpointProblem !== undefined) throw new ConfigError(`mountpoint ${mountpoint}: ${mountpointProblem}`);
+  const diskCache = options.diskCache && (await openDiskCache(options.diskCache, mountpoint, log));
+  // Content of servers no longer configured goes (spec: SHOULD remove it with the server); not
+  // for an --only subset, whose other servers are still configured.
+  if (diskCache && options.only.length === 0) {
+    const removed = await diskCache.prune(config.servers.map((server) => server.label));
+    if (removed.length > 0) log(`disk cache: removed the content of ${removed.join(', ')} (no longer configured)`);
+  }
 
   const cache = new ContentCache(options.cacheBytes);
   const sources = config.servers.map(
@@ -51,7 +65,7 @@ export async function runMount(options: MountOptions): Promise<void> {
       }),
   );
   const catalogs = sources.map(
-    (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, hideDynamic: options.hideDynamic }),
+    (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, durable: diskCache?.server(source.label), hideDynamic: options.hideDynamic }),
   );
   log(`starting ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin}`);
   for (const { label, config: serverConfig } of config.servers) {
@@ -66,7 +80,11 @@ export async function runMount(options: MountOptions): Promise<void> {
   const firstListings = Promise.all(
     sources.map(async (source, i) => {
       await source.start();
-      if (source.connection().status !== 'connected') return progress?.serverFailed();
+      if (source.connection().status !== 'connected') {
+        // Unreachable now: its last listing from the disk cache, until it answers.
+        await catalogs[i]!.restoreKeptListing();
+        return progress?.serverFailed();
+      }
       progress?.serverConnected();
       await catalogs[i]!.refresh();
       progress?.serverListed(catalogs[i]!.summary().skills.filter((skill) => !skill.declined).length);
@@ -88,7 +106,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     progress?.finish();
     log(`${signal}: unmounting ${mountpoint}`);
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
-    await Promise.race([Promise.all(sources.map((source) => source.close())), delay(1_000)]);
+    await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close()]), delay(1_000)]);
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
@@ -102,6 +120,7 @@ export async function runMount(options: MountOptions): Promise<void> {
       pid: process.pid,
       startedAt,
       cache: { usedBytes: cache.sizeBytes, limitBytes: options.cacheBytes },
+      diskCache: diskCache ? { dir: diskCache.subtree, usedBytes: diskCache.totalBytes, limitBytes: diskCache.limitBytes } : null,
       recentErrors: [...recentErrors],
     }),
   });
@@ -121,6 +140,15 @@ export async function runMount(options: MountOptions): Promise<void> {
   const seconds = progress.elapsedSeconds();
   progress = undefined;
   log(`mounted ${mountpoint} (${summary(sources, skillCount, seconds)}); Ctrl-C to unmount`);
+}
+
+/** The disk cache at its root (never inside the mount: the daemon would read its own mount and hang). */
+async function openDiskCache(settings: { root: string | undefined; limitBytes: number }, mountpoint: string, log: (line: string) => void): Promise<DiskCache> {
+  const root = path.resolve(settings.root ?? defaultCacheRoot(process.env, homedir()));
+  if (root === mountpoint || root.startsWith(`${mountpoint}/`)) throw new ConfigError(`--cache-dir ${root} is inside the mountpoint ${mountpoint}`);
+  const cache = await DiskCache.open({ root, mountpoint, limitBytes: settings.limitBytes, log });
+  log(`disk cache ${cache.subtree} (${Math.round(cache.totalBytes / 2 ** 20)} of ${Math.round(settings.limitBytes / 2 ** 20)} MiB used)`);
+  return cache;
 }
 
 /** "2/3 servers connected: a, b; failed: c; 1,234 skills; ready in 2.1 s" */

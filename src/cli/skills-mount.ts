@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // skills-mount: mounts MCP servers' skills read-only (the default command), or reports on
-// (`status`) and removes (`unmount`) mounts. Dispatches; each command lives in its module.
+// (`status`) and removes (`unmount`) mounts, or manages the disk cache (`cache`).
+// Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from './config.js';
+import { runCacheCommand } from './cache-command.js';
 import { HELP, USAGE } from './help.js';
 import { runMount } from './mount-command.js';
 import { collectStatus, renderStatusText } from './status.js';
@@ -35,6 +37,11 @@ async function main(argv: string[]): Promise<void> {
     case 'unmount':
       process.stdout.write(`${await unmount(command.mountpoint)}\n`);
       return process.exit(0);
+    case 'cache': {
+      const { text, exitCode } = await runCacheCommand(command);
+      process.stdout.write(text);
+      return process.exit(exitCode);
+    }
     case 'mount':
       return runMount(command.options);
   }

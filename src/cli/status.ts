@@ -24,6 +24,8 @@ export interface ServerStatus {
   protocolVersion?: string;
   /** Entries so far while a first listing still pages on. */
   listingInProgress?: number;
+  /** While its skills are shown although it cannot be reached. */
+  offline?: { since: string; listingSavedAt: string | null };
   /** How many problems the server's listings had (skills.json names them). */
   problems: number;
 }
@@ -38,6 +40,7 @@ export interface MountReport {
   pid?: number;
   startedAt?: string;
   cache?: { usedBytes: number; limitBytes: number };
+  diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null;
   recentErrors?: string[];
   servers?: ServerStatus[];
 }
@@ -94,7 +97,7 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
     mountpoint,
     state: 'ok',
     ...(document.mount
-      ? { pid: document.mount.pid, startedAt: document.mount.startedAt, cache: document.mount.cache, recentErrors: document.mount.recentErrors }
+      ? { pid: document.mount.pid, startedAt: document.mount.startedAt, cache: document.mount.cache, diskCache: document.mount.diskCache ?? null, recentErrors: document.mount.recentErrors }
       : {}),
     servers: (document.servers ?? []).map((server) => {
       const skills = Array.isArray(server.skills) ? server.skills : undefined;
@@ -108,6 +111,7 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
         listingComplete: server.listingComplete === true,
         ...(server.protocolVersion ? { protocolVersion: server.protocolVersion } : {}),
         ...(typeof server.listingInProgress === 'number' ? { listingInProgress: server.listingInProgress } : {}),
+        ...(server.offline && typeof server.offline.since === 'string' ? { offline: { since: server.offline.since, listingSavedAt: server.offline.listingSavedAt ?? null } } : {}),
         skills: count(server.skills, (skill) => !skill.declined),
         declined: count(server.declined, (skill) => Boolean(skill.declined)),
         rejected: count(server.rejected, (skill) => skill.state === 'rejected'),
@@ -134,16 +138,20 @@ function renderMount(mount: MountReport, nowMs: number): string {
   if (mount.startedAt) facts.push(`up ${formatDuration(nowMs - Date.parse(mount.startedAt))}`);
   if (mount.pid !== undefined) facts.push(`pid ${mount.pid}`);
   if (mount.cache) facts.push(`cache ${formatBytes(mount.cache.usedBytes)} of ${formatBytes(mount.cache.limitBytes)}`);
+  if (mount.diskCache) facts.push(`disk cache ${formatBytes(mount.diskCache.usedBytes)} of ${formatBytes(mount.diskCache.limitBytes)}`);
   const lines = [`${mount.mountpoint}  ${facts.join(', ')}`];
   const servers = mount.servers ?? [];
   const rows = [
     ['SERVER', 'STATE', 'DISCOVERY', 'SKILLS', 'NOTES'],
     ...servers.map((server) => [
       server.label,
-      server.protocolVersion ? `${server.state} (${server.protocolVersion})` : server.state,
+      server.offline ? 'offline' : server.protocolVersion ? `${server.state} (${server.protocolVersion})` : server.state,
       server.generation ?? '-',
       String(server.skills),
       [
+        server.offline
+          ? `since ${server.offline.since}${server.offline.listingSavedAt ? `; listing kept on disk ${server.offline.listingSavedAt}` : ''}; files read before are served from the disk cache`
+          : undefined,
         server.reason,
         server.listingInProgress !== undefined ? `still listing (${server.listingInProgress} entries so far)` : undefined,
         server.generation !== null && server.generation !== 'none' && !server.listingComplete ? 'listing incomplete' : undefined,
@@ -229,7 +237,7 @@ function catFile(file: string, timeoutMs: number): Promise<CatOutcome> {
 
 /** status.json, or (from an older daemon) skills.json: counts, or the skills to count. */
 interface StatusDocument {
-  mount?: { pid: number; startedAt: string; cache: { usedBytes: number; limitBytes: number }; recentErrors: string[] };
+  mount?: { pid: number; startedAt: string; cache: { usedBytes: number; limitBytes: number }; diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null; recentErrors: string[] };
   servers?: Array<{
     label: string;
     state: string;
@@ -238,6 +246,7 @@ interface StatusDocument {
     listingComplete?: boolean;
     protocolVersion?: string;
     listingInProgress?: number;
+    offline?: { since?: string; listingSavedAt?: string | null };
     skills?: number | Array<{ declined?: string; state?: string }>;
     declined?: number;
     rejected?: number;

@@ -22,6 +22,8 @@ export const XATTR = {
   uri: 'user.mcp.uri',
   digest: 'user.mcp.digest',
   verified: 'user.mcp.verified',
+  /** On a label directory while the server is offline: since when (ISO time). */
+  offline: 'user.mcp.offline',
 } as const;
 
 interface PathVersion {
@@ -179,7 +181,11 @@ export class SkillsFilesystem implements FilesystemCore {
     const target = this.route(path);
     if (target.kind === 'root' || target.kind === 'generated') return {};
     const values: Record<string, string> = { [XATTR.server]: target.catalog.label };
-    if (target.kind === 'label') return values;
+    if (target.kind === 'label') {
+      const offline = target.catalog.offline();
+      if (offline) values[XATTR.offline] = offline.since;
+      return values;
+    }
     const node = await target.catalog.lookup(target.path);
     values[XATTR.uri] = node.uri;
     if (node.kind === 'file') {

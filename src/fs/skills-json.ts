@@ -30,6 +30,8 @@ export interface SkillsJsonServer {
   label: string;
   state: 'connected' | 'connecting' | 'failed' | 'incompatible' | 'closed';
   reason?: string;
+  /** While its skills are shown although it cannot be reached: since when, and when the listing shown was kept. */
+  offline?: { since: string; listingSavedAt: string | null };
   /** The negotiated MCP revision, while connected. */
   protocolVersion?: string;
   /** Change events can reach the mount now (else only re-listing finds changes). */
@@ -49,6 +51,8 @@ export interface MountStatus {
   pid: number;
   startedAt: string;
   cache: { usedBytes: number; limitBytes: number };
+  /** The verified disk cache of this mount; null with --no-disk-cache. */
+  diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null;
   /** The latest failures reported to callers (EIO and the like), newest last. */
   recentErrors: string[];
 }
@@ -72,11 +76,12 @@ export function documentText(document: unknown): string {
 }
 
 /** What skills.json and status.json both say of a server: its connection and its listing's progress. */
-export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' | 'generation' | 'listingComplete' | 'listingInProgress' | 'liveChannel'>) {
+export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' | 'offline' | 'generation' | 'listingComplete' | 'listingInProgress' | 'liveChannel'>) {
   const connection = catalog.connection;
   return {
     label: catalog.label,
     state: connection.status,
+    ...(catalog.offline ? { offline: catalog.offline } : {}),
     ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
     ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
     liveChannel: catalog.liveChannel,

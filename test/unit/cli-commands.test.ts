@@ -18,12 +18,28 @@ describe('command line', () => {
         timeoutMs: 2_500,
         startupTimeoutMs: 30_000,
         cacheBytes: 64 * 1024 * 1024,
+        diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 },
         metadataTtlSeconds: 30,
         hideDynamic: true,
         protocolVersion: undefined,
         verbose: true,
       },
     });
+  });
+
+  it('the disk cache is on by default (1 GiB); --cache-dir and --disk-cache-size set it, --no-disk-cache turns it off and refuses the other two', () => {
+    expect(parseCommandLine(['/m', '--cache-dir', '/c', '--disk-cache-size', '8'])).toMatchObject({ options: { diskCache: { root: '/c', limitBytes: 8 * 1024 * 1024 } } });
+    expect(parseCommandLine(['/m', '--no-disk-cache'])).toMatchObject({ options: { diskCache: undefined } });
+    expect(() => parseCommandLine(['/m', '--no-disk-cache', '--cache-dir', '/c'])).toThrow(/--no-disk-cache cannot be combined with --cache-dir/);
+    expect(() => parseCommandLine(['/m', '--disk-cache-size', '0'])).toThrow(/--disk-cache-size must be a positive number, got "0"/);
+  });
+
+  it('cache status|prune|clear [LABEL]: only clear takes a label; anything else is refused with the choices', () => {
+    expect(parseCommandLine(['cache', 'status', '--json', '--cache-dir', '/c'])).toEqual({ command: 'cache', action: 'status', label: undefined, cacheDir: '/c', configPath: undefined, json: true });
+    expect(parseCommandLine(['cache', 'clear', 'docs'])).toMatchObject({ command: 'cache', action: 'clear', label: 'docs' });
+    expect(() => parseCommandLine(['cache', 'prune', 'docs'])).toThrow(/cache prune takes no LABEL/);
+    expect(() => parseCommandLine(['cache', 'wipe'])).toThrow(/cache takes one of status, prune, clear, got "wipe"/);
+    expect(parseCommandLine(['./cache'])).toMatchObject({ command: 'mount', options: { mountpoint: './cache' } });
   });
 
   it('--protocol-version pins one revision for every server; anything else is refused with the choices', () => {

@@ -2,26 +2,22 @@
 // tampered with is discarded and logged, writes are atomic, the size bound holds in LRU order,
 // and one daemon per mount subtree holds it.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmod, chown, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { chmod, chown, lstat, mkdir, readdir, readFile, rm, stat, symlink, truncate, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CacheLockedError, cacheFileName, defaultCacheRoot, DiskCache, mountKey, readCacheStatus } from '../../src/cache/disk-cache.js';
 import { ConfigError } from '../../src/errors.js';
 import { sha256Digest } from '../../src/format/digest.js';
+import { TempDirs } from '../support/temp-dir.js';
 
-const temps: string[] = [];
+const temps = new TempDirs('disk-cache-');
 const opened: DiskCache[] = [];
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'disk-cache-'));
-  temps.push(dir);
-  return dir;
-}
+const tempDir = () => temps.make();
 
 afterEach(async () => {
   for (const cache of opened.splice(0)) await cache.close();
-  for (const dir of temps.splice(0)) await rm(dir, { recursive: true, force: true });
+  await temps.removeAll();
 });
 
 interface Setup {

@@ -1,10 +1,8 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GeneratedDocument } from '../../src/fs/generated-document.js';
 import { renderSkillsJson, skillsJsonParts } from '../../src/fs/skills-json.js';
 import type { CatalogSummary, SkillSummary } from '../../src/catalog/server-catalog.js';
-
-const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+import { sha256 } from '../support/digest.mjs';
 
 function whole(rendering: { length: number; slice(position: number, length: number): Buffer }, readBytes: number): Buffer {
   const parts: Buffer[] = [];
@@ -96,6 +94,7 @@ describe('skillsJsonParts', () => {
   const catalog = (label: string, skills: SkillSummary[], problems: string[] = []): CatalogSummary => ({
     label,
     connection: { status: 'failed', reason: 'a reason with "\u0000hole\u0000" in it' },
+    offline: { since: '2026-12-01T00:00:00.000Z', listingSavedAt: null },
     generation: 'listing',
     listingComplete: true,
     cache: { ttlMs: null, cacheScope: null, relistAfterMs: 60_000 },

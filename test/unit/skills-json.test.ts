@@ -32,6 +32,7 @@ function catalog(label: string, skills: SkillSummary[]): CatalogSummary {
   return {
     label,
     connection: { status: 'connected', protocolVersion: '2026-07-28' },
+    offline: null,
     generation: 'listing',
     listingComplete: true,
     cache: { ttlMs: 30_000, cacheScope: 'private', relistAfterMs: 30_000 },

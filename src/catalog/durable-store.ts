@@ -1,0 +1,12 @@
+// What the catalog needs of a disk cache (src/cache implements it; the CLI wires it in):
+// verified bytes found again across restarts, and the last listing to show while a server
+// is away. Every method is best effort and never throws.
+
+export interface DurableStore {
+  /** Bytes stored for (uri, digest), hashed again on the way out; undefined on a miss or a failed check. */
+  get(uri: string, digest: string, sizeBytes?: number): Promise<Buffer | undefined>;
+  /** Stores bytes that just verified against a listing's digest. */
+  put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean>;
+  saveListing(document: unknown): Promise<boolean>;
+  loadListing(): Promise<{ savedAt: string; document: unknown } | undefined>;
+}
