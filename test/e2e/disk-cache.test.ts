@@ -8,7 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, runBytes } from '../support/fuse-harness.js';
 import { HOSTILE_SERVER, hostileSkill, requestCount, type HostileSkill } from '../support/hostile-scenario.js';
 import { SKILLS_MOUNT, makeTestDir, startMount, type RunningMount } from '../support/mount-harness.js';
+import { freePort, startHttpServe } from '../support/http-server.js';
 import { waitFor } from '../support/poll.js';
+import { skillMd, writeTree } from '../support/skill-builder.js';
 import { requireFuse } from '../support/require-fuse.js';
 import { cacheFileName, mountKey } from '../../src/cache/disk-cache.js';
 
@@ -213,6 +215,42 @@ describe('the verified disk cache', () => {
     expect(asCache.code).toBe(2);
     expect(asCache.stderr).toMatch(/disk cache root: .*\.claude\/skills/);
     await expect(lstat(path.join(discovery, 'cache'))).rejects.toThrow(/ENOENT/);
+  });
+});
+
+
+describe('the verified disk cache, over Streamable HTTP', () => {
+  it('a server whose port is closed at start shows its kept listing, offline, and cached files; back on its port, connected', async () => {
+    const dir = await makeTestDir();
+    const served = path.join(dir, 'served');
+    await writeTree(served, { 'gamma/SKILL.md': skillMd('gamma', 'Served over HTTP'), 'gamma/ref.md': 'over http\n', 'gamma/other.md': 'never read\n' });
+    const port = await freePort();
+    const args = ['--cache-dir', path.join(dir, 'cache'), '--metadata-ttl', '1'];
+    const root = path.join(dir, 'mnt', 'web');
+    const config = { web: { url: `http://127.0.0.1:${port}/mcp` } };
+    let server = await startHttpServe([served], { port });
+    let mount = await startMount({ dir, config, diskCache: true, args });
+    try {
+      expect((await run('cat', [path.join(root, 'gamma', 'ref.md')])).stdout).toBe('over http\n');
+      await waitFor(async () => (await run(process.execPath, [SKILLS_MOUNT, 'cache', 'status', '--cache-dir', path.join(dir, 'cache')])).stdout.includes('listing saved'), 10_000, 'listing kept');
+      await mount.stop();
+      await server.stop();
+      // The port is closed: nothing listens there now.
+      mount = await startMount({ dir, config, diskCache: true, args });
+      const document = JSON.parse((await runBytes('cat', [path.join(dir, 'mnt', 'skills.json')])).stdout.toString());
+      const web = document.servers.find((entry: { label: string }) => entry.label === 'web');
+      expect(web.state).not.toBe('connected');
+      expect(web.offline.listingSavedAt).toEqual(expect.any(String));
+      expect((await run('ls', [path.join(root, 'gamma')])).stdout.split('\n').filter(Boolean).sort()).toEqual(['SKILL.md', 'other.md', 'ref.md']);
+      expect((await run('cat', [path.join(root, 'gamma', 'ref.md')])).stdout).toBe('over http\n');
+      expect((await run('cat', [path.join(root, 'gamma', 'other.md')])).code).not.toBe(0);
+      server = await startHttpServe([served], { port });
+      await waitFor(async () => JSON.parse((await runBytes('cat', [path.join(dir, 'mnt', 'status.json')])).stdout.toString()).servers[0].state === 'connected', 40_000, 'web connected again');
+      expect((await run('cat', [path.join(root, 'gamma', 'other.md')])).stdout).toBe('never read\n');
+    } finally {
+      await mount.stop();
+      await server.stop();
+    }
   });
 });
 

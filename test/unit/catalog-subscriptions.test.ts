@@ -37,12 +37,14 @@ describe('update subscriptions', () => {
   });
 
   it('at most maxSubscriptions skills are subscribed, in the order first read; later skills are served, not subscribed', async () => {
-    const { source, catalog } = setUp(['a', 'b', 'c', 'd'], { maxSubscriptions: 2 });
+    const { source, catalog, logs } = setUp(['a', 'b', 'c', 'd'], { maxSubscriptions: 2 });
     await catalog.refresh();
     for (const name of ['c', 'a', 'd', 'b']) expect((await catalog.read(`${name}/ref.md`)).bytes.toString()).toBe(`${name} reference\n`);
     for (const name of ['c', 'a', 'd', 'b']) await catalog.read(`${name}/more/notes.md`);
     await settle();
     expect(subscribed(source)).toEqual(['skill://c/SKILL.md', 'skill://a/SKILL.md']);
+    // The bound is said once, naming the first skill past it.
+    expect(logs.filter((line) => line.includes('subscriptions held'))).toEqual(['[mem] 2 subscriptions held, the most allowed; skill://d/SKILL.md and later skills learn of changes by re-listing']);
   });
 
   it('a failed subscription is logged with server and URI, and does not count against the cap', async () => {
