@@ -91,13 +91,7 @@ export class CatalogReport {
     }
     const { rejected, changed } = this.held.counts();
     return {
-      label: this.state.label,
-      connection: this.source.connection(),
-      offline: this.offline(),
-      generation: this.state.generation,
-      listingComplete: this.state.listingComplete,
-      listingInProgress: this.discovery.inProgress ?? null,
-      liveChannel: this.source.features().liveChannel,
+      ...this.serverFacts(),
       skills,
       declined,
       rejected,
@@ -123,16 +117,23 @@ export class CatalogReport {
     }));
     const hint = this.discovery.hint;
     return {
+      ...this.serverFacts(),
+      cache: { ttlMs: hint.ttlMs ?? null, cacheScope: hint.cacheScope ?? null, relistAfterMs: this.discovery.relistAfterMs() },
+      skills,
+      problems: this.log.list(),
+    };
+  }
+
+  /** What health() and summary() both say of the server itself. */
+  private serverFacts() {
+    return {
       label: this.state.label,
       connection: this.source.connection(),
       offline: this.offline(),
       generation: this.state.generation,
       listingComplete: this.state.listingComplete,
-      cache: { ttlMs: hint.ttlMs ?? null, cacheScope: hint.cacheScope ?? null, relistAfterMs: this.discovery.relistAfterMs() },
-      liveChannel: this.source.features().liveChannel,
       listingInProgress: this.discovery.inProgress ?? null,
-      skills,
-      problems: this.log.list(),
+      liveChannel: this.source.features().liveChannel,
     };
   }
 

@@ -20,24 +20,19 @@ export function readKeptListing(document: unknown): KeptListing | { problem: str
   const { format, generation, entries } = document as Record<string, unknown>;
   if (format !== FORMAT) return { problem: `format ${JSON.stringify(format)}, expected ${JSON.stringify(FORMAT)}` };
   if (!Array.isArray(entries)) return { problem: 'entries is not an array' };
-  const problems: string[] = [];
-  if (generation === 'listing') {
-    const valid: SkillEntry[] = [];
-    for (const [i, raw] of entries.entries()) {
-      const parsed = SkillEntrySchema.safeParse(raw);
-      if (parsed.success) valid.push(parsed.data);
-      else problems.push(`kept entry ${i}: not a skill entry`);
-    }
-    return { generation, entries: valid, problems };
-  }
-  if (generation === 'index') {
-    const valid: IndexEntry[] = [];
-    for (const [i, raw] of entries.entries()) {
-      const parsed = IndexEntrySchema.safeParse(raw);
-      if (parsed.success) valid.push(parsed.data);
-      else problems.push(`kept entry ${i}: not an index entry`);
-    }
-    return { generation, entries: valid, problems };
-  }
+  if (generation === 'listing') return { generation, ...checked(entries, SkillEntrySchema, 'a skill entry') };
+  if (generation === 'index') return { generation, ...checked(entries, IndexEntrySchema, 'an index entry') };
   return { problem: `generation ${JSON.stringify(generation)}` };
+}
+
+/** The entries that pass `schema`, and a problem for each that does not. */
+function checked<T>(entries: unknown[], schema: { safeParse(raw: unknown): { success: true; data: T } | { success: false } }, what: string): { entries: T[]; problems: string[] } {
+  const valid: T[] = [];
+  const problems: string[] = [];
+  for (const [i, raw] of entries.entries()) {
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) valid.push(parsed.data);
+    else problems.push(`kept entry ${i}: not ${what}`);
+  }
+  return { entries: valid, problems };
 }
