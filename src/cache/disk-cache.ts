@@ -21,8 +21,8 @@ import { ConfigError, SkillsMountError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
+import type { Log } from '../log.js';
 
-export type CacheLog = (line: string) => void;
 type Env = Readonly<Record<string, string | undefined>>;
 
 export interface DiskCacheOptions {
@@ -33,7 +33,7 @@ export interface DiskCacheOptions {
   /** Bound on the bytes of cached files in this mount's subtree (all labels together; listings not counted). */
   limitBytes: number;
   /** One line per event; the sink escapes server-supplied text. */
-  log: CacheLog;
+  log: Log;
   /** Home directory for the discovery-folder check; default os.homedir(). */
   home?: string | undefined;
   /** Environment for the discovery-folder check ($CODEX_HOME, $XDG_CONFIG_HOME); default process.env. */
@@ -181,7 +181,7 @@ export class DiskCache {
     readonly subtree: string,
     readonly lockPath: string,
     readonly limitBytes: number,
-    private readonly log: CacheLog,
+    private readonly log: Log,
   ) {}
 
   /** Creates the directories (0700), takes the mount's lock, removes crash leftovers and indexes what is there. */
@@ -604,7 +604,7 @@ interface LockHolder {
  * two daemons taking over one stale lock in the same instant can both succeed; the inode check
  * narrows that window to the gap between an lstat and an unlink.
  */
-async function acquireLock(lockPath: string, subtree: string, log: CacheLog): Promise<void> {
+async function acquireLock(lockPath: string, subtree: string, log: Log): Promise<void> {
   for (let attempt = 0; attempt < 5; attempt++) {
     let handle: FileHandle | undefined;
     try {
@@ -690,7 +690,7 @@ function isAlive(pid: number): boolean {
  * owned by us, else ConfigError; group or other bits on it are removed (logged). Symlinked
  * ancestors are fine: only the cache's own directories must be what they claim.
  */
-async function ensurePrivateDirectory(dir: string, log: CacheLog): Promise<void> {
+async function ensurePrivateDirectory(dir: string, log: Log): Promise<void> {
   let stats = await lstatOrUndefined(dir);
   if (stats === undefined) {
     await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -1,11 +1,12 @@
 // Settings of one server's catalog, and the bound every per-path or per-skill memo keeps to.
 // Values only: no module here reads a clock or a server.
-import type { Logger } from '../mcp/connection.js';
+
 import type { ContentCache } from './content-cache.js';
 import type { DurableStore } from './durable-store.js';
+import type { Log } from '../log.js';
 
 export interface CatalogOptions {
-  log: Logger;
+  log: Log;
   cache: ContentCache;
   /** The verified disk cache of this server: content across restarts, the listing while it is away. */
   durable?: DurableStore | undefined;

@@ -1,6 +1,6 @@
 // One server's log lines and the problems kept for skills.json and status.json. Every line
 // carries the server's label; what a problem means is for the caller.
-import type { Logger } from '../mcp/connection.js';
+import type { Log } from '../log.js';
 
 const MAX_REMEMBERED_PROBLEMS = 50;
 
@@ -9,7 +9,7 @@ export class ServerLog {
 
   constructor(
     private readonly label: string,
-    private readonly log: Logger,
+    private readonly log: Log,
   ) {}
 
   /** Logs one line that is not a problem to keep. */

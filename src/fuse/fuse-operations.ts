@@ -6,13 +6,13 @@ import { constants as fsConstants } from 'node:fs';
 import type Fuse from 'fuse-native';
 import type { FilesystemCore, NodeAttributes } from '../fs/filesystem-core.js';
 import { Errno, errnoForDomainError } from './errno.js';
+import type { Log } from '../log.js';
 
 /** Receives one complete log line (no trailing newline). */
-export type LogLine = (line: string) => void;
 
 export interface FuseOperationsOptions {
   /** Where unexpected errors are reported; defaults to stderr. */
-  log?: LogLine;
+  log?: Log;
   /** Owner reported for every node; defaults to the serving process's uid/gid. */
   uid?: number;
   gid?: number;

@@ -6,4 +6,4 @@ export { buildMountOptions, mountFilesystem, prepareMountpoint } from './mount.j
 export type { MountHandle, MountOptions } from './mount.js';
 export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, readMountTable, skillsMounts } from './mount-table.js';
 export type { DetachOptions, MountTableEntry } from './mount-table.js';
-export type { LogLine } from './fuse-operations.js';
+export type { Log } from '../log.js';

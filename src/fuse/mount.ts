@@ -10,7 +10,8 @@ import type Fuse from 'fuse-native';
 import { ConfigError } from '../errors.js';
 import type { FilesystemCore } from '../fs/filesystem-core.js';
 import { loadNativeBinding, patchFuseNative, type SkillsFuseClass } from './fuse-native-patches.js';
-import { createFuseOperations, type LogLine } from './fuse-operations.js';
+import type { Log } from '../log.js';
+import { createFuseOperations } from './fuse-operations.js';
 import { MountError } from './mount-error.js';
 import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount } from './mount-table.js';
 
@@ -42,7 +43,7 @@ export interface MountOptions {
    */
   autoUnmount?: boolean;
   /** Receives one line per unexpected error; defaults to stderr. */
-  log?: LogLine;
+  log?: Log;
   /** Give up when the kernel has not completed the mount within this time. */
   mountTimeoutMs?: number;
 }

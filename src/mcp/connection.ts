@@ -17,8 +17,8 @@ import type { ServerConfig } from './server-config.js';
 import type { ConnectionStatus, SourceEvent } from './skill-source.js';
 import { LineLimitedReader } from './stderr-lines.js';
 import { RobustStdioClientTransport } from './stdio-transport.js';
+import type { Log } from '../log.js';
 
-export type Logger = (line: string) => void;
 
 export interface ConnectionOptions {
   /** Deadline for every request. */
@@ -27,7 +27,7 @@ export interface ConnectionOptions {
   connectTimeoutMs?: number;
   /** Which protocol revision to speak; default: negotiate. */
   protocolVersion?: ProtocolVersionChoice;
-  log: Logger;
+  log: Log;
   /** Log every request with its duration. */
   verbose?: boolean;
   /** Builds the transport; tests inject in-memory or failing transports. */

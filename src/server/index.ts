@@ -1,5 +1,6 @@
 // Public surface of the reference skills server (skills-serve).
-export { SkillTree, type SkillTreeOptions, type TreeSnapshot, type TreeChange, type FileNode, type SkillNode, type DirectoryChild, type Log } from './skill-tree.js';
+export { SkillTree, type SkillTreeOptions, type TreeSnapshot, type TreeChange, type FileNode, type SkillNode, type DirectoryChild } from './skill-tree.js';
+export type { Log } from '../log.js';
 export {
   createSkillsServer,
   DEFAULT_CACHE_SCOPE,

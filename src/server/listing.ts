@@ -11,7 +11,7 @@ import { GetSkillRequestParamsSchema, ListSkillsRequestParamsSchema, ReadResourc
 import type { Skill } from '@modelcontextprotocol/server/ext/skills';
 import { MODERN_REVISION } from '../protocol/revisions.js';
 import { DIRECTORY_READ_METHOD, SKILLS_GET_METHOD, SKILLS_LIST_METHOD } from '../protocol/skills-wire.js';
-import type { Log } from './skill-tree.js';
+import type { Log } from '../log.js';
 import type { TreeSkillSource } from './skill-source.js';
 
 export interface ListingOptions {

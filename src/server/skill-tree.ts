@@ -13,9 +13,9 @@ import { readWithinRoot, versionKey } from './safe-read.js';
 import { scanDirectory, type ScanResult, type ScannedFile } from './scan.js';
 import { uriForPath } from './skill-uri.js';
 import { DirectoryWatcher } from './watch.js';
+import type { Log } from '../log.js';
 
 /** One line per event, without the `skills-serve:` prefix. */
-export type Log = (line: string) => void;
 
 export interface FileNode {
   uri: string;

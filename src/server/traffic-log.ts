@@ -1,7 +1,7 @@
 // --verbose: one log line per request a transport carries ("<method> [<uri>] ok|error <code>
 // <ms>"), the format bench/lib/request-log.mjs counts. Wraps a transport; changes no message.
 import type { Transport } from '@modelcontextprotocol/server';
-import type { Log } from './skill-tree.js';
+import type { Log } from '../log.js';
 
 type Message = Parameters<Transport['send']>[0];
 type Handler = NonNullable<Transport['onmessage']>;

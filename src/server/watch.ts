@@ -2,7 +2,7 @@
 // One non-recursive fs.watch per directory (Node 20's recursive mode on Linux stats
 // every file synchronously); falls back to periodic rescans when watching fails.
 import { watch, type FSWatcher } from 'node:fs';
-import type { Log } from './skill-tree.js';
+import type { Log } from '../log.js';
 
 export interface DirectoryWatcherOptions {
   onChange: () => void;

@@ -122,6 +122,32 @@ describe('config formats, detected from content', () => {
     expect((error as Error).message).toMatch(/line 7: server "github": "env".GITHUB_PERSONAL_ACCESS_TOKEN: \$\{GITHUB_TOKEN\} is not set: set the environment variable GITHUB_TOKEN/);
   });
 
+  it('the aliases other tools write: serverUrl for url, "transport" for "type", streamable-http and its spellings for http', async () => {
+    await withTempDir('skills-mount-aliases-', async (dir) => {
+      const file = path.join(dir, 'mcp.json');
+      await writeFile(
+        file,
+        JSON.stringify({
+          mcpServers: {
+            a: { serverUrl: 'https://a.example/mcp' },
+            b: { transport: 'streamable-http', url: 'https://b.example/mcp' },
+            c: { type: 'streamableHttp', url: 'https://c.example/mcp' },
+            d: { transport: 'streamable_http', serverUrl: 'https://d.example/mcp' },
+            e: { transport: 'sse', url: 'https://e.example/sse' },
+          },
+        }),
+      );
+      const config = await loadMountConfig({ configPath: file, env: ENV });
+      expect(Object.fromEntries(config.servers.map((server) => [server.label, server.config]))).toMatchObject({
+        a: { kind: 'http', url: 'https://a.example/mcp' },
+        b: { kind: 'http', url: 'https://b.example/mcp' },
+        c: { kind: 'http', url: 'https://c.example/mcp' },
+        d: { kind: 'http', url: 'https://d.example/mcp' },
+        e: { kind: 'sse', url: 'https://e.example/sse' },
+      });
+    });
+  });
+
   it('unknown formats and transports are refused with what is expected', () => {
     expect(() => parseConfigText('{"tools": {}}', 'x.json')).toThrow('expected "mcpServers" (Claude Desktop, Cursor, Claude Code) or "servers" (VS Code mcp.json)');
     expect(() => parseConfigText('{"mcpServers": {"a": {"type": "websocket", "url": "ws://x"}}}', 'x.json')).toThrow(

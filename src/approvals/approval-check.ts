@@ -1,0 +1,151 @@
+// Whether a persisted approval still covers the skill a server advertises now (SEP-2640
+// "Content-bound approval"), why a skill cannot be approved at all, and what an approval prompt
+// must call out. Pure: no I/O, no store; the caller looks the approval up by (label, skill URI).
+import { ConfigError } from '../errors.js';
+import type { Approval, ApprovalInput, ApprovedResource } from './approval-store.js';
+
+/** One advertised file, as a ManifestFile (src/catalog/skill-record.ts) carries it. */
+export interface AdvertisedFile {
+  uri: string;
+  digest: string;
+  sizeBytes: number;
+}
+
+/** The skill as advertised now: a SkillRecord fits. */
+export interface ApprovalSubject {
+  /** URI of the skill's SKILL.md; an approval of any other URI (an enclosing skill's) does not cover it. */
+  uri: string;
+  files: readonly AdvertisedFile[] | 'dynamic' | 'unlisted';
+  /** Set when the mount declines the skill (over the limits, hidden by --no-dynamic). */
+  declined?: string | undefined;
+}
+
+export interface FileDifference {
+  uri: string;
+  change: 'added' | 'removed' | 'changed';
+}
+
+export type ApprovalState =
+  | { state: 'approved' }
+  | { state: 'not-approved' }
+  | { state: 'changed-since-approval'; differing: FileDifference[] }
+  | { state: 'cannot-approve'; reason: string };
+
+/** A frontmatter field that asks for more than reading: shown at approval time, never honored unapproved. */
+export interface PermissionField {
+  field: string;
+  /** What honoring the field would do on the host. */
+  effect: 'tool-permission' | 'code-execution';
+  /** The value for display: a string as written, a list joined by spaces, anything else as JSON. Server text: the sink escapes it. */
+  value: string;
+}
+
+/**
+ * The frontmatter fields SEP-2640's Security Considerations name: `allowed-tools` ("No implicit
+ * permission grants", the Agent Skills field that widens tool permissions) and `hooks` ("No
+ * implicit local execution": declarative fields the host parses that run code). Names are exact:
+ * YAML keys are case-sensitive and a host honors only the spelling it knows.
+ */
+export const PERMISSION_FIELDS: ReadonlyArray<{ field: string; effect: PermissionField['effect'] }> = Object.freeze([
+  { field: 'allowed-tools', effect: 'tool-permission' },
+  { field: 'hooks', effect: 'code-execution' },
+]);
+
+/** Whether `approval` (the one stored for this label and the subject's URI) covers the skill as advertised now. */
+export function approvalState(approval: Approval | undefined, current: ApprovalSubject): ApprovalState {
+  const problem = approvalProblem(current);
+  // Checked before the approval: a persisted approval never covers whatever a dynamic skill serves now.
+  if (problem !== undefined) return { state: 'cannot-approve', reason: problem };
+  if (approval === undefined || approval.skillUri !== current.uri) return { state: 'not-approved' };
+  const differing = differences(approval.resources, current.files as readonly AdvertisedFile[]);
+  return differing.length === 0 ? { state: 'approved' } : { state: 'changed-since-approval', differing };
+}
+
+/** Why the skill cannot be approved (no content to bind an approval to, or not served), or undefined when it can. */
+export function approvalProblem(entry: Pick<ApprovalSubject, 'files' | 'declined'>): string | undefined {
+  if (entry.files === 'dynamic') {
+    return 'its resources are "dynamic": the server publishes no digests, so an approval could not be bound to its content and would cover whatever it serves later';
+  }
+  if (entry.files === 'unlisted') {
+    return 'it comes from skill://index.json (the index generation), which lists no resources set: an approval could not be bound to its files';
+  }
+  if (entry.declined !== undefined) return `it is declined: ${entry.declined}`;
+  return undefined;
+}
+
+/** The permission-widening fields present in a skill's frontmatter, in PERMISSION_FIELDS order. Only this skill's own frontmatter: a nested SKILL.md's fields are not its. */
+export function permissionFields(frontmatter: Readonly<Record<string, unknown>>): PermissionField[] {
+  const found: PermissionField[] = [];
+  for (const { field, effect } of PERMISSION_FIELDS) {
+    // A key that is present asks for something even when its value looks empty: show it.
+    if (!Object.hasOwn(frontmatter, field)) continue;
+    found.push({ field, effect, value: displayValue(frontmatter[field]) });
+  }
+  return found;
+}
+
+/**
+ * The skills nested in `skillPath` at any depth, from `allSkillPaths`, sorted; never the skill
+ * itself. Paths are under the label, either SKILL.md paths ("a/b/SKILL.md", as SkillRecord.path)
+ * or skill directories ("a/b"); results keep the spelling they were given in. An approval of
+ * `skillPath` covers none of them.
+ */
+export function nestedSkillsOf(skillPath: string, allSkillPaths: Iterable<string>): string[] {
+  const prefix = `${skillDirectoryOf(skillPath)}/`;
+  const nested: string[] = [];
+  for (const candidate of allSkillPaths) {
+    if (skillDirectoryOf(candidate).startsWith(prefix)) nested.push(candidate);
+  }
+  return nested.sort();
+}
+
+/**
+ * What to store when a person approves `record` on `label`, as shown to them now. Throws when
+ * approvalProblem() has a reason (ConfigError), or when an allowed-tools grant is asked for a skill with none.
+ */
+export function approvalInputFor(
+  label: string,
+  record: ApprovalSubject & { name: string; frontmatter: Readonly<Record<string, unknown>> },
+  options: { allowedToolsApproved: boolean },
+): ApprovalInput {
+  const problem = approvalProblem(record);
+  if (problem !== undefined) throw new ConfigError(`${label}: ${record.uri} cannot be approved: ${problem}`);
+  const allowedTools = permissionFields(record.frontmatter).find((field) => field.field === 'allowed-tools')?.value ?? null;
+  if (options.allowedToolsApproved && allowedTools === null) throw new ConfigError(`${label}: ${record.uri} has no allowed-tools to approve`);
+  return {
+    label,
+    skillUri: record.uri,
+    name: record.name,
+    resources: (record.files as readonly AdvertisedFile[]).map((file) => ({ uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes })),
+    allowedToolsApproved: options.allowedToolsApproved,
+    allowedTools,
+  };
+}
+
+/** Files added, removed or changed (digest or size) since approval, sorted by URI. */
+function differences(approved: readonly ApprovedResource[], current: readonly AdvertisedFile[]): FileDifference[] {
+  const before = new Map(approved.map((file) => [file.uri, file]));
+  const differing: FileDifference[] = [];
+  const seen = new Set<string>();
+  for (const file of current) {
+    seen.add(file.uri);
+    const was = before.get(file.uri);
+    if (was === undefined) differing.push({ uri: file.uri, change: 'added' });
+    // Size is not part of the spec's binding, but an entry whose size moved under an unchanged digest is not the set approved either.
+    else if (was.digest !== file.digest || was.sizeBytes !== file.sizeBytes) differing.push({ uri: file.uri, change: 'changed' });
+  }
+  for (const file of approved) if (!seen.has(file.uri)) differing.push({ uri: file.uri, change: 'removed' });
+  return differing.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+}
+
+function displayValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value.join(' ');
+  return JSON.stringify(value) ?? String(value);
+}
+
+function skillDirectoryOf(skillPath: string): string {
+  // 'SKILL.md' is never a skill's directory name (names are lowercase), so stripping it is unambiguous.
+  const trimmed = skillPath.replace(/\/+$/, '');
+  return trimmed === 'SKILL.md' ? '' : trimmed.endsWith('/SKILL.md') ? trimmed.slice(0, -'/SKILL.md'.length) : trimmed;
+}

@@ -1,0 +1,551 @@
+// Persisted, content-bound skill approvals (SEP-2640 "Content-bound approval"), keyed by
+// (server label, skill URI), in one JSON file in the user's config directory. Knows nothing of
+// MCP, the catalog's state or the mount: it stores what a person approved and nothing else.
+//
+// Layout: <dir>/approvals.json (0600) in <dir> (0700), beside it <dir>/approvals.json.lock while a
+// write is under way and .approvals.json.tmp-<pid>-<random> for the instant before a rename.
+// Every change is a read-modify-write under the lock file, so two CLI invocations never lose each
+// other's approvals; a file that cannot be read is an error, never an empty store (that would
+// silently revoke every approval, and the next write would make it permanent).
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { ConfigError, SkillsMountError } from '../errors.js';
+import { resourcesDigest } from '../catalog/resources-digest.js';
+import { isValidLabel } from '../labels.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** One file of an approved resources set, as the entry advertised it at approval time. */
+export interface ApprovedResource {
+  uri: string;
+  /** `sha256:<64 hex>`. */
+  digest: string;
+  sizeBytes: number;
+}
+
+/** What a person approved for one skill of one server. */
+export interface Approval {
+  /** Host-assigned server label: half of the skill's identity (a URI alone names no skill). */
+  label: string;
+  /** URI of the skill's SKILL.md: the other half. */
+  skillUri: string;
+  /** The skill's name as shown at approval time. */
+  name: string;
+  /** Every file of the entry's resources set, sorted by URI. */
+  resources: readonly ApprovedResource[];
+  /** resourcesDigest(resources): the same value skills.json reports for the set held now. */
+  resourcesDigest: string;
+  /** ISO time of the approval. */
+  approvedAt: string;
+  /** True when the person also granted the skill's `allowed-tools`. */
+  allowedToolsApproved: boolean;
+  /** The `allowed-tools` value as it was shown at approval time, or null when the skill had none. */
+  allowedTools: string | null;
+}
+
+/** What approve() takes: resourcesDigest is computed here, approvedAt defaults to now. */
+export type ApprovalInput = Omit<Approval, 'resourcesDigest' | 'approvedAt'> & { approvedAt?: string | undefined };
+
+export interface ApprovalStoreOptions {
+  /** Clock for approvedAt; default the system clock. */
+  now?: (() => Date) | undefined;
+  /** How long a change waits for another writer's lock before ApprovalsLockedError; default 10 s. */
+  lockTimeoutMs?: number | undefined;
+}
+
+/** The approvals file (or its directory) cannot be used: unreadable, corrupt, hostile or not ours. */
+export class ApprovalStoreError extends SkillsMountError {
+  override name = 'ApprovalStoreError';
+  readonly code = 'APPROVAL_STORE';
+
+  constructor(
+    message: string,
+    /** The file or directory at fault. */
+    readonly file: string,
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? {} : { cause });
+  }
+}
+
+/** Another writer held the approvals lock for longer than lockTimeoutMs. */
+export class ApprovalsLockedError extends SkillsMountError {
+  override name = 'ApprovalsLockedError';
+  readonly code = 'APPROVALS_LOCKED';
+
+  constructor(
+    message: string,
+    readonly lockPath: string,
+    /** The holder's pid, when the lock names one. */
+    readonly holderPid: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+const FILE_VERSION = 1;
+const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
+// A lock file with no pid yet may be one another process is still writing; past this age it is debris.
+const LOCK_SETTLE_MS = 5_000;
+const LOCK_POLL_MIN_MS = 5;
+const LOCK_POLL_MAX_MS = 100;
+// A real approvals file is a few KiB per skill; anything past this is not read into memory.
+const MAX_FILE_BYTES = 64 * 1024 * 1024;
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** `$XDG_CONFIG_HOME/skills-mount/approvals.json` when that is an absolute path (the XDG rule), else `<home>/.config/skills-mount/approvals.json`. */
+export function defaultApprovalsPath(env: Env, home: string): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.config');
+  return path.join(base, 'skills-mount', 'approvals.json');
+}
+
+/**
+ * The approvals of one file. get() and list() answer from the state read by load(), reload() or
+ * the last change; every change re-reads the file under its lock, applies itself to what it read
+ * and is on disk (fsynced, renamed, directory fsynced) before its promise resolves.
+ */
+export class ApprovalStore {
+  /** By key(label, uri). */
+  private approvals: Map<string, Approval>;
+  /** Changes of this instance, one after another (the lock file serializes processes and other instances). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    /** The approvals file. */
+    readonly file: string,
+    approvals: Map<string, Approval>,
+    private readonly now: () => Date,
+    private readonly lockTimeoutMs: number,
+  ) {
+    this.approvals = approvals;
+  }
+
+  /** Reads the file: missing is empty; corrupt, a symlink, not ours or writable by others is ApprovalStoreError. Creates nothing. */
+  static async load(file: string, options: ApprovalStoreOptions = {}): Promise<ApprovalStore> {
+    const absolute = path.resolve(file);
+    const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+    if (!Number.isFinite(lockTimeoutMs) || lockTimeoutMs < 0) throw new ConfigError(`approvals: lockTimeoutMs must be a number >= 0, got ${String(lockTimeoutMs)}`);
+    return new ApprovalStore(absolute, await readApprovals(absolute), options.now ?? (() => new Date()), lockTimeoutMs);
+  }
+
+  /** The approval of (label, skill URI), if any. */
+  get(label: string, skillUri: string): Approval | undefined {
+    return this.approvals.get(keyOf(label, skillUri));
+  }
+
+  /** Every approval, sorted by label then skill URI. */
+  list(): Approval[] {
+    return sortApprovals([...this.approvals.values()]);
+  }
+
+  /** Reads the file again (another process may have changed it). */
+  async reload(): Promise<void> {
+    await this.serialized(async () => {
+      this.approvals = await readApprovals(this.file);
+    });
+  }
+
+  /** Records an approval, replacing any for the same (label, skill URI); resolves with what was stored, once it is on disk. */
+  async approve(input: ApprovalInput): Promise<Approval> {
+    const approval = checkedInput(input, this.now);
+    await this.change((approvals) => {
+      approvals.set(keyOf(approval.label, approval.skillUri), approval);
+      return true;
+    });
+    return approval;
+  }
+
+  /** Removes the approval of (label, skill URI); true when there was one. Resolves once the removal is on disk. */
+  async revoke(label: string, skillUri: string): Promise<boolean> {
+    let removed = false;
+    await this.change((approvals) => {
+      removed = approvals.delete(keyOf(label, skillUri));
+      return removed;
+    });
+    return removed;
+  }
+
+  /** Read-modify-write under the lock file; `apply` returns false when it changed nothing (no write). */
+  private change(apply: (approvals: Map<string, Approval>) => boolean): Promise<void> {
+    return this.serialized(async () => {
+      const dir = path.dirname(this.file);
+      await ensurePrivateDirectory(dir);
+      const lockPath = `${this.file}.lock`;
+      const token = await acquireLock(lockPath, this.lockTimeoutMs);
+      try {
+        await removeOwnTemps(dir, path.basename(this.file));
+        const approvals = await readApprovals(this.file);
+        if (apply(approvals)) await writeAtomically(dir, path.basename(this.file), serialize(approvals));
+        this.approvals = approvals;
+      } finally {
+        await releaseLock(lockPath, token);
+      }
+    });
+  }
+
+  private serialized<T>(run: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(run, run);
+    this.queue = result.catch(() => {});
+    return result;
+  }
+}
+
+// ---- the file's contents ----
+
+function keyOf(label: string, skillUri: string): string {
+  // NUL appears in neither a label nor a URI we accept, so the pair cannot be spelled two ways.
+  return `${label}\0${skillUri}`;
+}
+
+function sortApprovals(approvals: Approval[]): Approval[] {
+  return approvals.sort((a, b) => compare(a.label, b.label) || compare(a.skillUri, b.skillUri));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function serialize(approvals: Map<string, Approval>): string {
+  return `${JSON.stringify({ version: FILE_VERSION, approvals: sortApprovals([...approvals.values()]) }, null, 2)}\n`;
+}
+
+/** The approval an input describes, checked; ConfigError says what is wrong with it. */
+function checkedInput(input: ApprovalInput, now: () => Date): Approval {
+  const problem = (detail: string) => new ConfigError(`approval of ${JSON.stringify(input.skillUri)} on ${JSON.stringify(input.label)}: ${detail}`);
+  const approvedAt = input.approvedAt ?? now().toISOString();
+  const candidate = {
+    label: input.label,
+    skillUri: input.skillUri,
+    name: input.name,
+    resources: input.resources,
+    approvedAt,
+    allowedToolsApproved: input.allowedToolsApproved,
+    allowedTools: input.allowedTools,
+  };
+  const shapeProblem = approvalProblem(candidate, false);
+  if (shapeProblem !== undefined) throw problem(shapeProblem);
+  return freezeApproval(candidate.resources, candidate);
+}
+
+/** A frozen approval with its resources sorted and copied, and its resourcesDigest computed. */
+function freezeApproval(resources: readonly ApprovedResource[], fields: Omit<Approval, 'resources' | 'resourcesDigest'>): Approval {
+  const sorted = resources.map((resource) => Object.freeze({ uri: resource.uri, digest: resource.digest, sizeBytes: resource.sizeBytes })).sort((a, b) => compare(a.uri, b.uri));
+  return Object.freeze({
+    label: fields.label,
+    skillUri: fields.skillUri,
+    name: fields.name,
+    resources: Object.freeze(sorted),
+    resourcesDigest: resourcesDigest(sorted),
+    approvedAt: fields.approvedAt,
+    allowedToolsApproved: fields.allowedToolsApproved,
+    allowedTools: fields.allowedTools,
+  });
+}
+
+/** Why `value` is not an approval, or undefined. With `withDigest` it must also carry a resourcesDigest matching its resources. */
+function approvalProblem(value: unknown, withDigest: boolean): string | undefined {
+  if (!isObject(value)) return 'not an object';
+  const { label, skillUri, name, resources, approvedAt, allowedToolsApproved, allowedTools } = value;
+  if (typeof label !== 'string' || !isValidLabel(label)) return `label ${JSON.stringify(label)} is not a server label`;
+  if (typeof skillUri !== 'string' || skillUri === '' || skillUri.includes('\0')) return 'skillUri is not a URI';
+  if (typeof name !== 'string' || name === '') return 'name is not a string';
+  if (typeof approvedAt !== 'string' || Number.isNaN(Date.parse(approvedAt))) return 'approvedAt is not a time';
+  if (typeof allowedToolsApproved !== 'boolean') return 'allowedToolsApproved is not a boolean';
+  if (allowedTools !== null && typeof allowedTools !== 'string') return 'allowedTools is neither a string nor null';
+  // A grant of nothing is a record that says more than the person saw.
+  if (allowedToolsApproved && allowedTools === null) return 'allowedToolsApproved is true but there was no allowed-tools value to approve';
+  if (!Array.isArray(resources) || resources.length === 0) return 'resources is not a non-empty list';
+  const seen = new Set<string>();
+  for (const resource of resources as unknown[]) {
+    if (!isObject(resource)) return 'a resource is not an object';
+    const { uri, digest, sizeBytes } = resource;
+    if (typeof uri !== 'string' || uri === '') return 'a resource has no uri';
+    if (seen.has(uri)) return `resources list ${JSON.stringify(uri)} twice`;
+    seen.add(uri);
+    if (typeof digest !== 'string' || !DIGEST_PATTERN.test(digest)) return `resource ${JSON.stringify(uri)}: digest is not sha256:<64 hex>`;
+    if (typeof sizeBytes !== 'number' || !Number.isSafeInteger(sizeBytes) || sizeBytes < 0) return `resource ${JSON.stringify(uri)}: sizeBytes is not a byte count`;
+  }
+  if (!seen.has(skillUri)) return "resources do not include the skill's own SKILL.md";
+  if (withDigest) {
+    const expected = resourcesDigest(resources as ApprovedResource[]);
+    if (value.resourcesDigest !== expected) return `resourcesDigest ${JSON.stringify(value.resourcesDigest)} does not match its resources (${expected})`;
+  }
+  return undefined;
+}
+
+/** The approvals in `file`: empty when it does not exist, ApprovalStoreError when it cannot be trusted or parsed. */
+async function readApprovals(file: string): Promise<Map<string, Approval>> {
+  const refuse = (detail: string, cause?: unknown) => new ApprovalStoreError(`approvals file ${file}: ${detail}`, file, cause);
+  await checkDirectory(path.dirname(file));
+  let handle: FileHandle;
+  try {
+    handle = await open(file, READ_FLAGS);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT') return new Map();
+    // O_NOFOLLOW refuses a symlink with ELOOP (EMLINK on FreeBSD).
+    if (code === 'ELOOP' || code === 'EMLINK') throw refuse('is a symbolic link; refusing it (approvals decide what agents are shown: keep the real file here)');
+    throw refuse(`cannot be opened (${errorMessage(error)})`, error);
+  }
+  let text: string;
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw refuse(`is ${kindOf(stats)}, not a regular file`);
+    const uid = process.getuid?.();
+    if (uid !== undefined && stats.uid !== uid) throw refuse(`belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing approvals someone else wrote`);
+    if ((stats.mode & 0o022) !== 0) {
+      throw refuse(`has mode ${modeString(stats.mode)}: other users can write it, so its approvals cannot be trusted; check its contents, then chmod 600 it`);
+    }
+    if (stats.size > MAX_FILE_BYTES) throw refuse(`is ${stats.size} bytes, more than an approvals file can be`);
+    text = (await handle.readFile()).toString('utf8');
+  } finally {
+    await handle.close().catch(() => {});
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw refuse(`is not valid JSON (${errorMessage(error)}); fix or remove it (removing it revokes every approval)`, error);
+  }
+  const shape = (detail: string) => refuse(`is not an approvals file: ${detail}; fix or remove it (removing it revokes every approval)`);
+  if (!isObject(parsed)) throw shape('not a JSON object');
+  // A newer format is not ours to read, nor to overwrite with an older one.
+  if (parsed.version !== FILE_VERSION) throw shape(`version ${JSON.stringify(parsed.version)}, expected ${FILE_VERSION}`);
+  if (!Array.isArray(parsed.approvals)) throw shape('no approvals list');
+  const approvals = new Map<string, Approval>();
+  (parsed.approvals as unknown[]).forEach((value, index) => {
+    const problem = approvalProblem(value, true);
+    if (problem !== undefined) throw shape(`approvals[${index}]: ${problem}`);
+    const approval = value as Approval;
+    const key = keyOf(approval.label, approval.skillUri);
+    if (approvals.has(key)) throw shape(`approvals[${index}]: a second approval of ${JSON.stringify(approval.skillUri)} on ${approval.label}`);
+    approvals.set(key, freezeApproval(approval.resources, approval));
+  });
+  return approvals;
+}
+
+// ---- the lock ----
+
+interface LockHolder {
+  pid: number | undefined;
+  host: string | undefined;
+  token: string | undefined;
+  ino: number;
+  ageMs: number;
+}
+
+/**
+ * Creates the lock file with O_EXCL holding "pid\nhost\ntoken\n" and returns the token. A held
+ * lock is waited for, up to timeoutMs. A lock whose pid is not running on this host is stale:
+ * removed (only if it is still the same file, by inode) and taken over. Without flock(2), two
+ * writers taking over one stale lock in the same instant can both succeed; the inode check
+ * narrows that to the gap between an lstat and an unlink.
+ */
+async function acquireLock(lockPath: string, timeoutMs: number): Promise<string> {
+  const token = randomBytes(8).toString('hex');
+  const deadline = Date.now() + timeoutMs;
+  let pollMs = LOCK_POLL_MIN_MS;
+  for (;;) {
+    let handle: FileHandle | undefined;
+    try {
+      handle = await open(lockPath, CREATE_FLAGS, 0o600);
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw new ApprovalStoreError(`approvals lock ${lockPath}: cannot be created (${errorMessage(error)})`, lockPath, error);
+    }
+    if (handle !== undefined) {
+      try {
+        await handle.writeFile(`${process.pid}\n${hostname()}\n${token}\n`);
+        await handle.sync();
+      } catch (error) {
+        await handle.close().catch(() => {});
+        await unlink(lockPath).catch(() => {});
+        throw error;
+      }
+      await handle.close();
+      return token;
+    }
+    const holder = await readLock(lockPath);
+    if (holder === undefined) continue; // released since: try again at once
+    if (heldBy(holder) === undefined) {
+      const now = await lstatOrUndefined(lockPath);
+      if (now !== undefined && now.ino === holder.ino) await rm(lockPath, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() >= deadline) {
+      throw new ApprovalsLockedError(
+        `approvals ${path.dirname(lockPath)}: ${heldBy(holder)} has held the lock file ${lockPath} for over ${timeoutMs} ms (if no skills-mount is changing approvals, remove it)`,
+        lockPath,
+        holder.pid,
+      );
+    }
+    await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
+    pollMs = Math.min(pollMs * 2, LOCK_POLL_MAX_MS);
+  }
+}
+
+/** Who holds the lock, or undefined when it is stale. */
+function heldBy(holder: LockHolder): string | undefined {
+  if (holder.pid === undefined) return holder.ageMs < LOCK_SETTLE_MS ? 'a process still writing its pid' : undefined;
+  if (holder.host !== undefined && holder.host !== hostname()) return `pid ${holder.pid} on host ${holder.host}`;
+  // Our own pid: another ApprovalStore of this process, between its read and its rename.
+  if (holder.pid === process.pid) return `this process (pid ${holder.pid})`;
+  return isAlive(holder.pid) ? `pid ${holder.pid}` : undefined;
+}
+
+async function readLock(lockPath: string): Promise<LockHolder | undefined> {
+  const stats = await lstatOrUndefined(lockPath);
+  if (stats === undefined) return undefined;
+  const holder: LockHolder = { pid: undefined, host: undefined, token: undefined, ino: stats.ino, ageMs: Date.now() - stats.mtimeMs };
+  if (!stats.isFile()) return holder;
+  try {
+    const handle = await open(lockPath, READ_FLAGS);
+    try {
+      const buffer = Buffer.alloc(512);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      const [pidLine, hostLine, tokenLine] = buffer.subarray(0, bytesRead).toString('utf8').split('\n');
+      if (pidLine !== undefined && /^[1-9][0-9]{0,9}$/.test(pidLine)) holder.pid = Number(pidLine);
+      if (hostLine !== undefined && hostLine !== '') holder.host = hostLine;
+      if (tokenLine !== undefined && tokenLine !== '') holder.token = tokenLine;
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+  }
+  return holder;
+}
+
+/** Removes the lock if it is still the one this change took (a takeover by someone else is left alone). */
+async function releaseLock(lockPath: string, token: string): Promise<void> {
+  const holder = await readLock(lockPath);
+  if (holder?.token === token && holder.pid === process.pid) await unlink(lockPath).catch(() => {});
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// ---- files and directories ----
+
+/**
+ * An existing approvals directory must be a real directory of ours that others cannot write
+ * (they could swap the file); a missing one is fine (nothing approved yet). Symlinked ancestors
+ * are fine: only the store's own directory must be what it claims.
+ */
+async function checkDirectory(dir: string): Promise<Stats | undefined> {
+  const stats = await lstatOrUndefined(dir);
+  if (stats === undefined) return undefined;
+  if (stats.isSymbolicLink()) throw new ApprovalStoreError(`approvals directory ${dir} is a symbolic link; refusing it (configure the real directory instead)`, dir);
+  if (!stats.isDirectory()) throw new ApprovalStoreError(`approvals directory ${dir} exists and is not a directory`, dir);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) throw new ApprovalStoreError(`approvals directory ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid})`, dir);
+  if ((stats.mode & 0o022) !== 0) {
+    throw new ApprovalStoreError(`approvals directory ${dir} has mode ${modeString(stats.mode)}: other users can replace its files; check approvals.json, then chmod 700 it`, dir);
+  }
+  return stats;
+}
+
+/** Makes `dir` (and missing parents) 0700, or checks the existing one and takes read and search from others. */
+async function ensurePrivateDirectory(dir: string): Promise<void> {
+  let stats = await checkDirectory(dir);
+  if (stats === undefined) {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    stats = await checkDirectory(dir);
+  }
+  if (stats !== undefined && (stats.mode & 0o777) !== 0o700) await chmod(dir, 0o700);
+}
+
+function tempPrefix(name: string): string {
+  return `.${name}.tmp-`;
+}
+
+/** Temp file (O_EXCL, 0600) in the same directory, write, fsync, rename into place, fsync the directory. */
+async function writeAtomically(dir: string, name: string, text: string): Promise<void> {
+  const temp = path.join(dir, `${tempPrefix(name)}${process.pid}-${randomBytes(6).toString('hex')}`);
+  const handle = await open(temp, CREATE_FLAGS, 0o600);
+  try {
+    try {
+      await handle.chmod(0o600); // whatever the umask
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path.join(dir, name));
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await syncDirectory(dir);
+}
+
+/** Temp files left by a writer that crashed; called under the lock, so no live writer owns one. */
+async function removeOwnTemps(dir: string, name: string): Promise<void> {
+  const prefix = tempPrefix(name);
+  for (const entry of await readdir(dir)) {
+    if (entry.startsWith(prefix)) await rm(path.join(dir, entry), { recursive: true, force: true });
+  }
+}
+
+/** Makes the rename durable; platforms that cannot fsync a directory just skip it. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+    await handle.sync();
+  } catch (error) {
+    const code = errorCode(error);
+    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EBADF') throw error;
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}
+
+async function lstatOrUndefined(file: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(file);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function modeString(mode: number): string {
+  return (mode & 0o777).toString(8).padStart(4, '0');
+}
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  return 'a device';
+}
+
+function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
