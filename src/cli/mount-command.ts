@@ -136,10 +136,12 @@ export async function runMount(options: MountOptions): Promise<void> {
   } finally {
     progress.finish();
   }
-  const skillCount = progress.skillCount;
+  // Counted from the catalogs: skills shown from a kept listing count too.
+  const skillCount = catalogs.reduce((sum, catalog) => sum + catalog.health().skills, 0);
+  const offline = catalogs.filter((catalog) => catalog.offline() !== null).map((catalog) => catalog.label);
   const seconds = progress.elapsedSeconds();
   progress = undefined;
-  log(`mounted ${mountpoint} (${summary(sources, skillCount, seconds)}); Ctrl-C to unmount`);
+  log(`mounted ${mountpoint} (${summary(sources, skillCount, seconds, offline)}); Ctrl-C to unmount`);
 }
 
 /** The disk cache at its root (never inside the mount: the daemon would read its own mount and hang). */
@@ -152,11 +154,12 @@ async function openDiskCache(settings: { root: string | undefined; limitBytes: n
 }
 
 /** "2/3 servers connected: a, b; failed: c; 1,234 skills; ready in 2.1 s" */
-function summary(sources: readonly McpSkillSource[], skillCount: number, seconds: number): string {
+function summary(sources: readonly McpSkillSource[], skillCount: number, seconds: number, offline: readonly string[]): string {
   const connected = sources.filter((source) => source.connection().status === 'connected').map((source) => source.label);
   const failed = sources.filter((source) => source.connection().status !== 'connected').map((source) => source.label);
   const parts = [`${connected.length}/${sources.length} servers connected${connected.length ? `: ${labels(connected)}` : ''}`];
   if (failed.length > 0) parts.push(`not connected: ${labels(failed)}`);
+  if (offline.length > 0) parts.push(`offline, shown from the disk cache: ${labels(offline)}`);
   parts.push(`${skillCount.toLocaleString('en-US')} skill${skillCount === 1 ? '' : 's'}`, `ready in ${seconds.toFixed(1)} s`);
   return parts.join('; ');
 }

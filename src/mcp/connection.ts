@@ -191,7 +191,7 @@ export class Connection {
         this.options.log(`[${this.label}] ${incompatible}; not retrying (set "protocolVersion" for this server, or upgrade it)`);
         return;
       }
-      this.fail(`cannot connect: ${firstLine(describeError(error))}`);
+      this.fail(`cannot connect: ${plainConnectFailure(firstLine(describeError(error)))}`);
       return;
     }
     if (this.closed) {
@@ -329,3 +329,7 @@ function describeStatus(status: ConnectionStatus): string {
   }
 }
 
+/** The SDK's words for a server that exits before answering name its internals; say what happened. */
+function plainConnectFailure(text: string): string {
+  return /connection closed during the server\/discover probe/.test(text) ? 'the server closed the connection before answering (its own log lines above say why)' : text;
+}

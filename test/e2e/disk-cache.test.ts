@@ -115,6 +115,7 @@ describe('the verified disk cache', () => {
     await writeFile(downFlag, '');
     // A short kernel attribute timeout: the changed file's new size shows within a second.
     await start(['--metadata-ttl', '1']);
+    expect(mount!.log()).toMatch(/mounted \S+ \(0\/1 servers connected; not connected: srv; offline, shown from the disk cache: srv; 2 skills; ready in/);
     expect((await run('ls', [at()])).stdout.split('\n').filter(Boolean).sort()).toEqual(['alpha', 'beta']);
     const server = await skillsJsonServer();
     expect(server.state).not.toBe('connected');
