@@ -6,27 +6,28 @@ import type { UnverifiedContent } from './skill-source.js';
 
 /** Decodes the content for `uri` out of a resources/read result, or throws ProtocolError (LimitExceededError over maxBytes). */
 export function decodeReadResult(server: string, uri: string, result: { contents: unknown[] }, maxBytes = Number.POSITIVE_INFINITY): UnverifiedContent {
-  const context = { server, uri };
+  // With the method in the context the error builds "server: resources/read uri: ..." itself.
+  const context = { server, method: 'resources/read', uri };
   const matching = result.contents.filter(
     (content): content is Record<string, unknown> =>
       content !== null && typeof content === 'object' && (content as { uri?: unknown }).uri === uri,
   );
   if (matching.length === 0) {
     const got = result.contents.length === 0 ? 'no contents' : `${result.contents.length} contents, none for this uri`;
-    throw new ProtocolError(`${server}: resources/read ${uri}: ${got}`, context);
+    throw new ProtocolError(got, context);
   }
   if (matching.length > 1) {
-    throw new ProtocolError(`${server}: resources/read ${uri}: ${matching.length} contents for the same uri`, context);
+    throw new ProtocolError(`${matching.length} contents for the same uri`, context);
   }
   const content = matching[0]!;
   const mimeType = typeof content.mimeType === 'string' ? content.mimeType : undefined;
   const hasText = typeof content.text === 'string';
   const hasBlob = typeof content.blob === 'string';
   if (hasText === hasBlob) {
-    throw new ProtocolError(`${server}: resources/read ${uri}: content must carry exactly one of text or blob`, context);
+    throw new ProtocolError('content must carry exactly one of text or blob', context);
   }
   const tooLarge = (sizeBytes: number) =>
-    new LimitExceededError(`${server}: resources/read ${uri}: ${sizeBytes} bytes, over the ${maxBytes}-byte limit for one file`, context);
+    new LimitExceededError(`${sizeBytes} bytes, over the ${maxBytes}-byte limit for one file`, context);
   if (hasText) {
     const text = content.text as string;
     // UTF-8 takes at least one byte per UTF-16 unit, so a long string is refused before encoding.
@@ -36,7 +37,7 @@ export function decodeReadResult(server: string, uri: string, result: { contents
     return { uri, mimeType, bytes };
   }
   const blob = content.blob as string;
-  const invalid = () => new ProtocolError(`${server}: resources/read ${uri}: blob is not valid base64`, context);
+  const invalid = () => new ProtocolError('blob is not valid base64', context);
   if (blob.length % 4 !== 0) throw invalid();
   const decodedBytes = (blob.length / 4) * 3 - (blob.endsWith('==') ? 2 : blob.endsWith('=') ? 1 : 0);
   if (decodedBytes > maxBytes) throw tooLarge(decodedBytes);
