@@ -15,6 +15,7 @@ import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { isValidLabel } from '../labels.js';
+import { CREATE_FLAGS, errorCode, errorMessage, isAlive, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -96,7 +97,6 @@ const LOCK_POLL_MAX_MS = 100;
 // A real approvals file is a few KiB per skill; anything past this is not read into memory.
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** `$XDG_CONFIG_HOME/skills-mount/approvals.json` when that is an absolute path (the XDG rule), else `<home>/.config/skills-mount/approvals.json`. */
 export function defaultApprovalsPath(env: Env, home: string): string {
@@ -181,7 +181,7 @@ export class ApprovalStore {
       try {
         await removeOwnTemps(dir, path.basename(this.file));
         const approvals = await readApprovals(this.file);
-        if (apply(approvals)) await writeAtomically(dir, path.basename(this.file), serialize(approvals));
+        if (apply(approvals)) await writeAtomically(dir, path.basename(this.file), serialize(approvals), tempPrefix(path.basename(this.file)));
         this.approvals = approvals;
       } finally {
         await releaseLock(lockPath, token);
@@ -427,16 +427,6 @@ async function releaseLock(lockPath: string, token: string): Promise<void> {
   if (holder?.token === token && holder.pid === process.pid) await unlink(lockPath).catch(() => {});
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return errorCode(error) === 'EPERM';
-  }
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -475,55 +465,11 @@ function tempPrefix(name: string): string {
   return `.${name}.tmp-`;
 }
 
-/** Temp file (O_EXCL, 0600) in the same directory, write, fsync, rename into place, fsync the directory. */
-async function writeAtomically(dir: string, name: string, text: string): Promise<void> {
-  const temp = path.join(dir, `${tempPrefix(name)}${process.pid}-${randomBytes(6).toString('hex')}`);
-  const handle = await open(temp, CREATE_FLAGS, 0o600);
-  try {
-    try {
-      await handle.chmod(0o600); // whatever the umask
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path.join(dir, name));
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await syncDirectory(dir);
-}
-
 /** Temp files left by a writer that crashed; called under the lock, so no live writer owns one. */
 async function removeOwnTemps(dir: string, name: string): Promise<void> {
   const prefix = tempPrefix(name);
   for (const entry of await readdir(dir)) {
     if (entry.startsWith(prefix)) await rm(path.join(dir, entry), { recursive: true, force: true });
-  }
-}
-
-/** Makes the rename durable; platforms that cannot fsync a directory just skip it. */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
-    await handle.sync();
-  } catch (error) {
-    const code = errorCode(error);
-    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EBADF') throw error;
-  } finally {
-    await handle?.close().catch(() => {});
-  }
-}
-
-async function lstatOrUndefined(file: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(file);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw error;
   }
 }
 
@@ -535,17 +481,3 @@ function modeString(mode: number): string {
   return (mode & 0o777).toString(8).padStart(4, '0');
 }
 
-function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  return 'a device';
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

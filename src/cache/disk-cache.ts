@@ -12,9 +12,9 @@
 // No sidecar keeps the URI and digest of a file: a read names both and the bytes are checked
 // against that digest, and status, eviction and pruning need only label and size. A sidecar
 // would double the files and be one more thing a tamperer could edit.
-import { createHash, randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
@@ -22,6 +22,7 @@ import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
 import type { Log } from '../log.js';
+import { CREATE_FLAGS, errorCode, errorMessage, isAlive, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -113,7 +114,6 @@ const LOCK_SETTLE_MS = 5_000;
 // A listing.json bigger than this is not read into memory (a real one is far smaller).
 const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** `$XDG_CACHE_HOME/skills-mount` when that is an absolute path (the XDG rule), else `<home>/.cache/skills-mount`. */
 export function defaultCacheRoot(env: Env, home: string): string {
@@ -367,7 +367,7 @@ export class DiskCache {
     const absolute = path.join(this.subtree, file);
     try {
       await mkdir(path.dirname(absolute), { recursive: true, mode: 0o700 });
-      await writeAtomically(path.dirname(absolute), path.basename(absolute), bytes);
+      await writeAtomically(path.dirname(absolute), path.basename(absolute), bytes, TEMP_PREFIX);
     } catch (error) {
       // A clear() that removed the directory mid-write is not a disk problem.
       if (generation === this.generation(label)) this.writeFailed(label, uri, error);
@@ -391,7 +391,7 @@ export class DiskCache {
       try {
         const text = JSON.stringify({ savedAt: new Date().toISOString(), document });
         await mkdir(labelDir, { recursive: true, mode: 0o700 });
-        await writeAtomically(labelDir, LISTING_NAME, Buffer.from(text, 'utf8'));
+        await writeAtomically(labelDir, LISTING_NAME, Buffer.from(text, 'utf8'), TEMP_PREFIX);
       } catch (error) {
         if (generation === this.generation(label)) this.writeFailed(label, LISTING_NAME, error);
         return false;
@@ -673,16 +673,6 @@ async function releaseLock(lockPath: string): Promise<void> {
   if (holder?.pid === process.pid && (holder.host === undefined || holder.host === hostname())) await unlink(lockPath).catch(() => {});
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return errorCode(error) === 'EPERM';
-  }
-}
-
 // ---- files and directories ----
 
 /**
@@ -706,40 +696,6 @@ async function ensurePrivateDirectory(dir: string, log: Log): Promise<void> {
   if (mode !== 0o700) {
     await chmod(dir, 0o700);
     if ((mode & 0o077) !== 0) log(`disk cache: ${dir} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
-  }
-}
-
-/** Temp file (O_EXCL, 0600) in the same directory, write, fsync, rename into place, fsync the directory. */
-async function writeAtomically(dir: string, name: string, bytes: Uint8Array): Promise<void> {
-  const temp = path.join(dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
-  const handle = await open(temp, CREATE_FLAGS, 0o600);
-  try {
-    try {
-      await handle.chmod(0o600); // whatever the umask
-      await handle.writeFile(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path.join(dir, name));
-  } catch (error) {
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await syncDirectory(dir);
-}
-
-/** Makes the rename durable; platforms that cannot fsync a directory just skip it. */
-async function syncDirectory(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
-    await handle.sync();
-  } catch (error) {
-    const code = errorCode(error);
-    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EBADF') throw error;
-  } finally {
-    await handle?.close().catch(() => {});
   }
 }
 
@@ -814,29 +770,3 @@ async function readdirOrEmpty(dir: string): Promise<string[]> {
   }
 }
 
-async function lstatOrUndefined(file: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(file);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw error;
-  }
-}
-
-function kindOf(entry: { isSymbolicLink(): boolean; isDirectory(): boolean; isFile(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
-  if (entry.isSymbolicLink()) return 'a symbolic link';
-  if (entry.isDirectory()) return 'a directory';
-  if (entry.isFile()) return 'a regular file';
-  if (entry.isFIFO()) return 'a FIFO';
-  if (entry.isSocket()) return 'a socket';
-  return 'a device';
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
