@@ -2,6 +2,7 @@
 // plain value by jsonc-parser (VS Code's own parser); a syntax error says what is wrong
 // and where (line and column). Knows nothing of configs.
 import { printParseErrorCode, visit, type ParseErrorCode } from 'jsonc-parser';
+import { SkillsMountError } from '../errors.js';
 
 /** Where a JSON syntax error is, 1-based. */
 export interface TextPosition {
@@ -10,11 +11,13 @@ export interface TextPosition {
 }
 
 /** The text is not JSONC; `code` is jsonc-parser's name for the problem (e.g. "CommaExpected"). */
-export class JsoncSyntaxError extends Error {
+export class JsoncSyntaxError extends SkillsMountError {
   override name = 'JsoncSyntaxError';
+  readonly code = 'JSONC_SYNTAX';
   constructor(
     message: string,
-    readonly code: string,
+    /** jsonc-parser's name for what is wrong ("CommaExpected", ...). */
+    readonly syntaxError: string,
     readonly position: TextPosition,
   ) {
     super(message);

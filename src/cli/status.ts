@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { MOUNT_TYPE, canonicalMountpoint, skillsMounts, type MountTableEntry } from '../fuse/index.js';
+import { SkillsMountError } from '../errors.js';
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
 const MAX_SKILLS_JSON_BYTES = 256 * 1024 * 1024;
@@ -50,8 +51,9 @@ export interface StatusReport {
 }
 
 /** Thrown when the MOUNTPOINT given to `status` or `unmount` is not a skills-mount mount. */
-export class NotMountedError extends Error {
+export class NotMountedError extends SkillsMountError {
   override name = 'NotMountedError';
+  readonly code = 'NOT_MOUNTED';
 }
 
 /** The report for one mountpoint, or every skills-mount mount when none is given. */

@@ -1,9 +1,11 @@
 // SKILL.md frontmatter: extraction, YAML parsing, and field-by-field comparison.
 // Shared by the server (which publishes it) and the mount (which verifies it).
 import { parse as parseYaml } from 'yaml';
+import { SkillsMountError } from '../errors.js';
 
-export class FrontmatterError extends Error {
+export class FrontmatterError extends SkillsMountError {
   override name = 'FrontmatterError';
+  readonly code = 'BAD_FRONTMATTER';
 }
 
 const BOM = '\uFEFF';

@@ -1,9 +1,11 @@
 // node:http <-> fetch: turns an IncomingMessage into a web Request and streams a web
 // Response back. The whole adapter the SDK's web-standard handlers need (see docs/serving.md).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SkillsMountError } from '../errors.js';
 
-export class BodyTooLargeError extends Error {
+export class BodyTooLargeError extends SkillsMountError {
   override name = 'BodyTooLargeError';
+  readonly code = 'BODY_TOO_LARGE';
 }
 
 /** The request as a web Request with its body buffered (at most `maxBodyBytes`); aborted when the client goes. */
