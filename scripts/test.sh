@@ -22,6 +22,9 @@ if [ -n "${SKILLS_MOUNT_CORPUS:-}" ]; then
 else
   echo "test: extra skipped: no SKILLS_MOUNT_CORPUS, so the corpus tests run on the generated corpus only"
 fi
+# The tests are type-checked too (vitest only strips their types): a stale fake fails here.
+echo "test: type-checking src and test"
+node_modules/.bin/tsc -p tsconfig.tests.json
 reports="$(mktemp -d)"
 trap 'rm -rf "$reports"; scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true; rm -rf /tmp/skills-mount-test-* 2>/dev/null || true' EXIT
 status=0

@@ -6,7 +6,7 @@
 // to a test home), mount, stop cleanly with exit 0, and leave no mount behind after a crash.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseCommandLine, type MountOptions } from '../../src/cli/command-line.js';
@@ -92,7 +92,7 @@ describe('contrib/skills-mount.service', () => {
 
   it("ExecStopPost unmounts exactly ExecStart's mountpoint, lazily, and succeeds even when nothing is mounted", async () => {
     const unit = await readUnit();
-    const scratch = path.join(await mkdtemp('/tmp/skills-mount-test-'), 'home with spaces');
+    const scratch = path.join(await makeTestDir(), 'home with spaces');
     await mkdir(scratch);
     const { mountpoint } = mountOptionsOf(effective(unit, 'ExecStart'), scratch);
     // fusermount fails (nothing mounted, as after a clean stop): the stop still succeeds.
@@ -105,7 +105,7 @@ describe('contrib/skills-mount.service', () => {
     const override = await documentedOverride();
     const options = mountOptionsOf(effective(override, 'ExecStart'), home);
     expect(options).toMatchObject({ mountpoint: `${home}/skills`, configPath: `${home}/.cursor/mcp.json`, only: ['docs'] });
-    const scratch = await mkdtemp('/tmp/skills-mount-test-');
+    const scratch = await makeTestDir();
     const stopped = await runStopPost(effective(override, 'ExecStopPost'), scratch, 0);
     expect(stopped.code).toBe(0);
     expect(stopped.fusermountArgs).toEqual(['-uz', `${scratch}/skills`]);
@@ -142,7 +142,7 @@ describe('contrib/skills-mount.service', () => {
 
   it('systemd-analyze verify accepts the unit without a warning (and does warn about a broken copy)', async (context) => {
     context.skip(SYSTEMD_ANALYZE === undefined, 'systemd-analyze is not installed (Debian package "systemd")');
-    const dir = await mkdtemp('/tmp/skills-mount-test-');
+    const dir = await makeTestDir();
     const runtimeDir = path.join(dir, 'runtime');
     await mkdir(runtimeDir, { mode: 0o700 });
     const verify = async (text: string) => {

@@ -2,7 +2,7 @@
 // file an EIO and a log line (and are never remembered as answers), writes fail with EROFS,
 // modes and xattrs tell origin, skills.json shows every skill, ls -l costs no content reads,
 // and a mount that cannot start says why and exits 2.
-import { createHash } from 'node:crypto';
+import { sha256 } from '../support/digest.mjs';
 import { mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,6 @@ import { requireFuse } from '../support/require-fuse.js';
 requireFuse();
 
 const SCRIPTED = path.join(REPO, 'test', 'support', 'scripted-server.mjs');
-const sha256 = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
 function skill(name: string, description: string, files: Record<string, Record<string, unknown>> = {}, extra: Record<string, unknown> = {}) {
   const uri = `skill://${name}/SKILL.md`;

@@ -1,8 +1,7 @@
 // The filesystem core over the real MCP stack (reference server, SDK client, in-memory
 // transport): no kernel in the loop, so request counts and versions are exact.
 import { InMemoryTransport } from '@modelcontextprotocol/client';
-import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
@@ -12,6 +11,7 @@ import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
 import { createSkillsServer, type DiscoveryProtocol } from '../../src/server/index.js';
 import { CORPUS_DIR } from '../support/mount-harness.js';
+import { makeTempDir } from '../support/temp-dir.js';
 import type { ProtocolVersionChoice } from '../../src/protocol/revisions.js';
 
 interface Harness {
@@ -137,7 +137,7 @@ describe('filesystem core over MCP', () => {
   });
 
   it('a file changed on the server: new bytes after the notification, the open handle keeps its version', async () => {
-    const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
+    const root = await makeTempDir('skills-mount-core-');
     cleanups.push(() => rm(root, { recursive: true, force: true }));
     await cp(path.join(CORPUS_DIR, 'brand-fonts'), path.join(root, 'brand-fonts'), { recursive: true });
     const { filesystem, logs } = await harness({ root });
@@ -154,7 +154,7 @@ describe('filesystem core over MCP', () => {
   });
 
   it('open serves the version whose size getattr last reported, so the kernel never clamps a newer one', async () => {
-    const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
+    const root = await makeTempDir('skills-mount-core-');
     cleanups.push(() => rm(root, { recursive: true, force: true }));
     await cp(path.join(CORPUS_DIR, 'brand-fonts'), path.join(root, 'brand-fonts'), { recursive: true });
     const { filesystem, catalog } = await harness({ root });
@@ -173,7 +173,7 @@ describe('filesystem core over MCP', () => {
   });
 
   it('a never-read file that grew since getattr is never served clipped: ESTALE until the kernel may ask again, then all of it', async () => {
-    const root = await mkdtemp(path.join(tmpdir(), 'skills-mount-core-'));
+    const root = await makeTempDir('skills-mount-core-');
     cleanups.push(() => rm(root, { recursive: true, force: true }));
     await cp(path.join(CORPUS_DIR, 'brand-fonts'), path.join(root, 'brand-fonts'), { recursive: true });
     const { catalog } = await harness({ root });

@@ -17,7 +17,7 @@ async function connect(scenario: Record<string, unknown>, paging?: PagingLimits)
   const dir = await makeTestDir();
   const entry = await hostileEntry(dir, 'paging', { listing: true, skills: [hostileSkill('ok', 'Good')], ...scenario });
   const logs: string[] = [];
-  const source = new McpSkillSource('paging', { kind: 'stdio', command: entry.command, args: entry.args, env: {} }, {
+  const source = new McpSkillSource('paging', { kind: 'stdio', command: entry.command, args: entry.args, env: {}, cwd: undefined }, {
     timeoutMs: 20_000,
     log: (line) => logs.push(line),
     ...(paging ? { paging } : {}),

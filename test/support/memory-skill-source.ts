@@ -4,7 +4,7 @@
 // lying ones too) or as a tree of files served the way skills-serve serves one (serveTree).
 // test/integration/skill-source-contract.test.ts holds the tree mode to the same contract as
 // the real MCP-backed source.
-import { createHash } from 'node:crypto';
+import { sha256 } from './digest.mjs';
 import { NotFoundError, NotSupportedError, UnavailableError } from '../../src/errors.js';
 import { parseFrontmatter } from '../../src/format/frontmatter.js';
 import type { CacheHint, ConnectionStatus, Listing, SkillSource, SourceEvent, SourceFeatures, UnverifiedContent } from '../../src/mcp/skill-source.js';
@@ -17,9 +17,7 @@ export interface RecordedRequest {
   uri?: string;
 }
 
-export function sha256(bytes: Uint8Array | string): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-}
+export { sha256 };
 
 /** A SKILL.md text with the given frontmatter lines. */
 export function skillMarkdown(name: string, description = `Does ${name} things`, extra = ''): string {

@@ -2,7 +2,8 @@
 // against every implementation (the in-memory fake and McpSkillSource over skills-serve), so
 // the fake cannot drift from the real thing. Expectations come from the declared skills below,
 // computed here with node:crypto and WHATWG URLs, never from the code under test.
-import { createHash } from 'node:crypto';
+// Expected digests come from node:crypto through the test helper, never from project code.
+import { sha256 } from './digest.mjs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import { NotFoundError, NotSupportedError } from '../../src/errors.js';
 import type { CacheHint, SkillSource, SourceEvent, SourceFeatures } from '../../src/mcp/skill-source.js';
@@ -114,9 +115,6 @@ export function uriOf(path: string): string {
   return new URL(`skill://${path.split('/').map(encodeURIComponent).join('/')}`).href;
 }
 
-function sha256(bytes: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-}
 
 interface FileFacts {
   uri: string;

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { boundedFetch } from '../../src/mcp/bounded-fetch.js';
 
-const respond = (body: BodyInit, contentType: string) => async () => new Response(body, { headers: { 'content-type': contentType } });
+const respond = (body: ConstructorParameters<typeof Response>[0], contentType: string) => async () => new Response(body, { headers: { 'content-type': contentType } });
 
 function streamOf(chunks: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();

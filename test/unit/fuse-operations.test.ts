@@ -25,6 +25,7 @@ function fakeCore(overrides: Partial<FilesystemCore> = {}): FilesystemCore {
     }),
     readdir: vi.fn(async () => ['a.md']),
     open: vi.fn(async () => 7),
+    fgetattr: vi.fn(() => nodes['/a.md']!),
     read: vi.fn((_handle: number, position: number, length: number) => FILE_BYTES.subarray(position, position + length)),
     release: vi.fn(),
     listxattr: vi.fn(async () => ['user.a']),
