@@ -7,15 +7,14 @@
 // Every change is a read-modify-write under the lock file, so two CLI invocations never lose each
 // other's approvals; a file that cannot be read is an error, never an empty store (that would
 // silently revoke every approval, and the next write would make it permanent).
-import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { isValidLabel } from '../labels.js';
-import { CREATE_FLAGS, errorCode, errorMessage, isAlive, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
+import { releaseLock, tryLock } from '../lock-file.js';
+import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -90,8 +89,6 @@ export class ApprovalsLockedError extends SkillsMountError {
 const FILE_VERSION = 1;
 const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
-// A lock file with no pid yet may be one another process is still writing; past this age it is debris.
-const LOCK_SETTLE_MS = 5_000;
 const LOCK_POLL_MIN_MS = 5;
 const LOCK_POLL_MAX_MS = 100;
 // A real approvals file is a few KiB per skill; anything past this is not read into memory.
@@ -332,99 +329,28 @@ async function readApprovals(file: string): Promise<Map<string, Approval>> {
 
 // ---- the lock ----
 
-interface LockHolder {
-  pid: number | undefined;
-  host: string | undefined;
-  token: string | undefined;
-  ino: number;
-  ageMs: number;
-}
-
-/**
- * Creates the lock file with O_EXCL holding "pid\nhost\ntoken\n" and returns the token. A held
- * lock is waited for, up to timeoutMs. A lock whose pid is not running on this host is stale:
- * removed (only if it is still the same file, by inode) and taken over. Without flock(2), two
- * writers taking over one stale lock in the same instant can both succeed; the inode check
- * narrows that to the gap between an lstat and an unlink.
- */
+/** Takes the approvals lock, waiting (with backoff, up to timeoutMs) while a live process holds it. */
 async function acquireLock(lockPath: string, timeoutMs: number): Promise<string> {
-  const token = randomBytes(8).toString('hex');
   const deadline = Date.now() + timeoutMs;
   let pollMs = LOCK_POLL_MIN_MS;
   for (;;) {
-    let handle: FileHandle | undefined;
+    let taken;
     try {
-      handle = await open(lockPath, CREATE_FLAGS, 0o600);
+      taken = await tryLock(lockPath);
     } catch (error) {
-      if (errorCode(error) !== 'EEXIST') throw new ApprovalStoreError(`approvals lock ${lockPath}: cannot be created (${errorMessage(error)})`, lockPath, error);
+      throw new ApprovalStoreError(`approvals lock ${lockPath}: cannot be taken (${errorMessage(error)})`, lockPath, error);
     }
-    if (handle !== undefined) {
-      try {
-        await handle.writeFile(`${process.pid}\n${hostname()}\n${token}\n`);
-        await handle.sync();
-      } catch (error) {
-        await handle.close().catch(() => {});
-        await unlink(lockPath).catch(() => {});
-        throw error;
-      }
-      await handle.close();
-      return token;
-    }
-    const holder = await readLock(lockPath);
-    if (holder === undefined) continue; // released since: try again at once
-    if (heldBy(holder) === undefined) {
-      const now = await lstatOrUndefined(lockPath);
-      if (now !== undefined && now.ino === holder.ino) await rm(lockPath, { recursive: true, force: true });
-      continue;
-    }
+    if ('token' in taken) return taken.token;
     if (Date.now() >= deadline) {
       throw new ApprovalsLockedError(
-        `approvals ${path.dirname(lockPath)}: ${heldBy(holder)} has held the lock file ${lockPath} for over ${timeoutMs} ms (if no skills-mount is changing approvals, remove it)`,
+        `approvals ${path.dirname(lockPath)}: ${taken.heldBy} has held the lock file ${lockPath} for over ${timeoutMs} ms (if no skills-mount is changing approvals, remove it)`,
         lockPath,
-        holder.pid,
+        taken.holder.pid,
       );
     }
     await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
     pollMs = Math.min(pollMs * 2, LOCK_POLL_MAX_MS);
   }
-}
-
-/** Who holds the lock, or undefined when it is stale. */
-function heldBy(holder: LockHolder): string | undefined {
-  if (holder.pid === undefined) return holder.ageMs < LOCK_SETTLE_MS ? 'a process still writing its pid' : undefined;
-  if (holder.host !== undefined && holder.host !== hostname()) return `pid ${holder.pid} on host ${holder.host}`;
-  // Our own pid: another ApprovalStore of this process, between its read and its rename.
-  if (holder.pid === process.pid) return `this process (pid ${holder.pid})`;
-  return isAlive(holder.pid) ? `pid ${holder.pid}` : undefined;
-}
-
-async function readLock(lockPath: string): Promise<LockHolder | undefined> {
-  const stats = await lstatOrUndefined(lockPath);
-  if (stats === undefined) return undefined;
-  const holder: LockHolder = { pid: undefined, host: undefined, token: undefined, ino: stats.ino, ageMs: Date.now() - stats.mtimeMs };
-  if (!stats.isFile()) return holder;
-  try {
-    const handle = await open(lockPath, READ_FLAGS);
-    try {
-      const buffer = Buffer.alloc(512);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      const [pidLine, hostLine, tokenLine] = buffer.subarray(0, bytesRead).toString('utf8').split('\n');
-      if (pidLine !== undefined && /^[1-9][0-9]{0,9}$/.test(pidLine)) holder.pid = Number(pidLine);
-      if (hostLine !== undefined && hostLine !== '') holder.host = hostLine;
-      if (tokenLine !== undefined && tokenLine !== '') holder.token = tokenLine;
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return undefined;
-  }
-  return holder;
-}
-
-/** Removes the lock if it is still the one this change took (a takeover by someone else is left alone). */
-async function releaseLock(lockPath: string, token: string): Promise<void> {
-  const holder = await readLock(lockPath);
-  if (holder?.token === token && holder.pid === process.pid) await unlink(lockPath).catch(() => {});
 }
 
 function sleep(ms: number): Promise<void> {

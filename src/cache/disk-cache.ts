@@ -14,15 +14,16 @@
 // would double the files and be one more thing a tamperer could edit.
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rm, unlink, type FileHandle } from 'node:fs/promises';
-import { homedir, hostname } from 'node:os';
+import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
 import type { Log } from '../log.js';
-import { CREATE_FLAGS, errorCode, errorMessage, isAlive, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
+import { lockHeldBy, readLock, releaseLock, tryLock } from '../lock-file.js';
+import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -109,8 +110,6 @@ const KEY_PATTERN = /^[0-9a-f]{64}$/;
 /** What mountKey makes: a label-safe name and 12 hex digits. */
 const SUBTREE_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*-[0-9a-f]{12}$/;
 const BUCKET_PATTERN = /^[0-9a-f]{2}$/;
-// A lock file with no pid yet may be one another process is still writing; past this age it is debris.
-const LOCK_SETTLE_MS = 5_000;
 // A listing.json bigger than this is not read into memory (a real one is far smaller).
 const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
@@ -180,6 +179,7 @@ export class DiskCache {
     /** <root>/<mountKey>. */
     readonly subtree: string,
     readonly lockPath: string,
+    private readonly lockToken: string,
     readonly limitBytes: number,
     private readonly log: Log,
   ) {}
@@ -206,13 +206,13 @@ export class DiskCache {
     const subtree = path.join(root, options.key);
     await ensurePrivateDirectory(subtree, log);
     const lockPath = path.join(subtree, LOCK_NAME);
-    await acquireLock(lockPath, subtree, log);
-    const cache = new DiskCache(subtree, lockPath, limitBytes, log);
+    const lockToken = await lockSubtree(lockPath, subtree, log);
+    const cache = new DiskCache(subtree, lockPath, lockToken, limitBytes, log);
     try {
       await cache.scan();
       await cache.evict(undefined);
     } catch (error) {
-      await releaseLock(lockPath);
+      await releaseLock(lockPath, lockToken);
       throw error;
     }
     return cache;
@@ -283,7 +283,7 @@ export class DiskCache {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.inflight]);
-    await releaseLock(this.lockPath);
+    await releaseLock(this.lockPath, this.lockToken);
   }
 
   // ---- one label's files ----
@@ -555,7 +555,7 @@ export async function readCacheStatus(options: { root: string; mountpoint: strin
   const key = 'key' in options ? options.key : mountKey(path.resolve(options.mountpoint));
   const subtree = path.join(path.resolve(options.root), key);
   const holder = await readLock(path.join(subtree, LOCK_NAME));
-  const lockHolderPid = holder?.pid !== undefined && heldReason(holder) !== undefined ? holder.pid : undefined;
+  const lockHolderPid = holder?.pid !== undefined && lockHeldBy(holder) !== undefined ? holder.pid : undefined;
   const labels: LabelStatus[] = [];
   for (const label of await labelsOnDisk(subtree)) {
     let files = 0;
@@ -590,87 +590,23 @@ export async function listSubtrees(root: string): Promise<string[]> {
 
 // ---- the lock ----
 
-interface LockHolder {
-  pid: number | undefined;
-  host: string | undefined;
-  ino: number;
-  ageMs: number;
-}
-
-/**
- * Creates the lock file with O_EXCL holding "pid\nhost\n". A lock whose pid is not running on
- * this host is stale: it is removed (only if it is still the same file, by inode) and taken
- * over, logged. A lock from another host cannot be checked and counts as held. Without flock(2)
- * two daemons taking over one stale lock in the same instant can both succeed; the inode check
- * narrows that window to the gap between an lstat and an unlink.
- */
-async function acquireLock(lockPath: string, subtree: string, log: Log): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    let handle: FileHandle | undefined;
-    try {
-      handle = await open(lockPath, CREATE_FLAGS, 0o600);
-    } catch (error) {
-      if (errorCode(error) !== 'EEXIST') throw error;
-    }
-    if (handle !== undefined) {
-      try {
-        await handle.writeFile(`${process.pid}\n${hostname()}\n`);
-        await handle.sync();
-      } catch (error) {
-        await handle.close().catch(() => {});
-        await unlink(lockPath).catch(() => {});
-        throw error;
-      }
-      await handle.close();
-      return;
-    }
-    const holder = await readLock(lockPath);
-    if (holder === undefined) continue; // released since: try again
-    const held = heldReason(holder);
-    if (held !== undefined) {
-      throw new CacheLockedError(`disk cache ${subtree} is in use: ${held} holds the lock file ${lockPath}; one skills-mount per mountpoint (if that process is not a skills-mount serving this mountpoint, remove the lock file)`, lockPath, holder.pid);
-    }
-    const now = await lstatOrUndefined(lockPath);
-    if (now !== undefined && now.ino === holder.ino) await rm(lockPath, { recursive: true, force: true });
-    log(`disk cache: took over the stale lock ${lockPath} (${holder.pid === undefined ? 'it named no process' : `pid ${holder.pid} is not running`})`);
-  }
-  throw new CacheLockedError(`disk cache ${subtree}: the lock file ${lockPath} keeps changing; is another skills-mount starting on this mountpoint?`, lockPath, undefined);
-}
-
-/** Who holds the lock, when it is held; undefined when it is stale. */
-function heldReason(holder: LockHolder): string | undefined {
-  if (holder.pid === undefined) return holder.ageMs < LOCK_SETTLE_MS ? 'a process still writing its pid' : undefined;
-  if (holder.host !== undefined && holder.host !== hostname()) return `pid ${holder.pid} on host ${holder.host}`;
-  if (holder.pid === process.pid) return `this process (pid ${holder.pid}, a DiskCache not closed)`;
-  return isAlive(holder.pid) ? `pid ${holder.pid}` : undefined;
-}
-
-async function readLock(lockPath: string): Promise<LockHolder | undefined> {
-  const stats = await lstatOrUndefined(lockPath);
-  if (stats === undefined) return undefined;
-  const holder: LockHolder = { pid: undefined, host: undefined, ino: stats.ino, ageMs: Date.now() - stats.mtimeMs };
-  if (!stats.isFile()) return holder;
+/** Takes the mount subtree's lock (one daemon per mountpoint), or says who holds it. */
+async function lockSubtree(lockPath: string, subtree: string, log: Log): Promise<string> {
+  let taken;
   try {
-    const handle = await open(lockPath, READ_FLAGS);
-    try {
-      const buffer = Buffer.alloc(512);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      const [pidLine, hostLine] = buffer.subarray(0, bytesRead).toString('utf8').split('\n');
-      if (pidLine !== undefined && /^[1-9][0-9]{0,9}$/.test(pidLine)) holder.pid = Number(pidLine);
-      if (hostLine !== undefined && hostLine !== '') holder.host = hostLine;
-    } finally {
-      await handle.close();
-    }
+    taken = await tryLock(lockPath, (stale) =>
+      log(`disk cache: took over the stale lock ${lockPath} (${stale.pid === undefined ? 'it named no process' : `pid ${stale.pid} is not running`})`),
+    );
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return undefined;
+    if (errorCode(error) !== undefined) throw error; // I/O, not a lock changing hands
+    throw new CacheLockedError(`disk cache ${subtree}: ${errorMessage(error)}; is another skills-mount starting on this mountpoint?`, lockPath, undefined);
   }
-  return holder;
-}
-
-/** Removes the lock if it is still ours (a takeover by someone else is left alone). */
-async function releaseLock(lockPath: string): Promise<void> {
-  const holder = await readLock(lockPath);
-  if (holder?.pid === process.pid && (holder.host === undefined || holder.host === hostname())) await unlink(lockPath).catch(() => {});
+  if ('token' in taken) return taken.token;
+  throw new CacheLockedError(
+    `disk cache ${subtree} is in use: ${taken.heldBy} holds the lock file ${lockPath}; one skills-mount per mountpoint (if that process is not a skills-mount serving this mountpoint, remove the lock file)`,
+    lockPath,
+    taken.holder.pid,
+  );
 }
 
 // ---- files and directories ----
