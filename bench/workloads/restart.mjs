@@ -1,7 +1,7 @@
 // Reads after a restart, served from the verified disk cache: one mount reads every file
 // (filling the cache), then each run starts a fresh daemon on the same mountpoint and cache
 // and reads everything again, against local disk; requests are counted at the server.
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { loggedServeEntry, startMount } from '../lib/mount-child.mjs';
 import { requestWindow } from '../lib/request-log.mjs';
@@ -56,7 +56,6 @@ async function waitForCache(cacheDir, totalBytes) {
 }
 
 async function treeBytes(dir) {
-  const { readdir } = await import('node:fs/promises');
   let total = 0;
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
     if (entry.isFile() && !entry.name.endsWith('.json') && !entry.name.startsWith('.')) total += (await stat(path.join(entry.parentPath ?? entry.path, entry.name))).size;

@@ -7,7 +7,7 @@ import { INDEX_URI } from '../protocol/skills-wire.js';
 import type { CatalogState } from './catalog-state.js';
 import type { ContentStore } from './content-store.js';
 import type { DurableStore } from './durable-store.js';
-import { sameEntry, type HeldEntries } from './held-entries.js';
+import type { HeldEntries } from './held-entries.js';
 import { keptListingDocument, readKeptListing } from './kept-listing.js';
 import type { PathObservations } from './path-observations.js';
 import type { ServerLog } from './server-log.js';
@@ -241,8 +241,8 @@ export class Discovery {
     let changed = this.state.generation !== generation || previous.size !== records.size;
     for (const record of records.values()) {
       const before = previous.get(record.uri);
-      if (!changed && (before === undefined || !sameEntry(before, record))) changed = true;
-      this.held.noteReplaced(before, record);
+      // One comparison per record: noteReplaced says whether the entry differs.
+      if (this.held.noteReplaced(before, record) || before === undefined) changed = true;
     }
     this.held.clearRejections();
     this.keptSavedAt = undefined;

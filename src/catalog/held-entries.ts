@@ -24,13 +24,14 @@ export class HeldEntries {
     private readonly now: () => number,
   ) {}
 
-  /** Records what a new entry for a skill means for its held one: a different set is a changed skill. */
-  noteReplaced(previous: SkillRecord | undefined, next: SkillRecord): void {
-    if (!previous || sameEntry(previous, next)) return;
+  /** Records what a new entry for a skill means for its held one: a different set is a changed skill (true). */
+  noteReplaced(previous: SkillRecord | undefined, next: SkillRecord): boolean {
+    if (!previous || sameEntry(previous, next)) return false;
     this.held.set(next.uri, { changedAtMs: this.now() });
     const before = Array.isArray(previous.files) ? resourcesDigest(previous.files) : String(previous.files);
     const after = Array.isArray(next.files) ? resourcesDigest(next.files) : String(next.files);
     this.log.note(`skill ${escapeForLog(next.uri)} changed: resources ${before} -> ${after}; new opens use the new entry`);
+    return true;
   }
 
   /**
