@@ -17,6 +17,7 @@ import { PathResolver } from './path-resolver.js';
 import { ServerLog } from './server-log.js';
 import { SkillByteBudget } from './skill-byte-budget.js';
 import { SkillEntries } from './skill-entries.js';
+import { skillDirectory, type SkillRecord } from './skill-record.js';
 import { Subscriptions } from './subscriptions.js';
 import type { VerifiedContent } from './verified-content.js';
 
@@ -160,6 +161,29 @@ export class ServerCatalog {
   /** The server's state in counts: cheap at any catalog size (no per-skill objects). */
   health(): CatalogHealth {
     return this.report.health();
+  }
+
+  /** The held entry of the skill whose SKILL.md is `skillUri`. */
+  skillRecord(skillUri: string): SkillRecord | undefined {
+    return this.state.records.get(skillUri);
+  }
+
+  /** The held entry of the skill whose directory under the label is `directory`, from what is known without asking. */
+  skillAtDirectory(directory: string): SkillRecord | undefined {
+    const node = this.state.namespace.get(`${directory}/SKILL.md`);
+    if (node?.kind !== 'file') return undefined;
+    const record = this.state.records.get(node.facts.uri);
+    return record !== undefined && skillDirectory(record) === directory ? record : undefined;
+  }
+
+  /** Every held entry, declined ones included. */
+  skillRecords(): Iterable<SkillRecord> {
+    return this.state.records.values();
+  }
+
+  /** Why the skill's SKILL.md failed verification against its entry (none of its files is served), if it did. */
+  rejection(skillUri: string): string | undefined {
+    return this.held.rejection(skillUri);
   }
 
   summary(): CatalogSummary {

@@ -27,6 +27,8 @@ export interface MountOptions {
   /** How long the kernel may reuse names and attributes without asking (the staleness bound). */
   metadataTtlSeconds: number;
   hideDynamic: boolean;
+  /** --approved-only labels: served only in the approved view, whatever their config entry says. */
+  approvedOnly: string[];
   /** --protocol-version: for every server, over its config entry's "protocolVersion". */
   protocolVersion: ProtocolVersionChoice | undefined;
   verbose: boolean;
@@ -37,6 +39,9 @@ export type Command =
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
+  | { command: 'approve'; paths: string[]; yes: boolean; grantAllowedTools: boolean }
+  | { command: 'revoke'; paths: string[]; label: string | undefined; uri: string | undefined }
+  | { command: 'approvals'; json: boolean }
   | { command: 'help' }
   | { command: 'version' };
 
@@ -49,6 +54,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'status') return parseStatus(rest);
   if (first === 'unmount') return parseUnmount(rest);
   if (first === 'cache') return parseCache(rest);
+  if (first === 'approve') return parseApprove(rest);
+  if (first === 'revoke') return parseRevoke(rest);
+  if (first === 'approvals') return parseApprovals(rest);
   return parseMount(argv);
 }
 
@@ -65,6 +73,7 @@ function parseMount(argv: readonly string[]): Command {
     'no-disk-cache': { type: 'boolean' },
     'metadata-ttl': { type: 'string' },
     'no-dynamic': { type: 'boolean' },
+    'approved-only': { type: 'string', multiple: true },
     'protocol-version': { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -109,6 +118,7 @@ function parseMount(argv: readonly string[]): Command {
       diskCache: noDiskCache ? undefined : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB) },
       metadataTtlSeconds,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
+      approvedOnly: ((values['approved-only'] as string[] | undefined) ?? []).flatMap((list) => list.split(',')).filter((label) => label !== ''),
       protocolVersion,
       verbose: (values.verbose as boolean | undefined) ?? false,
     },
@@ -148,6 +158,33 @@ function parseCache(argv: readonly string[]): Command {
     configPath: values.config as string | undefined,
     json: (values.json as boolean | undefined) ?? false,
   };
+}
+
+function parseApprove(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { yes: { type: 'boolean', short: 'y' }, 'grant-allowed-tools': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length === 0) throw new ConfigError('approve takes one or more skill directories on a mount: skills-mount approve MOUNTPOINT/LABEL/SKILL');
+  const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
+  if (grantAllowedTools && !values.yes) throw new ConfigError('--grant-allowed-tools goes with --yes; on a terminal, approve asks');
+  return { command: 'approve', paths: positionals, yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools };
+}
+
+function parseRevoke(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { label: { type: 'string' }, uri: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  const label = values.label as string | undefined;
+  const uri = values.uri as string | undefined;
+  if ((label === undefined) !== (uri === undefined)) throw new ConfigError('revoke --label and --uri go together');
+  if (label !== undefined && positionals.length > 0) throw new ConfigError('revoke takes skill directories or --label with --uri, not both');
+  if (label === undefined && positionals.length === 0) throw new ConfigError('revoke takes one or more skill directories on a mount, or --label LABEL --uri URI');
+  return { command: 'revoke', paths: positionals, label, uri };
+}
+
+function parseApprovals(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length > 0) throw new ConfigError('approvals takes no arguments');
+  return { command: 'approvals', json: (values.json as boolean | undefined) ?? false };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

@@ -20,6 +20,8 @@ export type RawServer = (
 ) & {
   /** skills-mount's own field: which MCP revision to speak with this server. */
   protocolVersion: ProtocolVersionChoice | undefined;
+  /** skills-mount's own field: show this server's skills only in the approved view (docs/agents.md). */
+  approvedOnly: boolean;
 };
 
 export interface RawEntry {
@@ -78,6 +80,8 @@ function readEntry(entry: unknown, where: string): RawServer | undefined {
     throw new ConfigError(`${where}: "type": "${String(type)}" is not a transport skills-mount knows; use "stdio", "http" (Streamable HTTP) or "sse"`);
   }
   const protocolVersion = readProtocolVersion(entry.protocolVersion, where);
+  if (entry.approvedOnly !== undefined && typeof entry.approvedOnly !== 'boolean') throw new ConfigError(`${where}: "approvedOnly" must be true or false`);
+  const approvedOnly = entry.approvedOnly === true;
   if (kind === 'stdio') {
     if (typeof entry.command !== 'string' || entry.command === '') {
       throw new ConfigError(`${where}: needs "command" (a stdio server) or "url" (an HTTP server)`);
@@ -86,10 +90,10 @@ function readEntry(entry: unknown, where: string): RawServer | undefined {
     if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new ConfigError(`${where}: "args" must be an array of strings`);
     if (entry.cwd !== undefined && typeof entry.cwd !== 'string') throw new ConfigError(`${where}: "cwd" must be a string`);
     if (entry.envFile !== undefined && typeof entry.envFile !== 'string') throw new ConfigError(`${where}: "envFile" must be a string`);
-    return { kind, command: entry.command, args, env: stringRecord(entry.env, `${where}: "env"`), cwd: entry.cwd, envFile: entry.envFile, protocolVersion };
+    return { kind, command: entry.command, args, env: stringRecord(entry.env, `${where}: "env"`), cwd: entry.cwd, envFile: entry.envFile, protocolVersion, approvedOnly };
   }
   if (typeof url !== 'string' || url === '') throw new ConfigError(`${where}: "type": "${String(type)}" needs "url"`);
-  return { kind, url, headers: stringRecord(entry.headers, `${where}: "headers"`), protocolVersion };
+  return { kind, url, headers: stringRecord(entry.headers, `${where}: "headers"`), protocolVersion, approvedOnly };
 }
 
 function readProtocolVersion(value: unknown, where: string): ProtocolVersionChoice | undefined {

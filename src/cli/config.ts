@@ -20,6 +20,8 @@ export interface LabelledServer {
   config: ServerConfig;
   /** The server entry's "protocolVersion"; undefined: negotiate (or what --protocol-version says). */
   protocolVersion?: ProtocolVersionChoice | undefined;
+  /** The entry's "approvedOnly": its skills appear only in the approved view. */
+  approvedOnly?: boolean | undefined;
 }
 
 export interface MountConfig {
@@ -113,7 +115,7 @@ export async function loadMountConfig(request: ConfigRequest = {}): Promise<Moun
   if (selected.length === 0) throw new ConfigError(`${origin}: no servers to mount (every server is disabled)`);
   const servers: LabelledServer[] = [];
   for (const candidate of selected) {
-    servers.push({ label: candidate.label, config: await resolveServer(candidate), protocolVersion: candidate.raw.protocolVersion });
+    servers.push({ label: candidate.label, config: await resolveServer(candidate), protocolVersion: candidate.raw.protocolVersion, approvedOnly: candidate.raw.approvedOnly || undefined });
   }
   return { origin, servers, notes };
 }

@@ -3,9 +3,12 @@
 export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server LABEL=COMMAND|URL]... [--only LABEL,...]
                     [--timeout SECONDS] [--startup-timeout SECONDS] [--protocol-version VERSION]
                     [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB] [--no-disk-cache]
-                    [--metadata-ttl SECONDS] [--no-dynamic] [--verbose]
+                    [--metadata-ttl SECONDS] [--no-dynamic] [--approved-only LABEL,...] [--verbose]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
+       skills-mount approve PATH... [--yes [--grant-allowed-tools]]
+       skills-mount revoke PATH... | --label LABEL --uri URI
+       skills-mount approvals [--json]
        skills-mount unmount MOUNTPOINT
        skills-mount --help | --version
 `;
@@ -38,19 +41,28 @@ Mount options:
                           change on a server shows in ls/stat within this time (0: at once,
                           at the cost of a daemon round trip per stat)
   --no-dynamic            hide skills whose files carry no digests ("resources": "dynamic")
+  --approved-only LABEL,...
+                          serve these servers' skills only in the approved view,
+                          MOUNTPOINT/_approved/ (also "approvedOnly": true in the config)
   --verbose               log every MCP request with its duration
 
 Commands:
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.
+  approve PATH...         shows the skill at PATH (MOUNTPOINT/LABEL/SKILL) with its files,
+                          digests and permission fields, asks, and approves it as shown:
+                          it appears in MOUNTPOINT/_approved/ while its files stay so.
+                          --yes for scripts (--grant-allowed-tools grants allowed-tools too)
+  revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the mount)
+  approvals               the stored approvals ($XDG_CONFIG_HOME/skills-mount/approvals.json)
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
   cache status            the disk cache per mount and server: files, bytes, saved listing
   cache prune             removes the cached content of servers no longer in the config
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"status", "unmount" and "cache" are commands only as the first argument; to mount on a
+"status", "unmount", "cache", "approve", "revoke" and "approvals" are commands only as the first argument; to mount on a
 directory of that name, write a path: skills-mount ./status
 
 Examples:
@@ -63,6 +75,7 @@ Examples:
   skills-mount status ~/.cache/mcp-skills --json
   skills-mount unmount ~/.cache/mcp-skills
   skills-mount cache status
+  skills-mount approve ~/.cache/mcp-skills/demo/hello-mount
   ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
 
 More in the package's docs/ folder: configuration.md, agents.md, troubleshooting.md, service.md.

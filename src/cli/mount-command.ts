@@ -3,12 +3,15 @@
 // (connections, caches, the kernel mount) and wires it together.
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { ApprovalLedger } from '../approvals/approval-ledger.js';
+import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
 import { discoveryFolderProblem } from '../cache/discovery-folders.js';
 import { ContentCache } from '../catalog/content-cache.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
+import { APPROVED_DIR } from '../fs/mount-layout.js';
 import { mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { commandProblem } from './command-check.js';
@@ -53,6 +56,10 @@ export async function runMount(options: MountOptions): Promise<void> {
     const removed = await diskCache.prune(config.servers.map((server) => server.label));
     if (removed.length > 0) log(`disk cache: removed the content of ${removed.join(', ')} (no longer configured)`);
   }
+
+  const approvedOnly = approvedOnlyLabels(config.servers, options.approvedOnly);
+  const approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
+  if (approvedOnly.size > 0) log(`served only in the approved view (${mountpoint}/${APPROVED_DIR}): ${[...approvedOnly].join(', ')}`);
 
   const cache = new ContentCache(options.cacheBytes);
   const sources = config.servers.map(
@@ -115,6 +122,8 @@ export async function runMount(options: MountOptions): Promise<void> {
   const startedAt = new Date().toISOString();
   const filesystem = new SkillsFilesystem(catalogs, {
     metadataTtlMs: options.metadataTtlSeconds * 1000,
+    approvals,
+    approvedOnly,
     log: logError,
     mountStatus: () => ({
       pid: process.pid,
@@ -142,6 +151,18 @@ export async function runMount(options: MountOptions): Promise<void> {
   const seconds = progress.elapsedSeconds();
   progress = undefined;
   log(`mounted ${mountpoint} (${summary(sources, skillCount, seconds, offline)}); Ctrl-C to unmount`);
+}
+
+/** Labels whose config entry says "approvedOnly", and those --approved-only names (each must be configured). */
+function approvedOnlyLabels(servers: ReadonlyArray<{ label: string; approvedOnly?: boolean | undefined }>, flagged: readonly string[]): Set<string> {
+  const labels = new Set(servers.filter((server) => server.approvedOnly).map((server) => server.label));
+  for (const label of flagged) {
+    if (!servers.some((server) => server.label === label)) {
+      throw new ConfigError(`--approved-only ${label}: no server has that label (configured: ${servers.map((server) => server.label).join(', ')})`);
+    }
+    labels.add(label);
+  }
+  return labels;
 }
 
 /** The disk cache at its root (never inside the mount: the daemon would read its own mount and hang). */

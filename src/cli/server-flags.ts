@@ -24,10 +24,10 @@ export function parseServerFlag(value: string): FlagServer {
   }
   if (rest === '') throw new ConfigError(`--server ${label}=: nothing after "="; give a command or an http(s) URL`);
   const sse = /^sse\+(https?:\/\/.*)$/.exec(rest);
-  if (sse) return { label, server: { kind: 'sse', url: sse[1]!, headers: {}, protocolVersion: undefined } };
-  if (/^https?:\/\//.test(rest)) return { label, server: { kind: 'http', url: rest, headers: {}, protocolVersion: undefined } };
+  if (sse) return { label, server: { kind: 'sse', url: sse[1]!, headers: {}, protocolVersion: undefined, approvedOnly: false } };
+  if (/^https?:\/\//.test(rest)) return { label, server: { kind: 'http', url: rest, headers: {}, protocolVersion: undefined, approvedOnly: false } };
   const [command, ...args] = splitWords(rest, `--server ${label}`);
-  return { label, server: { kind: 'stdio', command: command!, args, env: {}, cwd: undefined, envFile: undefined, protocolVersion: undefined } };
+  return { label, server: { kind: 'stdio', command: command!, args, env: {}, cwd: undefined, envFile: undefined, protocolVersion: undefined, approvedOnly: false } };
 }
 
 /** Splits a command line into words: whitespace separates, '...' and "..." group, backslash escapes. */

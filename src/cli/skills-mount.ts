@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // skills-mount: mounts MCP servers' skills read-only (the default command), or reports on
-// (`status`) and removes (`unmount`) mounts, or manages the disk cache (`cache`).
+// (`status`) and removes (`unmount`) mounts, manages the disk cache (`cache`) and the
+// approvals of the approved view (`approve`, `revoke`, `approvals`).
 // Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from './config.js';
+import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
 import { runCacheCommand } from './cache-command.js';
 import { HELP, USAGE } from './help.js';
 import { runMount } from './mount-command.js';
@@ -42,6 +44,12 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(text);
       return process.exit(exitCode);
     }
+    case 'approve':
+      return process.exit(await runApprove(command, terminalIo()));
+    case 'revoke':
+      return process.exit(await runRevoke(command, terminalIo()));
+    case 'approvals':
+      return process.exit(await runApprovals(command.json, terminalIo()));
     case 'mount':
       return runMount(command.options);
   }

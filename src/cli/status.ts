@@ -1,13 +1,14 @@
 // `skills-mount status [MOUNTPOINT] [--json]`: every skills-mount mount (or one), its
 // servers, skill counts, cache use and latest errors, read from each mount's skills.json
 // by a `cat` child process with a deadline, so a hung mount can never hang `status`.
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { MOUNT_TYPE, canonicalMountpoint, skillsMounts, type MountTableEntry } from '../fuse/index.js';
 import { SkillsMountError } from '../errors.js';
+import { readMountFile } from './mount-read.js';
+import { escapeForLog } from '../format/escape.js';
+import type { ServerApprovals } from '../fs/approved-view.js';
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
-const MAX_SKILLS_JSON_BYTES = 256 * 1024 * 1024;
 const RECENT_ERRORS_SHOWN = 5;
 
 export interface ServerStatus {
@@ -29,6 +30,8 @@ export interface ServerStatus {
   offline?: { since: string; listingSavedAt: string | null };
   /** How many problems the server's listings had (skills.json names them). */
   problems: number;
+  /** Only when the server has approvals: how many hold, and the skills changed since theirs. */
+  approvals?: ServerApprovals;
 }
 
 export type MountState = 'ok' | 'stale' | 'not-responding' | 'unreadable';
@@ -74,10 +77,10 @@ export async function collectStatus(mountpoint?: string, timeoutMs = DEFAULT_PRO
  */
 export async function probeMount(mountpoint: string, timeoutMs: number): Promise<MountReport> {
   let file = 'status.json';
-  let outcome = await catFile(path.join(mountpoint, file), timeoutMs);
+  let outcome = await readMountFile(path.join(mountpoint, file), timeoutMs);
   if (outcome.kind === 'error' && /no such file/i.test(outcome.message)) {
     file = 'skills.json';
-    outcome = await catFile(path.join(mountpoint, file), timeoutMs);
+    outcome = await readMountFile(path.join(mountpoint, file), timeoutMs);
   }
   if (outcome.kind === 'timeout') {
     return { mountpoint, state: 'not-responding', detail: `${file} did not answer within ${formatSeconds(timeoutMs)}` };
@@ -119,6 +122,7 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
         rejected: count(server.rejected, (skill) => skill.state === 'rejected'),
         changed: count(server.changed, (skill) => skill.state === 'changed'),
         problems: typeof server.problems === 'number' ? server.problems : (server.problems?.length ?? 0),
+        ...(server.approvals && typeof server.approvals.approved === 'number' ? { approvals: server.approvals } : {}),
       };
     }),
   };
@@ -161,6 +165,7 @@ function renderMount(mount: MountReport, nowMs: number): string {
         server.rejected > 0 ? `${server.rejected} rejected (failed verification)` : undefined,
         server.changed > 0 ? `${server.changed} changed since first listed` : undefined,
         server.problems > 0 ? `${server.problems} problem${server.problems === 1 ? '' : 's'} (see skills.json)` : undefined,
+        server.approvals ? approvalsNote(server.approvals) : undefined,
       ]
         .filter((note) => note !== undefined)
         .join('; '),
@@ -179,11 +184,23 @@ function renderMount(mount: MountReport, nowMs: number): string {
   return `${lines.join('\n')}\n`;
 }
 
-function table(rows: string[][]): string[] {
+/** "2 approved; changed since approval: brand-kit (brand-kit/references/style.md changed)" */
+function approvalsNote(approvals: ServerApprovals): string {
+  const note = [`${approvals.approved} approved`];
+  if (approvals.changedSinceApproval > 0) {
+    const skills = approvals.changed.map((skill) => `${escapeForLog(skill.path)} (${skill.differing.map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ')})`);
+    const more = approvals.changedSinceApproval - approvals.changed.length;
+    note.push(`changed since approval: ${skills.join('; ')}${more > 0 ? ` and ${more} more` : ''}`);
+  }
+  return note.join('; ');
+}
+
+/** Rows as aligned columns, two spaces apart; the columns in `rightAligned` (numbers) padded on the left. */
+export function table(rows: string[][], rightAligned: readonly number[] = [3]): string[] {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
   return rows.map((row) =>
     row
-      .map((cell, column) => (column === 3 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .map((cell, column) => (rightAligned.includes(column) ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
       .join('  ')
       .trimEnd(),
   );
@@ -216,26 +233,6 @@ function formatSeconds(ms: number): string {
   return `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 }
 
-type CatOutcome = { kind: 'ok'; text: string } | { kind: 'timeout' } | { kind: 'error'; message: string };
-
-function catFile(file: string, timeoutMs: number): Promise<CatOutcome> {
-  return new Promise((resolve) => {
-    execFile(
-      'cat',
-      [file],
-      // SIGKILL: a read blocked in FUSE ends only on a fatal signal.
-      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: MAX_SKILLS_JSON_BYTES, env: { ...process.env, LC_ALL: 'C' } },
-      (error, stdout, stderr) => {
-        if (error === null) return resolve({ kind: 'ok', text: stdout });
-        if (error.killed) return resolve({ kind: 'timeout' });
-        // "cat: FILE: Transport endpoint is not connected": keep the reason (FILE may hold colons).
-        const first = stderr.trim().split('\n')[0] ?? '';
-        const message = first.includes(': ') ? first.slice(first.lastIndexOf(': ') + 2) : first || error.message;
-        resolve({ kind: 'error', message });
-      },
-    );
-  });
-}
 
 /** status.json, or (from an older daemon) skills.json: counts, or the skills to count. */
 interface StatusDocument {
@@ -254,5 +251,6 @@ interface StatusDocument {
     rejected?: number;
     changed?: number;
     problems?: number | string[];
+    approvals?: ServerApprovals;
   }>;
 }

@@ -1,20 +1,24 @@
-// The filesystem core: "/" holds one directory per server label and skills.json;
-// "/<label>/<path>" is that server's resource. Pins one content version per open
-// handle, numbers inodes per content version, and answers xattrs. No FUSE, no SDK.
-import { IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError, StaleVersionError } from '../errors.js';
+// The filesystem core: "/" holds one directory per server label, skills.json and status.json;
+// "/<label>/<path>" is that server's resource; "/_approved/<label>/<path>" the same resource
+// while the skill it belongs to is approved as it is now (approved-view.ts). Pins one content
+// version per open handle, numbers inodes per content version, and answers xattrs. No FUSE, no SDK.
+import { IntegrityError, IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError, StaleVersionError } from '../errors.js';
+import type { ApprovalLedger } from '../approvals/approval-ledger.js';
 import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
 import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
 import { LRUCache } from 'lru-cache';
 import { sha256Digest } from '../format/digest.js';
-import { skillsJsonParts, type MountStatus } from './skills-json.js';
+import { documentText, jsonText, skillsJsonParts, type MountStatus } from './skills-json.js';
 import { renderStatusJson } from './status-json.js';
 import { GeneratedDocument, type ByteSource } from './generated-document.js';
+import { ApprovedView } from './approved-view.js';
+import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, STATUS_JSON, directoryOfInspectName, inspectFileName } from './mount-layout.js';
 
-export const SKILLS_JSON = 'skills.json';
-/** The small health file `skills-mount status` reads: per-server counts, never per-skill lists. */
-export const STATUS_JSON = 'status.json';
+export { SKILLS_JSON, STATUS_JSON } from './mount-layout.js';
 const SKILLS_JSON_SIZE_STEP_BYTES = 16 * 1024;
 const STATUS_JSON_SIZE_STEP_BYTES = 4 * 1024;
+/** Room a skill record (.inspect) has to grow while the kernel holds its size: approval fields and differing files. */
+const RECORD_HEADROOM_BYTES = 16 * 1024;
 
 /** Extended attributes carried by nodes, in listing order. */
 export const XATTR = {
@@ -45,8 +49,24 @@ export interface SkillsFilesystemOptions {
   mountStatus?: () => MountStatus;
   /** The kernel's attribute timeout (--metadata-ttl): how long a reported size may still clamp reads. */
   metadataTtlMs?: number;
+  /** The approvals: with them the mount has its approved view (`_approved/`) and the records `skills-mount approve` reads. */
+  approvals?: ApprovalLedger;
+  /** Labels whose skills are served only in the approved view. */
+  approvedOnly?: ReadonlySet<string>;
   log?: (line: string) => void;
 }
+
+type Route =
+  | { kind: 'root' }
+  | { kind: 'generated'; name: string }
+  | { kind: 'label'; catalog: ServerCatalog; path: '' }
+  | { kind: 'node'; catalog: ServerCatalog; path: string }
+  | { kind: 'approved-root' }
+  | { kind: 'approved'; catalog: ServerCatalog; view: ApprovedView; path: string }
+  | { kind: 'inspect-directory'; catalog?: ServerCatalog }
+  | { kind: 'inspect-record'; catalog: ServerCatalog; view: ApprovedView; name: string };
+
+const APPROVED_SKILLS_JSON = `${APPROVED_DIR}/${SKILLS_JSON}`;
 
 export class SkillsFilesystem implements FilesystemCore {
   private readonly catalogs: Map<string, ServerCatalog>;
@@ -60,59 +80,104 @@ export class SkillsFilesystem implements FilesystemCore {
   private readonly now: () => number;
   private readonly skillsJson: GeneratedDocument;
   private readonly statusJson: GeneratedDocument;
+  private readonly approvedSkillsJson: GeneratedDocument | undefined;
+  private readonly approved: ApprovedView | undefined;
 
   constructor(catalogs: readonly ServerCatalog[], private readonly options: SkillsFilesystemOptions = {}) {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
     this.now = options.now ?? Date.now;
     this.mountedAtMs = this.now();
+    const approved = options.approvals && new ApprovedView(this.catalogs, options.approvals);
+    this.approved = approved;
     const timing = { ttlMs: options.skillsJsonTtlMs ?? 1_000, kernelHoldMs: options.metadataTtlMs ?? 0, now: this.now };
     this.skillsJson = new GeneratedDocument(
-      () => skillsJsonParts([...this.catalogs.values()].map((catalog) => catalog.summary()), this.options.mountStatus?.()),
+      () =>
+        skillsJsonParts(
+          [...this.catalogs.values()].map((catalog) => catalog.summary()),
+          this.options.mountStatus?.(),
+          approved && ((label, uri) => approved.approvalOf(label, uri)),
+        ),
       { stepBytes: SKILLS_JSON_SIZE_STEP_BYTES, ...timing },
     );
     // status.json: the cheap health answer, small and independent of the catalogs' sizes.
     this.statusJson = new GeneratedDocument(
-      () => [renderStatusJson([...this.catalogs.values()].map((catalog) => catalog.health()), this.options.mountStatus?.()).slice(0, -1)],
+      () => [
+        renderStatusJson(
+          [...this.catalogs.values()].map((catalog) => catalog.health()),
+          this.options.mountStatus?.(),
+          approved && ((label) => approved.serverApprovals(label)),
+        ).slice(0, -1),
+      ],
       { stepBytes: STATUS_JSON_SIZE_STEP_BYTES, ...timing },
     );
+    this.approvedSkillsJson =
+      approved &&
+      new GeneratedDocument(() => [jsonText({ view: 'approved', approvals: { file: options.approvals!.file, problem: options.approvals!.problem ?? null }, servers: approved.skills() })], {
+        stepBytes: STATUS_JSON_SIZE_STEP_BYTES,
+        ...timing,
+      });
   }
 
   async getattr(path: string): Promise<NodeAttributes> {
-    const target = this.route(path);
+    const target = await this.route(path);
     switch (target.kind) {
       case 'root':
-        return this.directoryAttributes('/');
+      case 'label':
+      case 'approved-root':
+      case 'inspect-directory':
+        return this.directoryAttributes(path);
       case 'generated': {
         const reported = await this.documentOf(target.name).reported();
         return this.attributes(path, { kind: 'file', sizeBytes: reported.length, digest: reported.digest });
       }
-      case 'label':
-        return this.directoryAttributes(path);
       case 'node':
         return this.attributes(path, await target.catalog.lookup(target.path));
+      case 'approved': {
+        const node = approvedNode(target, path);
+        return node.kind === 'directory' ? this.directoryAttributes(path) : this.attributes(path, { kind: 'file', sizeBytes: node.file.sizeBytes, digest: node.file.digest });
+      }
+      case 'inspect-record': {
+        const bytes = this.sizedRecord(path, inspectBytes(target, path));
+        return this.attributes(path, { kind: 'file', sizeBytes: bytes.length, digest: sha256Digest(bytes) });
+      }
     }
   }
 
   async readdir(path: string): Promise<string[]> {
-    const target = this.route(path);
+    const target = await this.route(path);
     switch (target.kind) {
-      case 'root':
-        return [...this.catalogs.keys(), SKILLS_JSON, STATUS_JSON];
+      case 'root': {
+        const hidden = this.options.approvedOnly;
+        const labels = hidden ? [...this.catalogs.keys()].filter((label) => !hidden.has(label)) : [...this.catalogs.keys()];
+        return [...labels, SKILLS_JSON, STATUS_JSON, ...(this.approved ? [APPROVED_DIR] : [])];
+      }
       case 'generated':
+      case 'inspect-record':
         throw new NotADirectoryError(`${path} is a file`);
       case 'label':
       case 'node':
         return target.catalog.list(target.path);
+      case 'approved-root':
+        return [...this.catalogs.keys(), SKILLS_JSON];
+      case 'approved': {
+        const node = approvedNode(target, path);
+        if (node.kind === 'file') throw new NotADirectoryError(`${path} is a file`);
+        return [...node.children];
+      }
+      case 'inspect-directory':
+        return target.catalog ? inspectDirectories(target.catalog).map(inspectFileName) : [...this.catalogs.keys()];
     }
   }
 
   async open(path: string): Promise<number> {
-    const target = this.route(path);
+    const target = await this.route(path);
     let bytes: ByteSource;
     let digest: string | undefined;
     switch (target.kind) {
       case 'root':
       case 'label':
+      case 'approved-root':
+      case 'inspect-directory':
         throw new IsADirectoryError(`${path} is a directory`);
       case 'generated': {
         const rendering = await this.documentOf(target.name).opened();
@@ -126,6 +191,29 @@ export class SkillsFilesystem implements FilesystemCore {
         this.refuseClipped(path, reported, content);
         bytes = bufferSource(content.bytes);
         digest = content.digest;
+        break;
+      }
+      case 'approved': {
+        const node = approvedNode(target, path);
+        if (node.kind === 'directory') throw new IsADirectoryError(`${path} is a directory`);
+        const reported = this.versions.get(path);
+        const content = await target.catalog.read(target.path, node.file.digest);
+        this.refuseClipped(path, reported, content);
+        // The catalog verified the bytes against the entry held now; the view serves only the approved ones.
+        if (content.digest !== node.file.digest) {
+          throw new IntegrityError(`${target.catalog.label}: ${node.file.uri}: the server serves ${content.digest} now, approved was ${node.file.digest}; not served in ${APPROVED_DIR}`, {
+            server: target.catalog.label,
+            uri: node.file.uri,
+          });
+        }
+        bytes = bufferSource(content.bytes);
+        digest = content.digest;
+        break;
+      }
+      case 'inspect-record': {
+        const rendered = this.sizedRecord(path, inspectBytes(target, path));
+        bytes = bufferSource(rendered);
+        digest = sha256Digest(rendered);
         break;
       }
     }
@@ -149,6 +237,24 @@ export class SkillsFilesystem implements FilesystemCore {
       `served whole after the kernel's attribute cache expires (within ${Math.ceil(heldForMs / 1000)} s)`;
     this.options.log?.(message);
     throw new StaleVersionError(message, { uri: path });
+  }
+
+  /**
+   * A skill record padded with spaces (JSON whitespace) to the size the kernel holds for the
+   * path, so that a record re-rendered since (an approval added, a file changed) is read whole;
+   * a fresh size leaves RECORD_HEADROOM_BYTES to grow into.
+   */
+  private sizedRecord(path: string, rendered: Buffer): Buffer {
+    const reported = this.versions.get(path);
+    const heldForMs = (this.options.metadataTtlMs ?? 0) - (this.now() - (reported?.reportedAtMs ?? Number.NEGATIVE_INFINITY));
+    const held = heldForMs > 0 ? reported?.sizeBytes : undefined;
+    if (held !== undefined && rendered.length > held) {
+      const message = `${path}: the skill's record outgrew the size the kernel holds (${held} bytes); readable whole within ${Math.ceil(heldForMs / 1000)} s`;
+      this.options.log?.(message);
+      throw new StaleVersionError(message, { uri: path });
+    }
+    const size = held ?? Math.ceil((rendered.length + RECORD_HEADROOM_BYTES) / RECORD_HEADROOM_BYTES) * RECORD_HEADROOM_BYTES;
+    return Buffer.concat([rendered, Buffer.alloc(size - rendered.length, ' ')]);
   }
 
   fgetattr(handle: number): NodeAttributes {
@@ -178,25 +284,42 @@ export class SkillsFilesystem implements FilesystemCore {
   }
 
   private async xattrs(path: string): Promise<Record<string, string>> {
-    const target = this.route(path);
-    if (target.kind === 'root' || target.kind === 'generated') return {};
-    const values: Record<string, string> = { [XATTR.server]: target.catalog.label };
-    if (target.kind === 'label') {
-      const offline = target.catalog.offline();
-      if (offline) values[XATTR.offline] = offline.since;
-      return values;
+    const target = await this.route(path);
+    switch (target.kind) {
+      case 'root':
+      case 'generated':
+      case 'approved-root':
+      case 'inspect-directory':
+      case 'inspect-record':
+        return {};
+      case 'label': {
+        const values: Record<string, string> = { [XATTR.server]: target.catalog.label };
+        const offline = target.catalog.offline();
+        if (offline) values[XATTR.offline] = offline.since;
+        return values;
+      }
+      case 'approved': {
+        const node = approvedNode(target, path);
+        const values: Record<string, string> = { [XATTR.server]: target.catalog.label };
+        if (node.kind === 'file') Object.assign(values, { [XATTR.uri]: node.file.uri, [XATTR.digest]: node.file.digest, [XATTR.verified]: 'true' });
+        return values;
+      }
+      case 'node': {
+        const node = await target.catalog.lookup(target.path);
+        const values: Record<string, string> = { [XATTR.server]: target.catalog.label, [XATTR.uri]: node.uri };
+        if (node.kind === 'file') {
+          if (node.digest !== undefined) values[XATTR.digest] = node.digest;
+          values[XATTR.verified] = node.verified ? 'true' : 'false';
+        }
+        return values;
+      }
     }
-    const node = await target.catalog.lookup(target.path);
-    values[XATTR.uri] = node.uri;
-    if (node.kind === 'file') {
-      if (node.digest !== undefined) values[XATTR.digest] = node.digest;
-      values[XATTR.verified] = node.verified ? 'true' : 'false';
-    }
-    return values;
   }
 
   private documentOf(name: string): GeneratedDocument {
-    return name === STATUS_JSON ? this.statusJson : this.skillsJson;
+    if (name === STATUS_JSON) return this.statusJson;
+    if (name === APPROVED_SKILLS_JSON && this.approvedSkillsJson) return this.approvedSkillsJson;
+    return this.skillsJson;
   }
 
   private directoryAttributes(path: string): NodeAttributes {
@@ -223,17 +346,56 @@ export class SkillsFilesystem implements FilesystemCore {
     return version;
   }
 
-  private route(path: string) {
-    const relative = path.replace(/^\/+/, '');
-    if (relative === '') return { kind: 'root' as const };
-    if (relative === SKILLS_JSON || relative === STATUS_JSON) return { kind: 'generated' as const, name: relative };
-    const slash = relative.indexOf('/');
-    const label = slash === -1 ? relative : relative.slice(0, slash);
+  private async route(path: string): Promise<Route> {
+    const relative = path.replace(/^\/+/, '').replace(/\/+$/, '');
+    if (relative === '') return { kind: 'root' };
+    if (relative === SKILLS_JSON || relative === STATUS_JSON) return { kind: 'generated', name: relative };
+    const segments = relative.split('/');
+    const first = segments[0]!;
+    if (this.approved && (first === APPROVED_DIR || first === INSPECT_DIR)) {
+      // Everything here depends on the approvals file, which another process writes.
+      await this.approved.refresh();
+      if (first === APPROVED_DIR) {
+        if (segments.length === 1) return { kind: 'approved-root' };
+        if (relative === APPROVED_SKILLS_JSON) return { kind: 'generated', name: relative };
+        return { kind: 'approved', catalog: this.catalogOf(path, segments[1]!), view: this.approved, path: segments.slice(2).join('/') };
+      }
+      if (segments.length === 1) return { kind: 'inspect-directory' };
+      const catalog = this.catalogOf(path, segments[1]!);
+      if (segments.length === 2) return { kind: 'inspect-directory', catalog };
+      if (segments.length === 3) return { kind: 'inspect-record', catalog, view: this.approved, name: segments[2]! };
+      throw new NotFoundError(`${path}: no such skill record`);
+    }
+    const catalog = this.catalogOf(path, first);
+    if (this.options.approvedOnly?.has(first)) throw new NotFoundError(`${path}: the skills of ${first} are served only under ${APPROVED_DIR}/${first}`);
+    if (segments.length === 1) return { kind: 'label', catalog, path: '' };
+    return { kind: 'node', catalog, path: segments.slice(1).join('/') };
+  }
+
+  private catalogOf(path: string, label: string): ServerCatalog {
     const catalog = this.catalogs.get(label);
     if (!catalog) throw new NotFoundError(`${path}: no such server label`);
-    if (slash === -1) return { kind: 'label' as const, catalog, path: '' };
-    return { kind: 'node' as const, catalog, path: relative.slice(slash + 1).replace(/\/+$/, '') };
+    return catalog;
   }
+}
+
+function approvedNode(target: Extract<Route, { kind: 'approved' }>, path: string) {
+  const node = target.view.node(target.catalog.label, target.path);
+  if (!node) throw new NotFoundError(`${path}: not in the approved view (not approved, or changed since approval)`);
+  return node;
+}
+
+/** The record of the skill whose directory's inspectFileName() is the target's name. */
+function inspectBytes(target: Extract<Route, { kind: 'inspect-record' }>, path: string): Buffer {
+  const spelled = directoryOfInspectName(target.name);
+  const directory = spelled === 'digest' ? inspectDirectories(target.catalog).find((candidate) => inspectFileName(candidate) === target.name) : spelled;
+  const inspected = directory === undefined ? undefined : target.view.inspect(target.catalog.label, directory);
+  if (!inspected) throw new NotFoundError(`${path}: no skill record of that name`);
+  return Buffer.from(documentText(inspected), 'utf8');
+}
+
+function inspectDirectories(catalog: ServerCatalog): string[] {
+  return [...catalog.skillRecords()].map((record) => record.path.slice(0, -'/SKILL.md'.length));
 }
 
 function bufferSource(bytes: Buffer): ByteSource {

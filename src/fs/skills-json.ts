@@ -2,6 +2,7 @@
 // that are unique across the mount and collisions shown, never silently resolved.
 import { randomUUID } from 'node:crypto';
 import type { CatalogHealth, CatalogSummary } from '../catalog/server-catalog.js';
+import type { SkillApproval } from './approved-view.js';
 
 export interface SkillsJsonSkill {
   name: string;
@@ -24,6 +25,8 @@ export interface SkillsJsonSkill {
   resourcesDigest: string | null;
   /** A rule of the final text this entry breaks that does not stop it being mounted. */
   breaks?: string;
+  /** Only for a skill a person approved: whether the approval still covers it, and what differs when not. */
+  approval?: SkillApproval;
 }
 
 export interface SkillsJsonServer {
@@ -92,9 +95,12 @@ export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' 
 }
 
 /** The skills.json document for the given catalogs, as pretty-printed JSON text. */
-export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus): string {
-  return `${[...skillsJsonParts(catalogs, mount)].join('')}\n`;
+export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus, approvalOf?: ApprovalLookup): string {
+  return `${[...skillsJsonParts(catalogs, mount, approvalOf)].join('')}\n`;
 }
+
+/** A skill's approval state by (label, skill URI); undefined for a skill nobody approved. */
+export type ApprovalLookup = (label: string, skillUri: string) => SkillApproval | undefined;
 
 /** How many skills are rendered between two places where rendering may pause. */
 const SKILLS_PER_PAUSE = 500;
@@ -104,7 +110,7 @@ const SKILLS_PER_PAUSE = 500;
  * gives, produced one skill at a time so a catalog of any size is never one string; '' marks a
  * place where the caller may pause. Skills are sorted by qualified name (code-unit order: cheap).
  */
-export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: MountStatus): Generator<string> {
+export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: MountStatus, approvalOf?: ApprovalLookup): Generator<string> {
   // Stands for an array in a rendered outline, replaced by the array's rendering; random, so
   // no server-supplied string (a reason, a problem) can contain it.
   const HOLE = `\u0000${randomUUID()}\u0000`;
@@ -152,6 +158,8 @@ export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: Mo
       };
       const collidesWith = collisions(byName.get(skill.name)!, qualifiedName);
       if (collidesWith) rendered.collidesWith = collidesWith;
+      const approval = approvalOf?.(catalog.label, skill.uri);
+      if (approval) rendered.approval = approval;
       yield `        ${indent(jsonText(rendered), '        ')}${skillIndex === named.length - 1 ? '\n      ]' : ',\n'}`;
       if (skillIndex % SKILLS_PER_PAUSE === SKILLS_PER_PAUSE - 1) yield '';
     }

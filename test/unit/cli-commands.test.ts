@@ -21,10 +21,24 @@ describe('command line', () => {
         diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 },
         metadataTtlSeconds: 30,
         hideDynamic: true,
+        approvedOnly: [],
         protocolVersion: undefined,
         verbose: true,
       },
     });
+  });
+
+  it('approve, revoke and approvals: their arguments, and what each refuses', () => {
+    expect(parseCommandLine(['/m', '--approved-only', 'a,b', '--approved-only', 'c'])).toMatchObject({ options: { approvedOnly: ['a', 'b', 'c'] } });
+    expect(parseCommandLine(['approve', '/m/docs/x', '/m/docs/y', '--yes'])).toEqual({ command: 'approve', paths: ['/m/docs/x', '/m/docs/y'], yes: true, grantAllowedTools: false });
+    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-allowed-tools'])).toMatchObject({ yes: true, grantAllowedTools: true });
+    expect(() => parseCommandLine(['approve', '/m/docs/x', '--grant-allowed-tools'])).toThrow(/--grant-allowed-tools goes with --yes/);
+    expect(() => parseCommandLine(['approve'])).toThrow(/approve takes one or more skill directories/);
+    expect(parseCommandLine(['revoke', '--label', 'docs', '--uri', 'skill://x/SKILL.md'])).toEqual({ command: 'revoke', paths: [], label: 'docs', uri: 'skill://x/SKILL.md' });
+    expect(() => parseCommandLine(['revoke', '--label', 'docs'])).toThrow(/--label and --uri go together/);
+    expect(() => parseCommandLine(['revoke', '/m/docs/x', '--label', 'docs', '--uri', 'u'])).toThrow(/not both/);
+    expect(parseCommandLine(['approvals', '--json'])).toEqual({ command: 'approvals', json: true });
+    expect(() => parseCommandLine(['approvals', 'x'])).toThrow(/approvals takes no arguments/);
   });
 
   it('the disk cache is on by default (1 GiB); --cache-dir and --disk-cache-size set it, --no-disk-cache turns it off and refuses the other two', () => {

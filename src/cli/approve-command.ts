@@ -1,0 +1,241 @@
+// `skills-mount approve PATH...`, `revoke PATH...` and `approvals`: a person approves a skill
+// as the running mount holds it (SEP-2640 "Content-bound approval"). The skill is read from the
+// mount's `.inspect/<label>/` record, shown with everything that widens what an agent may do
+// called out, and stored bound to its whole resources set; the daemon re-reads the approvals
+// file, and the command waits until the approved view shows the change.
+import { realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { approvalInputFor } from '../approvals/approval-check.js';
+import { ApprovalStore, defaultApprovalsPath, type Approval } from '../approvals/approval-store.js';
+import { ConfigError, SkillsMountError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
+import type { InspectRecord } from '../fs/approved-view.js';
+import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
+import { skillsMounts } from '../fuse/index.js';
+import { readMountFile } from './mount-read.js';
+import { formatBytes, table } from './status.js';
+
+const READ_TIMEOUT_MS = 5_000;
+/** The daemon re-reads the approvals within 100 ms and renders the view's skills.json at most once a second. */
+const VIEW_WAIT_MS = 5_000;
+const VIEW_POLL_MS = 100;
+
+/** A skill directory on a running mount, as a PATH argument names it. */
+export interface SkillLocation {
+  mountpoint: string;
+  label: string;
+  /** The skill directory under the label. */
+  directory: string;
+}
+
+export interface ApproveOptions {
+  paths: string[];
+  /** Approve without asking (scripts). */
+  yes: boolean;
+  /** With --yes: grant the skills' `allowed-tools` too. */
+  grantAllowedTools: boolean;
+}
+
+export interface CommandIo {
+  out: (text: string) => void;
+  /** Asks a yes/no question on the terminal; undefined when there is no terminal to ask on. */
+  ask: ((question: string) => Promise<boolean>) | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+/** The failure of one PATH: the others are still handled, and the command exits 1. */
+class PathError extends SkillsMountError {
+  override name = 'PathError';
+  readonly code = 'APPROVE_PATH';
+}
+
+export function terminalIo(): CommandIo {
+  const tty = process.stdin.isTTY === true && process.stdout.isTTY === true;
+  return {
+    out: (text) => process.stdout.write(text),
+    ask: tty
+      ? async (question) => {
+          const prompt = createInterface({ input: process.stdin, output: process.stdout });
+          try {
+            return /^y(es)?$/i.test((await prompt.question(`${question} [y/N] `)).trim());
+          } finally {
+            prompt.close();
+          }
+        }
+      : undefined,
+    env: process.env,
+  };
+}
+
+/** Exit code 0 when every PATH was approved, 1 when any failed or was declined. */
+export async function runApprove(options: ApproveOptions, io: CommandIo): Promise<number> {
+  if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
+  const store = await ApprovalStore.load(approvalsFile(io.env));
+  let failed = 0;
+  for (const given of options.paths) {
+    try {
+      const location = await locateSkill(given);
+      const record = await readRecord(location, given);
+      io.out(describeSkill(location, record));
+      if (record.cannotApprove !== null) throw new PathError(`${given}: cannot be approved: ${record.cannotApprove}`);
+      const allowedTools = record.permissionFields.find((field) => field.field === 'allowed-tools');
+      const approved = options.yes || (await io.ask!(`Approve ${location.label}/${location.directory} as shown above?`));
+      if (!approved) {
+        io.out('not approved\n\n');
+        failed += 1;
+        continue;
+      }
+      let grant = false;
+      if (allowedTools) {
+        grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
+      }
+      const approval = await store.approve(
+        approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
+      );
+      const shown = await waitForView(location, (skills) => skills.some((skill) => skill.uri === record.uri && skill.resourcesDigest === approval.resourcesDigest));
+      io.out(
+        `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
+          (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
+      );
+    } catch (error) {
+      if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;
+      io.out(`skills-mount: ${error.message}\n\n`);
+      failed += 1;
+    }
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+/** `revoke PATH...`, or `revoke --label L --uri U` for a skill no mount shows any more. */
+export async function runRevoke(request: { paths: string[]; label: string | undefined; uri: string | undefined }, io: CommandIo): Promise<number> {
+  const store = await ApprovalStore.load(approvalsFile(io.env));
+  if (request.label !== undefined && request.uri !== undefined) {
+    const removed = await store.revoke(request.label, request.uri);
+    io.out(removed ? `revoked ${request.label} ${escapeForLog(request.uri)}\n` : `no approval of ${escapeForLog(request.uri)} on ${request.label}\n`);
+    return removed ? 0 : 1;
+  }
+  let failed = 0;
+  for (const given of request.paths) {
+    try {
+      const location = await locateSkill(given);
+      const record = await readRecord(location, given);
+      if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
+      await waitForView(location, (skills) => !skills.some((skill) => skill.uri === record.uri));
+      io.out(`revoked ${location.label}/${location.directory}: no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}\n`);
+    } catch (error) {
+      if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;
+      io.out(`skills-mount: ${error.message}\n`);
+      failed += 1;
+    }
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+/** `approvals [--json]`: what is stored, for every mount (the state on a mount is in its skills.json and `status`). */
+export async function runApprovals(json: boolean, io: CommandIo): Promise<number> {
+  const store = await ApprovalStore.load(approvalsFile(io.env));
+  const approvals = store.list();
+  if (json) {
+    io.out(`${JSON.stringify({ file: store.file, approvals }, null, 2)}\n`);
+    return 0;
+  }
+  if (approvals.length === 0) {
+    io.out(`no approvals (${store.file})\n`);
+    return 0;
+  }
+  const rows = [['LABEL', 'SKILL', 'FILES', 'APPROVED', 'ALLOWED-TOOLS', 'URI'], ...approvals.map(approvalRow)];
+  io.out(`${approvals.length} approval${approvals.length === 1 ? '' : 's'} in ${store.file}\n${table(rows, [2]).map((row) => `  ${row}`).join('\n')}\n`);
+  return 0;
+}
+
+function approvalRow(approval: Approval): string[] {
+  const tools = approval.allowedTools === null ? '-' : approval.allowedToolsApproved ? `granted: ${escapeForLog(approval.allowedTools)}` : 'not granted';
+  return [approval.label, escapeForLog(approval.name), String(approval.resources.length), approval.approvedAt, tools, escapeForLog(approval.skillUri)];
+}
+
+function approvalsFile(env: NodeJS.ProcessEnv): string {
+  return defaultApprovalsPath(env, homedir());
+}
+
+/** Which mount, server label and skill directory PATH names (in the full view or the approved one). */
+export async function locateSkill(given: string): Promise<SkillLocation> {
+  const mounts = (await skillsMounts()).map((entry) => entry.mountpoint);
+  let absolute = path.resolve(given).replace(/\/+$/, '');
+  let mountpoint = innermost(mounts, absolute);
+  if (mountpoint === undefined) {
+    // Reached through a symlink: the real path names the mount. The lookup goes to the daemon, from this process only.
+    absolute = await realpath(absolute).catch(() => absolute);
+    mountpoint = innermost(mounts, absolute);
+  }
+  if (mountpoint === undefined) throw new PathError(`${given}: not on a skills-mount mount (mounted: ${mounts.join(', ') || 'none'})`);
+  let segments = absolute.slice(mountpoint.length).split('/').filter(Boolean);
+  if (segments[0] === APPROVED_DIR) segments = segments.slice(1);
+  if (segments.at(-1) === 'SKILL.md') segments = segments.slice(0, -1);
+  const [label, ...rest] = segments;
+  if (label === undefined || rest.length === 0) throw new PathError(`${given}: name a skill directory, ${path.join(mountpoint, '<label>', '<skill>')}`);
+  return { mountpoint, label, directory: rest.join('/') };
+}
+
+function innermost(mounts: readonly string[], absolute: string): string | undefined {
+  return mounts.filter((mount) => absolute === mount || absolute.startsWith(`${mount}/`)).sort((a, b) => b.length - a.length)[0];
+}
+
+async function readRecord(location: SkillLocation, given: string): Promise<InspectRecord> {
+  const file = path.join(location.mountpoint, INSPECT_DIR, location.label, inspectFileName(location.directory));
+  const outcome = await readMountFile(file, READ_TIMEOUT_MS);
+  if (outcome.kind === 'timeout') throw new PathError(`${given}: the mount did not answer within ${READ_TIMEOUT_MS / 1000} s`);
+  if (outcome.kind === 'error') {
+    if (/no such file/i.test(outcome.message)) throw new PathError(`${given}: ${location.label} holds no skill at ${location.directory} (see ${path.join(location.mountpoint, SKILLS_JSON)})`);
+    throw new PathError(`${given}: cannot read the skill's record: ${outcome.message}`);
+  }
+  return JSON.parse(outcome.text) as InspectRecord;
+}
+
+/** Polls the approved view's skills.json until `done` holds for the label's skills; false after VIEW_WAIT_MS. */
+async function waitForView(location: SkillLocation, done: (skills: Array<{ uri: string; resourcesDigest: string }>) => boolean): Promise<boolean> {
+  const deadline = Date.now() + VIEW_WAIT_MS;
+  for (;;) {
+    const outcome = await readMountFile(path.join(location.mountpoint, APPROVED_DIR, SKILLS_JSON), READ_TIMEOUT_MS);
+    if (outcome.kind === 'ok') {
+      const view = JSON.parse(outcome.text) as { servers: Array<{ label: string; skills: Array<{ uri: string; resourcesDigest: string }> }> };
+      if (done(view.servers.find((server) => server.label === location.label)?.skills ?? [])) return true;
+    }
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
+  }
+}
+
+/** The skill as a person needs to judge it; every string from the server escaped. */
+export function describeSkill(location: SkillLocation, record: InspectRecord): string {
+  const lines = [`${location.label}/${location.directory} on ${location.mountpoint} (server "${location.label}")`];
+  const field = (name: string, value: string) => lines.push(`  ${name.padEnd(12)} ${value}`);
+  field('name', escapeForLog(record.name));
+  field('uri', escapeForLog(record.uri));
+  field('description', escapeForLog(record.description));
+  if (Array.isArray(record.files)) {
+    const total = record.files.reduce((sum, file) => sum + file.sizeBytes, 0);
+    field('files', `${record.files.length}, ${formatBytes(total)} (set ${record.resourcesDigest})`);
+    const prefix = `${location.directory}/`;
+    const rows = record.files.map((file) => [escapeForLog(file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path), formatBytes(file.sizeBytes), file.digest]);
+    lines.push(...table(rows, [1]).map((row) => `    ${row}`));
+  } else {
+    field('files', record.files === 'dynamic' ? '"dynamic": the server publishes no digests' : 'not listed (index generation)');
+  }
+  field('nested', record.nestedSkills.length === 0 ? 'none' : `${record.nestedSkills.map(escapeForLog).join(', ')} (each needs its own approval)`);
+  for (const permission of record.permissionFields) {
+    const effect =
+      permission.effect === 'tool-permission'
+        ? 'widens the tools an agent may use; granted only if you say so'
+        : 'asks the host to run code; approving the skill never grants it';
+    lines.push(`  ! ${permission.field}: ${escapeForLog(permission.value)}  (${effect})`);
+  }
+  const approval = record.approval;
+  if (approval === null) field('approval', 'none');
+  else if (approval.state === 'changed-since-approval') {
+    field('approval', `changed since approval on ${approval.approvedAt}: ${(approval.differing ?? []).map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ')}`);
+  } else field('approval', `${approval.state} (${approval.approvedAt})`);
+  return `${lines.join('\n')}\n`;
+}
+

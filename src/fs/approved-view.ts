@@ -1,0 +1,254 @@
+// What the approvals imply for the mount: the approved view's tree (`_approved/<label>/...`:
+// the files of each skill whose current resources set equals the approved one, and nothing
+// else), its skills.json, each skill's approval state for skills.json and status.json, and the
+// per-skill records `skills-mount approve` shows a person. No FUSE, no I/O but the ledger's.
+import { approvalProblem, nestedSkillsOf, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
+import type { ApprovalLedger } from '../approvals/approval-ledger.js';
+import type { Approval } from '../approvals/approval-store.js';
+import { resourcesDigest } from '../catalog/resources-digest.js';
+import type { ServerCatalog } from '../catalog/server-catalog.js';
+import { skillDirectory, type ManifestFile, type SkillRecord } from '../catalog/skill-record.js';
+import { uriToSegments } from '../catalog/uri-path.js';
+import { APPROVED_DIR } from './mount-layout.js';
+
+/** A file of the approved view: served only while the catalog serves exactly these bytes. */
+export interface ApprovedFile {
+  uri: string;
+  digest: string;
+  sizeBytes: number;
+}
+
+export type ApprovedNode = { kind: 'directory'; children: string[] } | { kind: 'file'; file: ApprovedFile };
+
+/** A skill of the approved view's skills.json. */
+export interface ApprovedSkill {
+  name: string;
+  description: string;
+  uri: string;
+  /** Its directory relative to the mountpoint, inside the approved view. */
+  path: string;
+  resourcesDigest: string;
+  approvedAt: string;
+  /** The skill's `allowed-tools` as approved, or null when it has none. */
+  allowedTools: string | null;
+  /** Whether the person granted `allowed-tools` too; a harness honors the field only when true. */
+  allowedToolsApproved: boolean;
+}
+
+/** A skill's approval state as skills.json shows it (only for skills that have an approval). */
+export interface SkillApproval {
+  state: 'approved' | 'changed-since-approval' | 'cannot-approve';
+  approvedAt: string;
+  allowedToolsApproved: boolean;
+  /** With changed-since-approval: the files added, removed or changed since, by path under the label where known. */
+  differing?: Array<FileDifference & { path?: string }>;
+  /** With cannot-approve: why no approval can hold (its resources became "dynamic", it is declined or rejected). */
+  reason?: string;
+}
+
+/** status.json's approvals figures for one server. */
+export interface ServerApprovals {
+  approved: number;
+  changedSinceApproval: number;
+  /** The skills changed since approval (at most MAX_CHANGED_SHOWN), with what differs. */
+  changed: Array<{ name: string; path: string; differing: Array<FileDifference & { path?: string }> }>;
+}
+
+const MAX_CHANGED_SHOWN = 20;
+
+interface LabelTree {
+  version: number;
+  /** What the tree was built from, per approval: the held entry and its rejection. Rebuilt when any differs. */
+  basis: Array<SkillRecord | undefined>;
+  rejections: Array<string | undefined>;
+  nodes: Map<string, ApprovedNode>;
+  skills: Array<{ record: SkillRecord; approval: Approval }>;
+}
+
+export class ApprovedView {
+  private readonly trees = new Map<string, LabelTree>();
+
+  constructor(
+    private readonly catalogs: ReadonlyMap<string, ServerCatalog>,
+    private readonly ledger: ApprovalLedger,
+  ) {}
+
+  /** Re-reads the approvals file if it changed (at most every 100 ms); call before answering from the view. */
+  refresh(): Promise<void> {
+    return this.ledger.refresh();
+  }
+
+  /** The node at `path` under `_approved/<label>/` ("" is the label directory), or undefined. */
+  node(label: string, path: string): ApprovedNode | undefined {
+    return this.treeOf(label)?.nodes.get(path) ?? (path === '' && this.catalogs.has(label) ? { kind: 'directory', children: [] } : undefined);
+  }
+
+  /** The skills shown in the approved view, by label in catalog order, each sorted by path. */
+  skills(): Array<{ label: string; skills: ApprovedSkill[] }> {
+    return [...this.catalogs.keys()].map((label) => ({
+      label,
+      skills: (this.treeOf(label)?.skills ?? []).map(({ record, approval }) => ({
+        name: record.name,
+        description: record.description,
+        uri: record.uri,
+        path: `${APPROVED_DIR}/${label}/${skillDirectory(record)}`,
+        resourcesDigest: approval.resourcesDigest,
+        approvedAt: approval.approvedAt,
+        allowedTools: approval.allowedTools,
+        allowedToolsApproved: approval.allowedToolsApproved,
+      })),
+    }));
+  }
+
+  /** The approval state of a skill that has an approval; undefined (cheaply) for the rest. */
+  approvalOf(label: string, skillUri: string): SkillApproval | undefined {
+    const approval = this.ledger.approval(label, skillUri);
+    const record = approval && this.catalogs.get(label)?.skillRecord(skillUri);
+    if (!approval || !record) return undefined;
+    const state = this.stateOf(label, record);
+    const base = { approvedAt: approval.approvedAt, allowedToolsApproved: approval.allowedToolsApproved };
+    switch (state.state) {
+      case 'approved':
+        return { state: 'approved', ...base };
+      case 'changed-since-approval':
+        return { state: 'changed-since-approval', ...base, differing: withPaths(state.differing) };
+      case 'cannot-approve':
+        return { state: 'cannot-approve', ...base, reason: state.reason };
+      case 'not-approved':
+        return undefined;
+    }
+  }
+
+  /** The approvals figures of one server, or undefined when it has no approval. */
+  serverApprovals(label: string): ServerApprovals | undefined {
+    const catalog = this.catalogs.get(label);
+    if (!catalog) return undefined;
+    const approvals = [...this.ledger.approvalsOf(label)];
+    if (approvals.length === 0) return undefined;
+    let approved = 0;
+    let changedSinceApproval = 0;
+    const changed: ServerApprovals['changed'] = [];
+    for (const approval of approvals) {
+      const record = catalog.skillRecord(approval.skillUri);
+      if (!record) continue;
+      const state = this.stateOf(label, record);
+      if (state.state === 'approved') approved += 1;
+      else if (state.state === 'changed-since-approval') {
+        changedSinceApproval += 1;
+        if (changed.length < MAX_CHANGED_SHOWN) changed.push({ name: record.name, path: skillDirectory(record), differing: withPaths(state.differing) });
+      }
+    }
+    return { approved, changedSinceApproval, changed };
+  }
+
+  /** What `skills-mount approve` shows a person and stores: the skill at `directory` under `label` as held now. */
+  inspect(label: string, directory: string): InspectRecord | undefined {
+    const catalog = this.catalogs.get(label);
+    const record = catalog?.skillAtDirectory(directory);
+    if (!catalog || !record) return undefined;
+    const rejected = catalog.rejection(record.uri);
+    const problem = rejected !== undefined ? `its SKILL.md failed verification: ${rejected}` : approvalProblem(record);
+    const state = this.stateOf(label, record);
+    const approval = this.ledger.approval(label, record.uri);
+    return {
+      label,
+      path: directory,
+      uri: record.uri,
+      name: record.name,
+      description: record.description,
+      frontmatter: record.frontmatter,
+      permissionFields: permissionFields(record.frontmatter),
+      files: Array.isArray(record.files) ? record.files.map((file) => ({ path: file.path, uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes })) : record.files,
+      resourcesDigest: Array.isArray(record.files) ? resourcesDigest(record.files) : null,
+      nestedSkills: nestedSkillsOf(record.path, [...catalog.skillRecords()].map((other) => other.path)).map((path) => path.slice(0, -'/SKILL.md'.length)),
+      cannotApprove: problem ?? null,
+      approval:
+        approval === undefined
+          ? null
+          : {
+              state: state.state,
+              approvedAt: approval.approvedAt,
+              allowedToolsApproved: approval.allowedToolsApproved,
+              ...(state.state === 'changed-since-approval' ? { differing: withPaths(state.differing) } : {}),
+            },
+    };
+  }
+
+  private stateOf(label: string, record: SkillRecord): ApprovalState {
+    const rejected = this.catalogs.get(label)?.rejection(record.uri);
+    if (rejected !== undefined) return { state: 'cannot-approve', reason: `its SKILL.md failed verification: ${rejected}` };
+    return this.ledger.stateOf(label, record);
+  }
+
+  /** The label's approved tree, rebuilt only when the approvals or one of their skills' entries changed. */
+  private treeOf(label: string): LabelTree | undefined {
+    const catalog = this.catalogs.get(label);
+    if (!catalog) return undefined;
+    const approvals = [...this.ledger.approvalsOf(label)];
+    const basis = approvals.map((approval) => catalog.skillRecord(approval.skillUri));
+    const rejections = approvals.map((approval) => catalog.rejection(approval.skillUri));
+    const known = this.trees.get(label);
+    if (known && known.version === this.ledger.version && sameItems(known.basis, basis) && sameItems(known.rejections, rejections)) return known;
+    const nodes = new Map<string, ApprovedNode>([['', { kind: 'directory', children: [] }]]);
+    const skills: LabelTree['skills'] = [];
+    for (const [index, approval] of approvals.entries()) {
+      const record = basis[index];
+      if (!record || this.stateOf(label, record).state !== 'approved') continue;
+      skills.push({ record, approval });
+      for (const file of record.files as ManifestFile[]) addFile(nodes, file);
+    }
+    skills.sort((a, b) => (a.record.path < b.record.path ? -1 : a.record.path > b.record.path ? 1 : 0));
+    const tree = { version: this.ledger.version, basis, rejections, nodes, skills };
+    this.trees.set(label, tree);
+    return tree;
+  }
+}
+
+/** A skill as `skills-mount approve` reads it from `.inspect/<label>/<name>`. */
+export interface InspectRecord {
+  label: string;
+  /** The skill directory under the label. */
+  path: string;
+  uri: string;
+  name: string;
+  description: string;
+  frontmatter: Record<string, unknown>;
+  permissionFields: ReturnType<typeof permissionFields>;
+  files: Array<{ path: string; uri: string; digest: string; sizeBytes: number }> | 'dynamic' | 'unlisted';
+  resourcesDigest: string | null;
+  /** Skill directories nested in this one: an approval of this skill covers none of them. */
+  nestedSkills: string[];
+  /** Why it cannot be approved, or null. */
+  cannotApprove: string | null;
+  approval: { state: ApprovalState['state']; approvedAt: string; allowedToolsApproved: boolean; differing?: Array<FileDifference & { path?: string }> } | null;
+}
+
+function addFile(nodes: Map<string, ApprovedNode>, file: ManifestFile): void {
+  if (nodes.has(file.path)) return;
+  nodes.set(file.path, { kind: 'file', file: { uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes } });
+  let child = file.path;
+  for (;;) {
+    const slash = child.lastIndexOf('/');
+    const parent = slash === -1 ? '' : child.slice(0, slash);
+    const name = slash === -1 ? child : child.slice(slash + 1);
+    let directory = nodes.get(parent);
+    const existed = directory !== undefined;
+    if (!directory) nodes.set(parent, (directory = { kind: 'directory', children: [] }));
+    // The namespace already refused a file where a directory must be: a directory wins here.
+    if (directory.kind === 'directory' && !directory.children.includes(name)) directory.children.push(name);
+    if (existed || parent === '') return;
+    child = parent;
+  }
+}
+
+/** Each difference with its path under the label: a removed file's too, from its URI. */
+function withPaths(differing: readonly FileDifference[]): Array<FileDifference & { path?: string }> {
+  return differing.map((difference) => {
+    const segments = uriToSegments(difference.uri);
+    return 'problem' in segments ? { ...difference } : { ...difference, path: segments.join('/') };
+  });
+}
+
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
+}
