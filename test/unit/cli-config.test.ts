@@ -104,6 +104,11 @@ describe('config formats, detected from content', () => {
     );
   });
 
+  it('"approvedOnly" must be a boolean', () => {
+    const text = '{\n  "mcpServers": {\n    "bad": { "command": "b", "approvedOnly": "yes" }\n  }\n}\n';
+    expect(() => parseConfigText(text, 'c.json', ENV)).toThrow('config c.json line 3: server "bad": "approvedOnly" must be true or false');
+  });
+
   it('a semantic error names the line of the server', () => {
     const text = '{\n  "mcpServers": {\n    "ok": { "command": "a" },\n    "bad": { "command": "b", "args": "not-a-list" }\n  }\n}\n';
     expect(() => parseConfigText(text, 'c.json', ENV)).toThrow('config c.json line 4: server "bad": "args" must be an array of strings');

@@ -1,0 +1,168 @@
+// What the approvals imply for the mount, over real catalogs and a real approvals file: the
+// approved view's tree, the states skills.json and status.json show, the records `approve`
+// reads, the daemon's re-reading of the file (fail closed when it cannot), and the names of
+// the records.
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { approvalInputFor } from '../../src/approvals/approval-check.js';
+import { ApprovalLedger } from '../../src/approvals/approval-ledger.js';
+import { ApprovalStore } from '../../src/approvals/approval-store.js';
+import { ContentCache } from '../../src/catalog/content-cache.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
+import { NotFoundError } from '../../src/errors.js';
+import { ApprovedView } from '../../src/fs/approved-view.js';
+import { directoryOfInspectName, inspectFileName } from '../../src/fs/mount-layout.js';
+import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
+import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
+import { TempDirs } from '../support/temp-dir.js';
+
+const dirs = new TempDirs('approved-view-');
+afterEach(() => dirs.removeAll());
+
+async function fixture(labels: string[] = ['docs']) {
+  const dir = await dirs.make();
+  const file = path.join(dir, 'skills-mount', 'approvals.json');
+  const clock = { ms: 1_000 };
+  const logged: string[] = [];
+  const sources = labels.map((label) => {
+    const source = new MemorySkillSource(label);
+    source.addSkill('guide', { 'SKILL.md': skillMarkdown('guide'), 'refs/tone.md': 'Be brief.\n' });
+    source.addSkill('guide/inner', { 'SKILL.md': skillMarkdown('inner'), 'ref.md': 'inner\n' });
+    source.addSkill('tools', { 'SKILL.md': skillMarkdown('tools', 'Runs git', 'allowed-tools: Bash(git:*)\n') });
+    return source;
+  });
+  const catalogs = sources.map((source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => {}, cache: new ContentCache(1 << 20), hideDynamic: false, now: () => clock.ms }));
+  for (const catalog of catalogs) await catalog.refresh();
+  const ledger = await ApprovalLedger.open(file, (line) => logged.push(line), () => clock.ms);
+  const view = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), ledger);
+  const store = await ApprovalStore.load(file);
+  /** Approves the skill at `directory` as the catalog holds it now, and lets the ledger see it. */
+  const approve = async (label: string, directory: string, grant = false) => {
+    const record = view.inspect(label, directory)!;
+    await store.approve(approvalInputFor(label, { ...record, files: record.files as Exclude<typeof record.files, string> }, { allowedToolsApproved: grant }));
+    clock.ms += 1_000;
+    await view.refresh();
+  };
+  return { dir, file, clock, logged, sources, catalogs, ledger, view, store, approve };
+}
+
+const tree = (view: ApprovedView, label: string, at = ''): string[] => {
+  const node = view.node(label, at);
+  if (!node || node.kind === 'file') return [];
+  return node.children.flatMap((name) => {
+    const child = at === '' ? name : `${at}/${name}`;
+    return [child, ...tree(view, label, child)];
+  });
+};
+
+describe('the approved view', () => {
+  it('holds exactly the files of the approved set; a nested skill is supporting content, listed only once approved itself', async () => {
+    const { view, approve } = await fixture();
+    expect(tree(view, 'docs')).toEqual([]);
+    expect(view.node('docs', '')).toEqual({ kind: 'directory', children: [] });
+    expect(view.node('nowhere', '')).toBeUndefined();
+    await approve('docs', 'guide');
+    // The memory server's guide entry lists its own files only: the nested skill's are not in its set.
+    expect(tree(view, 'docs').sort()).toEqual(['guide', 'guide/SKILL.md', 'guide/refs', 'guide/refs/tone.md']);
+    expect(view.skills()).toEqual([{ label: 'docs', skills: [expect.objectContaining({ name: 'guide', path: '_approved/docs/guide', allowedTools: null, allowedToolsApproved: false })] }]);
+    expect(view.inspect('docs', 'guide')!.nestedSkills).toEqual(['guide/inner']);
+    await approve('docs', 'guide/inner');
+    expect(view.skills()[0]!.skills.map((skill) => skill.name)).toEqual(['guide', 'inner']);
+    expect(tree(view, 'docs')).toContain('guide/inner/ref.md');
+  });
+
+  it('a changed file takes the skill out, with what differs, until it is approved again', async () => {
+    const { view, approve, sources, catalogs } = await fixture();
+    await approve('docs', 'guide');
+    sources[0]!.changeFile('skill://guide/refs/tone.md', 'Be kind.\n');
+    await catalogs[0]!.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+    const expected = { uri: 'skill://guide/refs/tone.md', change: 'changed', path: 'guide/refs/tone.md' };
+    expect(view.approvalOf('docs', 'skill://guide/SKILL.md')).toMatchObject({ state: 'changed-since-approval', differing: [expected] });
+    expect(view.serverApprovals('docs')).toEqual({ approved: 0, changedSinceApproval: 1, changed: [{ name: 'guide', path: 'guide', differing: [expected] }] });
+    expect(view.inspect('docs', 'guide')!.approval).toMatchObject({ state: 'changed-since-approval', differing: [expected] });
+    expect(view.approvalOf('docs', 'skill://tools/SKILL.md')).toBeUndefined();
+    await approve('docs', 'guide');
+    expect(tree(view, 'docs')).toContain('guide/refs/tone.md');
+    expect(view.serverApprovals('docs')).toMatchObject({ approved: 1, changedSinceApproval: 0 });
+  });
+
+  it('keeps each label apart, records the allowed-tools grant, and has no figures for a label without approvals', async () => {
+    const { view, approve } = await fixture(['one', 'two']);
+    await approve('one', 'tools', true);
+    expect(tree(view, 'two')).toEqual([]);
+    expect(view.serverApprovals('two')).toBeUndefined();
+    expect(view.skills()[0]!.skills).toEqual([expect.objectContaining({ name: 'tools', allowedTools: 'Bash(git:*)', allowedToolsApproved: true })]);
+    expect(view.inspect('one', 'tools')!.permissionFields).toEqual([{ field: 'allowed-tools', effect: 'tool-permission', value: 'Bash(git:*)' }]);
+    expect(view.inspect('one', 'nothing')).toBeUndefined();
+  });
+
+  it('re-reads the approvals file when it changes, and grants nothing (logged once) while it cannot be read', async () => {
+    const { view, approve, file, clock, logged, ledger } = await fixture();
+    await approve('docs', 'guide');
+    const good = await readFile(file, 'utf8');
+    await writeFile(file, '{ not json');
+    await chmod(file, 0o600);
+    clock.ms += 1_000;
+    await view.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+    expect(ledger.problem).toMatch(/approvals file .*approvals\.json/);
+    clock.ms += 1_000;
+    await view.refresh();
+    expect(logged.filter((line) => line.includes('the approved view shows no skill'))).toHaveLength(1);
+    await writeFile(file, good);
+    clock.ms += 1_000;
+    await view.refresh();
+    expect(ledger.problem).toBeUndefined();
+    expect(tree(view, 'docs')).toContain('guide/SKILL.md');
+    expect(logged.at(-1)).toMatch(/readable again/);
+  });
+
+  it('checks the file at most every 100 ms', async () => {
+    const { view, approve, store, clock } = await fixture();
+    await approve('docs', 'guide');
+    await store.revoke('docs', 'skill://guide/SKILL.md');
+    clock.ms += 50;
+    await view.refresh();
+    expect(tree(view, 'docs')).not.toEqual([]);
+    clock.ms += 50;
+    await view.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+  });
+});
+
+describe('the mount with approvals', () => {
+  it('serves records padded to a size that holds while the kernel may clamp reads; hides approved-only labels from the full view', async () => {
+    const { catalogs, ledger, clock, approve } = await fixture(['docs', 'kept']);
+    const filesystem = new SkillsFilesystem(catalogs, { approvals: ledger, approvedOnly: new Set(['kept']), metadataTtlMs: 30_000, now: () => clock.ms });
+    expect(await filesystem.readdir('/')).toEqual(['docs', 'skills.json', 'status.json', '_approved']);
+    await expect(filesystem.getattr('/kept/guide/SKILL.md')).rejects.toBeInstanceOf(NotFoundError);
+    expect(await filesystem.readdir('/_approved')).toEqual(['docs', 'kept', 'skills.json']);
+    const record = `/.inspect/docs/${inspectFileName('guide')}`;
+    const size = (await filesystem.getattr(record)).sizeBytes;
+    await approve('docs', 'guide');
+    const handle = await filesystem.open(record);
+    const bytes = filesystem.read(handle, 0, size + 1);
+    filesystem.release(handle);
+    // Grown by the approval, still the size the kernel was told: padded with JSON whitespace.
+    expect(bytes.length).toBe(size);
+    expect(JSON.parse(bytes.toString()).approval).toMatchObject({ state: 'approved' });
+    expect((await filesystem.readdir('/.inspect/docs')).sort()).toEqual(['guide%2Finner.json', 'guide.json', 'tools.json']);
+    expect(await filesystem.readdir('/_approved/docs/guide')).toEqual(['SKILL.md', 'refs']);
+  });
+});
+
+describe('record names', () => {
+  it('spell one directory each, both ways, and a digest past the file name limit', () => {
+    for (const directory of ['guide', 'acme/billing/refunds', 'a%2Fb', 'a/b', '100%/x']) {
+      expect(directoryOfInspectName(inspectFileName(directory))).toBe(directory);
+    }
+    expect(inspectFileName('a/b')).not.toBe(inspectFileName('a%2Fb'));
+    const long = Array.from({ length: 5 }, () => 'x'.repeat(60)).join('/');
+    expect(inspectFileName(long)).toMatch(/^%sha256-[0-9a-f]{64}\.json$/);
+    expect(directoryOfInspectName(inspectFileName(long))).toBe('digest');
+    expect(directoryOfInspectName('nope.txt')).toBeUndefined();
+    expect(directoryOfInspectName('%zz.json')).toBeUndefined();
+  });
+});
