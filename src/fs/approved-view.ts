@@ -9,7 +9,7 @@ import { resourcesDigest } from '../catalog/resources-digest.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import { skillDirectory, type ManifestFile, type SkillRecord } from '../catalog/skill-record.js';
 import { uriToSegments } from '../catalog/uri-path.js';
-import { APPROVED_DIR } from './mount-layout.js';
+import { APPROVED_DIR, directoryOfInspectName, inspectFileName } from './mount-layout.js';
 
 /** A file of the approved view: served only while the catalog serves exactly these bytes. */
 export interface ApprovedFile {
@@ -160,7 +160,7 @@ export class ApprovedView {
       permissionFields: permissionFields(record.frontmatter),
       files: Array.isArray(record.files) ? record.files.map((file) => ({ path: file.path, uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes })) : record.files,
       resourcesDigest: Array.isArray(record.files) ? resourcesDigest(record.files) : null,
-      nestedSkills: nestedSkillsOf(record.path, [...catalog.skillRecords()].map((other) => other.path)).map((path) => path.slice(0, -'/SKILL.md'.length)),
+      nestedSkills: nestedSkillsOf(directory, this.skillDirectories(label)),
       cannotApprove: problem ?? null,
       approval:
         approval === undefined
@@ -172,6 +172,23 @@ export class ApprovedView {
               ...(state.state === 'changed-since-approval' ? { differing: withPaths(state.differing) } : {}),
             },
     };
+  }
+
+  /** The record `.inspect/<label>/<name>` names (see inspectFileName), if that skill is held. */
+  recordNamed(label: string, name: string): InspectRecord | undefined {
+    const spelled = directoryOfInspectName(name);
+    const directory = spelled === 'digest' ? this.skillDirectories(label).find((candidate) => inspectFileName(candidate) === name) : spelled;
+    return directory === undefined ? undefined : this.inspect(label, directory);
+  }
+
+  /** The names of every held skill's record under `.inspect/<label>/`. */
+  recordNames(label: string): string[] {
+    return this.skillDirectories(label).map(inspectFileName);
+  }
+
+  private skillDirectories(label: string): string[] {
+    const catalog = this.catalogs.get(label);
+    return catalog ? [...catalog.skillRecords()].map(skillDirectory) : [];
   }
 
   private stateOf(label: string, record: SkillRecord): ApprovalState {

@@ -12,7 +12,7 @@ import { documentText, jsonText, skillsJsonParts, type MountStatus } from './ski
 import { renderStatusJson } from './status-json.js';
 import { GeneratedDocument, type ByteSource } from './generated-document.js';
 import { ApprovedView } from './approved-view.js';
-import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, STATUS_JSON, directoryOfInspectName, inspectFileName } from './mount-layout.js';
+import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, STATUS_JSON } from './mount-layout.js';
 
 export { SKILLS_JSON, STATUS_JSON } from './mount-layout.js';
 const SKILLS_JSON_SIZE_STEP_BYTES = 16 * 1024;
@@ -63,7 +63,7 @@ type Route =
   | { kind: 'node'; catalog: ServerCatalog; path: string }
   | { kind: 'approved-root' }
   | { kind: 'approved'; catalog: ServerCatalog; view: ApprovedView; path: string }
-  | { kind: 'inspect-directory'; catalog?: ServerCatalog }
+  | { kind: 'inspect-directory'; view: ApprovedView; catalog?: ServerCatalog }
   | { kind: 'inspect-record'; catalog: ServerCatalog; view: ApprovedView; name: string };
 
 const APPROVED_SKILLS_JSON = `${APPROVED_DIR}/${SKILLS_JSON}`;
@@ -165,7 +165,7 @@ export class SkillsFilesystem implements FilesystemCore {
         return [...node.children];
       }
       case 'inspect-directory':
-        return target.catalog ? inspectDirectories(target.catalog).map(inspectFileName) : [...this.catalogs.keys()];
+        return target.catalog ? target.view.recordNames(target.catalog.label) : [...this.catalogs.keys()];
     }
   }
 
@@ -360,9 +360,9 @@ export class SkillsFilesystem implements FilesystemCore {
         if (relative === APPROVED_SKILLS_JSON) return { kind: 'generated', name: relative };
         return { kind: 'approved', catalog: this.catalogOf(path, segments[1]!), view: this.approved, path: segments.slice(2).join('/') };
       }
-      if (segments.length === 1) return { kind: 'inspect-directory' };
+      if (segments.length === 1) return { kind: 'inspect-directory', view: this.approved };
       const catalog = this.catalogOf(path, segments[1]!);
-      if (segments.length === 2) return { kind: 'inspect-directory', catalog };
+      if (segments.length === 2) return { kind: 'inspect-directory', view: this.approved, catalog };
       if (segments.length === 3) return { kind: 'inspect-record', catalog, view: this.approved, name: segments[2]! };
       throw new NotFoundError(`${path}: no such skill record`);
     }
@@ -385,17 +385,11 @@ function approvedNode(target: Extract<Route, { kind: 'approved' }>, path: string
   return node;
 }
 
-/** The record of the skill whose directory's inspectFileName() is the target's name. */
+/** The record `.inspect/<label>/<name>` as JSON text. */
 function inspectBytes(target: Extract<Route, { kind: 'inspect-record' }>, path: string): Buffer {
-  const spelled = directoryOfInspectName(target.name);
-  const directory = spelled === 'digest' ? inspectDirectories(target.catalog).find((candidate) => inspectFileName(candidate) === target.name) : spelled;
-  const inspected = directory === undefined ? undefined : target.view.inspect(target.catalog.label, directory);
+  const inspected = target.view.recordNamed(target.catalog.label, target.name);
   if (!inspected) throw new NotFoundError(`${path}: no skill record of that name`);
   return Buffer.from(documentText(inspected), 'utf8');
-}
-
-function inspectDirectories(catalog: ServerCatalog): string[] {
-  return [...catalog.skillRecords()].map((record) => record.path.slice(0, -'/SKILL.md'.length));
 }
 
 function bufferSource(bytes: Buffer): ByteSource {

@@ -4,14 +4,14 @@
 // approved; any change takes a skill out, shown as "changed since approval"; dynamic and
 // index-generation skills cannot be approved; nested skills need their own approval.
 import { spawn } from 'node:child_process';
-import { appendFile, cp, rm } from 'node:fs/promises';
+import { appendFile, cp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Terminal, shellQuote } from '../support/cli-tmux.js';
 import { exitOf } from '../support/children.js';
 import { run } from '../support/fuse-harness.js';
 import { hostileEntry, hostileSkill } from '../support/hostile-scenario.js';
-import { SKILLS_MOUNT, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { REPO, SKILLS_MOUNT, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { pollUntil } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
 import { writeSkill } from '../support/skill-builder.js';
@@ -156,6 +156,37 @@ describe('approve and the approved view', () => {
     // A new open is refused: the file is no longer in the approved view.
     const reopened = await run('cat', [file]);
     expect(reopened.code).not.toBe(0);
+  });
+
+  it('a verification failure that brings a refreshed entry takes the skill out: the new bytes are never served there', async () => {
+    const dir = await makeTestDir();
+    const skillMd = { text: '---\nname: rotated\ndescription: Rotated since the listing\n---\n# rotated\n' };
+    // The listing vouches for "old", the server now serves "new", and skills/get says so.
+    const scenario = {
+      listing: true,
+      skills: [
+        {
+          uri: 'skill://rotated/SKILL.md',
+          frontmatter: { name: 'rotated', description: 'Rotated since the listing' },
+          files: { 'skill://rotated/SKILL.md': skillMd, 'skill://rotated/ref.md': { text: 'new\n', listedText: 'old\n' } },
+          getFiles: { 'skill://rotated/SKILL.md': skillMd, 'skill://rotated/ref.md': { text: 'new\n' } },
+        },
+      ],
+    };
+    const file = path.join(dir, 'rotated.json');
+    await writeFile(file, JSON.stringify(scenario));
+    const env = { ...process.env, XDG_CONFIG_HOME: path.join(dir, 'config') };
+    const mount = await startMount({ dir, env, config: { srv: { command: process.execPath, args: [path.join(REPO, 'test', 'support', 'scripted-server.mjs'), file] } } });
+    mounts.push(mount);
+    const fixture = { dir, env, mount };
+    expect((await cli(fixture, 'approve', path.join(mount.mountpoint, 'srv', 'rotated'), '--yes')).code).toBe(0);
+    const read = await run('cat', [path.join(mount.mountpoint, '_approved', 'srv', 'rotated', 'ref.md')]);
+    expect(read.code).not.toBe(0);
+    expect(read.stdout).toBe('');
+    expect(read.stderr).toMatch(/Input\/output error/);
+    expect(await approvedTree(fixture, 'srv')).toEqual([]);
+    const entry = await eventually(() => skillEntry(fixture, 'srv', 'rotated'), (skill) => skill.approval.state !== 'approved', 'skills.json to show the change');
+    expect(entry.approval).toMatchObject({ state: 'changed-since-approval', differing: [{ uri: 'skill://rotated/ref.md', change: 'changed', path: 'rotated/ref.md' }] });
   });
 
   it('approvals survive a daemon restart, and revoke takes the skill out', async () => {

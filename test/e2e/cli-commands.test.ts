@@ -39,7 +39,7 @@ describe.skipIf(!fuseUsable)('skills-mount command line on real mounts', () => {
       dir: await testDir(),
       args: ['--server', demoServer('demo'), '--server', demoServer('other'), '--server', 'missing=/nonexistent/server', '--only', 'demo,missing'],
     });
-    expect((await run('ls', [mount.mountpoint])).stdout.split('\n').filter(Boolean)).toEqual(['demo', 'missing', 'skills.json', 'status.json']);
+    expect((await run('ls', [mount.mountpoint])).stdout.split('\n').filter(Boolean)).toEqual(['_approved', 'demo', 'missing', 'skills.json', 'status.json']);
     expect(mount.log()).toMatch(/starting 2 servers from the command line/);
     expect(mount.log()).toMatch(
       new RegExp(`mounted ${mount.mountpoint} \\(1/2 servers connected: demo; not connected: missing; 5 skills; ready in \\d+\\.\\d s\\); Ctrl-C to unmount`),

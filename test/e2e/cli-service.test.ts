@@ -200,7 +200,7 @@ describe('contrib/skills-mount.service', () => {
       const mountpoint = path.join(testHome, '.cache', 'mcp-skills');
 
       const service = await startService(env);
-      expect((await run('ls', [mountpoint])).stdout).toBe('demo\nskills.json\nstatus.json\n');
+      expect((await run('ls', [mountpoint])).stdout).toBe('_approved\ndemo\nskills.json\nstatus.json\n');
       service.child.kill('SIGTERM');
       expect(await service.exited).toBe(0);
       await stopPost(env);
