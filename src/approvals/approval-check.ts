@@ -28,7 +28,7 @@ export interface FileDifference {
 export type ApprovalState =
   | { state: 'approved' }
   | { state: 'not-approved' }
-  | { state: 'changed-since-approval'; differing: FileDifference[] }
+  | { state: 'changed-since-approval'; differing: FileDifference[]; revokedAt?: string }
   | { state: 'cannot-approve'; reason: string };
 
 /** A frontmatter field that asks for more than reading: shown at approval time, never honored unapproved. */
@@ -58,6 +58,8 @@ export function approvalState(approval: Approval | undefined, current: ApprovalS
   if (problem !== undefined) return { state: 'cannot-approve', reason: problem };
   if (approval === undefined || approval.skillUri !== current.uri) return { state: 'not-approved' };
   const differing = differences(approval.resources, current.files as readonly AdvertisedFile[]);
+  // Revoked by a later entry with another set: it stays revoked when the set comes back (SEP-2640).
+  if (approval.revokedAt !== null) return { state: 'changed-since-approval', differing, revokedAt: approval.revokedAt };
   return differing.length === 0 ? { state: 'approved' } : { state: 'changed-since-approval', differing };
 }
 

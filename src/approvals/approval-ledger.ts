@@ -18,6 +18,8 @@ export class ApprovalLedger {
   private checking: Promise<void> | undefined;
   private changes = 0;
   private unreadable: string | undefined;
+  /** Revocations being written, by label NUL URI NUL approvedAt: each is written once. */
+  private readonly revoking = new Set<string>();
 
   private constructor(
     /** The approvals file. */
@@ -65,6 +67,28 @@ export class ApprovalLedger {
   /** Whether the approval stored for the skill's (label, URI) covers the skill as held now. */
   stateOf(label: string, subject: ApprovalSubject): ApprovalState {
     return approvalState(this.approval(label, subject.uri), subject);
+  }
+
+  /**
+   * Records in the file that a later entry revoked `approval` at `revokedAt`, so that it stays
+   * revoked when the set comes back and after a restart. In the background; a failure is
+   * logged (the approval still does not hold in this daemon: the caller saw the change).
+   */
+  revoke(approval: Approval, revokedAt: string): void {
+    const key = `${approval.label}\0${approval.skillUri}\0${approval.approvedAt}`;
+    if (approval.revokedAt !== null || this.revoking.has(key) || this.unreadable !== undefined) return;
+    this.revoking.add(key);
+    void (async () => {
+      try {
+        const store = await ApprovalStore.load(this.file);
+        if (await store.markRevoked(approval.label, approval.skillUri, approval.approvedAt, revokedAt)) {
+          this.log(`[${approval.label}] approval of ${approval.skillUri} revoked: a later entry brought another resources set; approve it again to show it in the approved view`);
+        }
+        await this.refresh(true);
+      } catch (error) {
+        this.log(`approvals file ${this.file}: cannot record that the approval of ${approval.skillUri} on ${approval.label} was revoked: ${errorMessage(error)}`);
+      }
+    })();
   }
 
   private async check(): Promise<void> {

@@ -44,10 +44,16 @@ export interface Approval {
   allowedToolsApproved: boolean;
   /** The `allowed-tools` value as it was shown at approval time, or null when the skill had none. */
   allowedTools: string | null;
+  /**
+   * When a later entry with another resources set revoked it (ISO time), or null. A revoked
+   * approval holds no more, even once the server serves the approved set again; approving anew
+   * replaces it. Written by the daemon that saw the entry.
+   */
+  revokedAt: string | null;
 }
 
-/** What approve() takes: resourcesDigest is computed here, approvedAt defaults to now. */
-export type ApprovalInput = Omit<Approval, 'resourcesDigest' | 'approvedAt'> & { approvedAt?: string | undefined };
+/** What approve() takes: resourcesDigest is computed here, approvedAt defaults to now; a new approval is never revoked. */
+export type ApprovalInput = Omit<Approval, 'resourcesDigest' | 'approvedAt' | 'revokedAt'> & { approvedAt?: string | undefined };
 
 export interface ApprovalStoreOptions {
   /** Clock for approvedAt; default the system clock. */
@@ -158,6 +164,25 @@ export class ApprovalStore {
     return approval;
   }
 
+  /**
+   * Marks the approval of (label, skill URI) revoked at `revokedAt`, if it is still the one
+   * approved at `approvedAt` (not approved anew since) and not revoked already; true when it
+   * marked it. Resolves once the mark is on disk.
+   */
+  async markRevoked(label: string, skillUri: string, approvedAt: string, revokedAt: string): Promise<boolean> {
+    if (Number.isNaN(Date.parse(revokedAt))) throw new ConfigError(`approvals: revokedAt ${JSON.stringify(revokedAt)} is not a time`);
+    let marked = false;
+    await this.change((approvals) => {
+      const key = keyOf(label, skillUri);
+      const approval = approvals.get(key);
+      if (!approval || approval.approvedAt !== approvedAt || approval.revokedAt !== null) return false;
+      approvals.set(key, freezeApproval(approval.resources, { ...approval, revokedAt }));
+      marked = true;
+      return true;
+    });
+    return marked;
+  }
+
   /** Removes the approval of (label, skill URI); true when there was one. Resolves once the removal is on disk. */
   async revoke(label: string, skillUri: string): Promise<boolean> {
     let removed = false;
@@ -224,6 +249,7 @@ function checkedInput(input: ApprovalInput, now: () => Date): Approval {
     approvedAt,
     allowedToolsApproved: input.allowedToolsApproved,
     allowedTools: input.allowedTools,
+    revokedAt: null,
   };
   const shapeProblem = approvalProblem(candidate, false);
   if (shapeProblem !== undefined) throw problem(shapeProblem);
@@ -242,18 +268,21 @@ function freezeApproval(resources: readonly ApprovedResource[], fields: Omit<App
     approvedAt: fields.approvedAt,
     allowedToolsApproved: fields.allowedToolsApproved,
     allowedTools: fields.allowedTools,
+    revokedAt: fields.revokedAt,
   });
 }
 
 /** Why `value` is not an approval, or undefined. With `withDigest` it must also carry a resourcesDigest matching its resources. */
 function approvalProblem(value: unknown, withDigest: boolean): string | undefined {
   if (!isObject(value)) return 'not an object';
-  const { label, skillUri, name, resources, approvedAt, allowedToolsApproved, allowedTools } = value;
+  const { label, skillUri, name, resources, approvedAt, allowedToolsApproved, allowedTools, revokedAt } = value;
   if (typeof label !== 'string' || !isValidLabel(label)) return `label ${JSON.stringify(label)} is not a server label`;
   if (typeof skillUri !== 'string' || skillUri === '' || skillUri.includes('\0')) return 'skillUri is not a URI';
   if (typeof name !== 'string' || name === '') return 'name is not a string';
   if (typeof approvedAt !== 'string' || Number.isNaN(Date.parse(approvedAt))) return 'approvedAt is not a time';
   if (typeof allowedToolsApproved !== 'boolean') return 'allowedToolsApproved is not a boolean';
+  // Absent in files written before revocation was recorded: not revoked.
+  if (revokedAt !== undefined && revokedAt !== null && (typeof revokedAt !== 'string' || Number.isNaN(Date.parse(revokedAt)))) return 'revokedAt is neither a time nor null';
   if (allowedTools !== null && typeof allowedTools !== 'string') return 'allowedTools is neither a string nor null';
   // A grant of nothing is a record that says more than the person saw.
   if (allowedToolsApproved && allowedTools === null) return 'allowedToolsApproved is true but there was no allowed-tools value to approve';
@@ -322,7 +351,7 @@ async function readApprovals(file: string): Promise<Map<string, Approval>> {
     const approval = value as Approval;
     const key = keyOf(approval.label, approval.skillUri);
     if (approvals.has(key)) throw shape(`approvals[${index}]: a second approval of ${JSON.stringify(approval.skillUri)} on ${approval.label}`);
-    approvals.set(key, freezeApproval(approval.resources, approval));
+    approvals.set(key, freezeApproval(approval.resources, { ...approval, revokedAt: approval.revokedAt ?? null }));
   });
   return approvals;
 }

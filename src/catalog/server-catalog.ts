@@ -18,6 +18,7 @@ import { ServerLog } from './server-log.js';
 import { SkillByteBudget } from './skill-byte-budget.js';
 import { SkillEntries } from './skill-entries.js';
 import { skillDirectory, type SkillRecord } from './skill-record.js';
+import { segmentsToUri } from './uri-path.js';
 import { Subscriptions } from './subscriptions.js';
 import type { VerifiedContent } from './verified-content.js';
 
@@ -170,15 +171,21 @@ export class ServerCatalog {
 
   /** The held entry of the skill whose directory under the label is `directory`, from what is known without asking. */
   skillAtDirectory(directory: string): SkillRecord | undefined {
+    // The tree has the URI as the server spelled it; a declined skill is not in the tree, so its URI is spelled from the path.
     const node = this.state.namespace.get(`${directory}/SKILL.md`);
-    if (node?.kind !== 'file') return undefined;
-    const record = this.state.records.get(node.facts.uri);
+    const uri = node?.kind === 'file' ? node.facts.uri : segmentsToUri([...directory.split('/'), 'SKILL.md']);
+    const record = this.state.records.get(uri);
     return record !== undefined && skillDirectory(record) === directory ? record : undefined;
   }
 
   /** Every held entry, declined ones included. */
   skillRecords(): Iterable<SkillRecord> {
     return this.state.records.values();
+  }
+
+  /** When a refreshed entry last brought the skill another resources set or frontmatter (ms), if one did. */
+  entryChangedAt(skillUri: string): number | undefined {
+    return this.held.changedAtMs(skillUri);
   }
 
   /** Why the skill's SKILL.md failed verification against its entry (none of its files is served), if it did. */

@@ -18,7 +18,7 @@ import { readMountFile } from './mount-read.js';
 import { formatBytes, table } from './status.js';
 
 const READ_TIMEOUT_MS = 5_000;
-/** The daemon re-reads the approvals within 100 ms and renders the view's skills.json at most once a second. */
+/** The daemon re-reads the approvals file within 100 ms of a change. */
 const VIEW_WAIT_MS = 5_000;
 const VIEW_POLL_MS = 100;
 
@@ -94,7 +94,7 @@ export async function runApprove(options: ApproveOptions, io: CommandIo): Promis
       const approval = await store.approve(
         approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
       );
-      const shown = await waitForView(location, (skills) => skills.some((skill) => skill.uri === record.uri && skill.resourcesDigest === approval.resourcesDigest));
+      const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt);
       io.out(
         `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
           (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
@@ -122,7 +122,7 @@ export async function runRevoke(request: { paths: string[]; label: string | unde
       const location = await locateSkill(given);
       const record = await readRecord(location, given);
       if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
-      await waitForView(location, (skills) => !skills.some((skill) => skill.uri === record.uri));
+      await waitForView(location, given, (now) => now === null);
       io.out(`revoked ${location.label}/${location.directory}: no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}\n`);
     } catch (error) {
       if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;
@@ -193,15 +193,15 @@ async function readRecord(location: SkillLocation, given: string): Promise<Inspe
   return JSON.parse(outcome.text) as InspectRecord;
 }
 
-/** Polls the approved view's skills.json until `done` holds for the label's skills; false after VIEW_WAIT_MS. */
-async function waitForView(location: SkillLocation, done: (skills: Array<{ uri: string; resourcesDigest: string }>) => boolean): Promise<boolean> {
+/**
+ * Polls the skill's record until `done` holds for its approval: the record is computed as the
+ * approved view is, and padded so that its growth is read whole. False after VIEW_WAIT_MS.
+ */
+async function waitForView(location: SkillLocation, given: string, done: (approval: InspectRecord['approval']) => boolean): Promise<boolean> {
   const deadline = Date.now() + VIEW_WAIT_MS;
   for (;;) {
-    const outcome = await readMountFile(path.join(location.mountpoint, APPROVED_DIR, SKILLS_JSON), READ_TIMEOUT_MS);
-    if (outcome.kind === 'ok') {
-      const view = JSON.parse(outcome.text) as { servers: Array<{ label: string; skills: Array<{ uri: string; resourcesDigest: string }> }> };
-      if (done(view.servers.find((server) => server.label === location.label)?.skills ?? [])) return true;
-    }
+    const record = await readRecord(location, given).catch(() => undefined);
+    if (record && done(record.approval)) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
   }
@@ -234,7 +234,8 @@ export function describeSkill(location: SkillLocation, record: InspectRecord): s
   const approval = record.approval;
   if (approval === null) field('approval', 'none');
   else if (approval.state === 'changed-since-approval') {
-    field('approval', `changed since approval on ${approval.approvedAt}: ${(approval.differing ?? []).map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ')}`);
+    const differing = (approval.differing ?? []).map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ');
+    field('approval', `changed since approval on ${approval.approvedAt}: ${differing || 'the server changed it and went back to the approved files; an approval does not outlive a change'}`);
   } else field('approval', `${approval.state} (${approval.approvedAt})`);
   return `${lines.join('\n')}\n`;
 }

@@ -188,7 +188,7 @@ function renderMount(mount: MountReport, nowMs: number): string {
 function approvalsNote(approvals: ServerApprovals): string {
   const note = [`${approvals.approved} approved`];
   if (approvals.changedSinceApproval > 0) {
-    const skills = approvals.changed.map((skill) => `${escapeForLog(skill.path)} (${skill.differing.map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ')})`);
+    const skills = approvals.changed.map((skill) => `${escapeForLog(skill.path)} (${skill.differing.map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ') || 'changed and back'})`);
     const more = approvals.changedSinceApproval - approvals.changed.length;
     note.push(`changed since approval: ${skills.join('; ')}${more > 0 ? ` and ${more} more` : ''}`);
   }

@@ -40,8 +40,10 @@ export interface SkillApproval {
   state: 'approved' | 'changed-since-approval' | 'cannot-approve';
   approvedAt: string;
   allowedToolsApproved: boolean;
-  /** With changed-since-approval: the files added, removed or changed since, by path under the label where known. */
+  /** With changed-since-approval: the files added, removed or changed since, by path under the label where known (none when the server went back to the approved set). */
   differing?: Array<FileDifference & { path?: string }>;
+  /** With changed-since-approval: when a later entry with another set revoked the approval. */
+  revokedAt?: string;
   /** With cannot-approve: why no approval can hold (its resources became "dynamic", it is declined or rejected). */
   reason?: string;
 }
@@ -111,7 +113,7 @@ export class ApprovedView {
       case 'approved':
         return { state: 'approved', ...base };
       case 'changed-since-approval':
-        return { state: 'changed-since-approval', ...base, differing: withPaths(state.differing) };
+        return { state: 'changed-since-approval', ...base, differing: withPaths(state.differing), ...revokedAtOf(state) };
       case 'cannot-approve':
         return { state: 'cannot-approve', ...base, reason: state.reason };
       case 'not-approved':
@@ -169,7 +171,7 @@ export class ApprovedView {
               state: state.state,
               approvedAt: approval.approvedAt,
               allowedToolsApproved: approval.allowedToolsApproved,
-              ...(state.state === 'changed-since-approval' ? { differing: withPaths(state.differing) } : {}),
+              ...(state.state === 'changed-since-approval' ? { differing: withPaths(state.differing), ...revokedAtOf(state) } : {}),
             },
     };
   }
@@ -191,10 +193,25 @@ export class ApprovedView {
     return catalog ? [...catalog.skillRecords()].map(skillDirectory) : [];
   }
 
+  /**
+   * Whether the skill's approval holds for the entry held now. Any later entry with another set
+   * revokes it (SEP-2640): seen here either as a set that differs now, or as an entry that
+   * changed after the approval even if it is back to the approved set. The revocation is
+   * written to the approvals file, so it outlives this daemon.
+   */
   private stateOf(label: string, record: SkillRecord): ApprovalState {
-    const rejected = this.catalogs.get(label)?.rejection(record.uri);
+    const catalog = this.catalogs.get(label);
+    const rejected = catalog?.rejection(record.uri);
     if (rejected !== undefined) return { state: 'cannot-approve', reason: `its SKILL.md failed verification: ${rejected}` };
-    return this.ledger.stateOf(label, record);
+    const state = this.ledger.stateOf(label, record);
+    const approval = this.ledger.approval(label, record.uri);
+    if (!approval || approval.revokedAt !== null || (state.state !== 'approved' && state.state !== 'changed-since-approval')) return state;
+    const changedAtMs = catalog?.entryChangedAt(record.uri);
+    const changedAfter = changedAtMs !== undefined && changedAtMs > Date.parse(approval.approvedAt);
+    if (state.state === 'approved' && !changedAfter) return state;
+    const revokedAt = new Date(changedAfter ? changedAtMs : Date.now()).toISOString();
+    this.ledger.revoke(approval, revokedAt);
+    return { state: 'changed-since-approval', differing: state.state === 'changed-since-approval' ? state.differing : [], revokedAt };
   }
 
   /** The label's approved tree, rebuilt only when the approvals or one of their skills' entries changed. */
@@ -237,7 +254,7 @@ export interface InspectRecord {
   nestedSkills: string[];
   /** Why it cannot be approved, or null. */
   cannotApprove: string | null;
-  approval: { state: ApprovalState['state']; approvedAt: string; allowedToolsApproved: boolean; differing?: Array<FileDifference & { path?: string }> } | null;
+  approval: { state: ApprovalState['state']; approvedAt: string; allowedToolsApproved: boolean; differing?: Array<FileDifference & { path?: string }>; revokedAt?: string } | null;
 }
 
 function addFile(nodes: Map<string, ApprovedNode>, file: ManifestFile): void {
@@ -256,6 +273,10 @@ function addFile(nodes: Map<string, ApprovedNode>, file: ManifestFile): void {
     if (existed || parent === '') return;
     child = parent;
   }
+}
+
+function revokedAtOf(state: ApprovalState): { revokedAt?: string } {
+  return 'revokedAt' in state && state.revokedAt !== undefined ? { revokedAt: state.revokedAt } : {};
 }
 
 /** Each difference with its path under the label: a removed file's too, from its URI. */

@@ -349,7 +349,11 @@ export class SkillsFilesystem implements FilesystemCore {
   private async route(path: string): Promise<Route> {
     const relative = path.replace(/^\/+/, '').replace(/\/+$/, '');
     if (relative === '') return { kind: 'root' };
-    if (relative === SKILLS_JSON || relative === STATUS_JSON) return { kind: 'generated', name: relative };
+    if (relative === SKILLS_JSON || relative === STATUS_JSON) {
+      // Both show each skill's approval state: from the approvals file as it is now.
+      await this.approved?.refresh();
+      return { kind: 'generated', name: relative };
+    }
     const segments = relative.split('/');
     const first = segments[0]!;
     if (this.approved && (first === APPROVED_DIR || first === INSPECT_DIR)) {

@@ -105,7 +105,7 @@ describe('approve and the approved view', () => {
     expect(approved.stdout).toContain(`approved docs/guide: now in ${path.join(fixture.mount.mountpoint, '_approved', 'docs', 'guide')}`);
     expect(await approvedTree(fixture, 'docs')).toEqual(GUIDE_TREE);
     expect((await run('cat', [path.join(fixture.mount.mountpoint, '_approved', 'docs', 'guide', 'references', 'tone.md')])).stdout).toBe('Be brief.\n');
-    expect((await approvedSkills(fixture, 'docs')).map((skill) => skill.name)).toEqual(['guide']);
+    await eventually(() => approvedSkills(fixture, 'docs'), (listed) => listed.map((skill) => skill.name).join() === 'guide', 'the approved skills.json to list guide');
     expect(await skillEntry(fixture, 'docs', 'guide')).toMatchObject({ approval: { state: 'approved', allowedToolsApproved: false } });
     expect(await skillEntry(fixture, 'docs', 'other')).not.toHaveProperty('approval');
 
@@ -123,7 +123,7 @@ describe('approve and the approved view', () => {
       expect(entry.approval.differing).toEqual([expect.objectContaining({ change, uri: `skill://${file}` })]);
       const status = await cli(fixture, 'status', fixture.mount.mountpoint);
       expect(status.stdout).toContain(`changed since approval: guide (${file} ${change})`);
-      expect(await approvedSkills(fixture, 'docs')).toEqual([]);
+      await eventually(() => approvedSkills(fixture, 'docs'), (listed) => listed.length === 0, 'the approved skills.json to drop guide');
 
       const again = await cli(fixture, 'approve', guide, '--yes');
       expect(again.stdout).toContain(`changed since approval on`);
@@ -133,6 +133,24 @@ describe('approve and the approved view', () => {
       await eventually(() => skillEntry(fixture, 'docs', 'guide'), (skill) => skill.approval.state === 'approved', 'skills.json to show the approval');
     }
     expect(await approvedTree(fixture, 'docs')).toEqual(['guide', 'guide/SKILL.md', 'guide/references', 'guide/references/extra.md', 'guide/references/tone.md']);
+  });
+
+  it('a server that goes back to the approved files does not get its approval back: a later entry revoked it', async () => {
+    const dir = await makeTestDir();
+    const skills = await twoSkills(dir);
+    const fixture = await start({ docs: skills }, [], dir);
+    const guide = path.join(fixture.mount.mountpoint, 'docs', 'guide');
+    expect((await cli(fixture, 'approve', guide, '--yes')).code).toBe(0);
+    const tone = path.join(skills, 'guide', 'references', 'tone.md');
+    await writeFile(tone, 'Be kind.\n');
+    await eventually(() => approvedTree(fixture, 'docs'), (tree) => tree.length === 0, 'the skill to leave the approved view');
+    await writeFile(tone, 'Be brief.\n');
+    const entry = await eventually(() => skillEntry(fixture, 'docs', 'guide'), (skill) => skill.approval.differing?.length === 0, 'the set to be back');
+    expect(entry.approval).toMatchObject({ state: 'changed-since-approval', revokedAt: expect.any(String) });
+    expect(await approvedTree(fixture, 'docs')).toEqual([]);
+    expect((await cli(fixture, 'status', fixture.mount.mountpoint)).stdout).toContain('changed since approval: guide (changed and back)');
+    expect((await cli(fixture, 'approve', guide, '--yes')).stdout).toContain('the server changed it and went back to the approved files');
+    expect(await approvedTree(fixture, 'docs')).toEqual(GUIDE_TREE);
   });
 
   it('an open handle in the approved view keeps the approved bytes after the file changes on the server', async () => {
@@ -243,12 +261,12 @@ describe('approve and the approved view', () => {
     const fixture = await start({ docs: root }, [], dir);
     const shown = await cli(fixture, 'approve', path.join(fixture.mount.mountpoint, 'docs', 'parent'), '--yes');
     expect(shown.stdout).toMatch(/nested\s+parent\/child \(each needs its own approval\)/);
-    expect((await approvedSkills(fixture, 'docs')).map((skill) => skill.path)).toEqual(['_approved/docs/parent']);
+    await eventually(() => approvedSkills(fixture, 'docs'), (listed) => listed.map((skill) => skill.path).join() === '_approved/docs/parent', 'the parent alone');
     expect(await approvedTree(fixture, 'docs')).toEqual(['parent', 'parent/SKILL.md', 'parent/child', 'parent/child/SKILL.md', 'parent/child/ref.md', 'parent/notes.md']);
     expect(await skillEntry(fixture, 'docs', 'child')).not.toHaveProperty('approval');
 
     expect((await cli(fixture, 'approve', path.join(fixture.mount.mountpoint, 'docs', 'parent', 'child'), '--yes')).code).toBe(0);
-    expect((await approvedSkills(fixture, 'docs')).map((skill) => skill.path)).toEqual(['_approved/docs/parent', '_approved/docs/parent/child']);
+    await eventually(() => approvedSkills(fixture, 'docs'), (listed) => listed.map((skill) => skill.path).join() === '_approved/docs/parent,_approved/docs/parent/child', 'the child listed after its own approval');
   });
 
   it('two servers serving the same URI are approved separately', async () => {
@@ -312,7 +330,8 @@ describe('the approve prompt', () => {
     await terminal.waitFor(/approved docs\/tooling \(allowed-tools not granted\): now in /);
 
     expect((await cli(fixture, 'approve', path.join(fixture.mount.mountpoint, 'docs', 'granted'), '--yes', '--grant-allowed-tools')).code).toBe(0);
-    const bySkill = Object.fromEntries((await approvedSkills(fixture, 'docs')).map((skill) => [skill.name, skill]));
+    const listed = await eventually(() => approvedSkills(fixture, 'docs'), (skills) => skills.length === 2, 'both skills listed');
+    const bySkill = Object.fromEntries(listed.map((skill) => [skill.name, skill]));
     expect(bySkill.tooling).toMatchObject({ allowedTools: 'Bash(git:*) Read', allowedToolsApproved: false });
     expect(bySkill.granted).toMatchObject({ allowedTools: 'Read', allowedToolsApproved: true });
   });

@@ -38,6 +38,7 @@ function approvalOf(record: SkillRecord, label = 'alpha'): Approval {
     name: record.name,
     resources: files.map((file) => ({ uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes })),
     resourcesDigest: 'unused by approvalState',
+    revokedAt: null,
     approvedAt: '2026-03-01T12:00:00.000Z',
     allowedToolsApproved: false,
     allowedTools: null,

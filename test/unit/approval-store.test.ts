@@ -127,6 +127,26 @@ describe('ApprovalStore', () => {
     expect(await store.revoke('alpha', 'skill://never/SKILL.md')).toBe(false);
   });
 
+  it('marks an approval revoked only while it is the one approved then; a file without revokedAt reads as not revoked', async () => {
+    const { file } = await setup();
+    const store = await ApprovalStore.load(file);
+    const first = await store.approve(input('alpha', 'skill://refunds/SKILL.md', { approvedAt: '2026-01-01T00:00:00.000Z' }));
+    expect(first.revokedAt).toBeNull();
+    expect(await store.markRevoked('alpha', 'skill://refunds/SKILL.md', '2025-12-31T00:00:00.000Z', '2026-01-02T00:00:00.000Z')).toBe(false);
+    expect(await store.markRevoked('alpha', 'skill://refunds/SKILL.md', first.approvedAt, '2026-01-02T00:00:00.000Z')).toBe(true);
+    expect(await store.markRevoked('alpha', 'skill://refunds/SKILL.md', first.approvedAt, '2026-01-03T00:00:00.000Z')).toBe(false);
+    expect((await ApprovalStore.load(file)).get('alpha', 'skill://refunds/SKILL.md')?.revokedAt).toBe('2026-01-02T00:00:00.000Z');
+    // Approving anew clears it.
+    expect((await store.approve(input('alpha', 'skill://refunds/SKILL.md'))).revokedAt).toBeNull();
+    const document = JSON.parse(await readFile(file, 'utf8'));
+    delete document.approvals[0].revokedAt;
+    await writeFile(file, JSON.stringify(document));
+    expect((await ApprovalStore.load(file)).get('alpha', 'skill://refunds/SKILL.md')?.revokedAt).toBeNull();
+    document.approvals[0].revokedAt = 'yesterday';
+    await writeFile(file, JSON.stringify(document));
+    await expect(ApprovalStore.load(file)).rejects.toThrow(/revokedAt is neither a time nor null/);
+  });
+
   it('two stores on one file do not lose each other\'s approvals', async () => {
     const { file } = await setup();
     // Both loaded before either wrote: each change must re-read the file, not write its stale copy.

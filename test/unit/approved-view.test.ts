@@ -16,6 +16,7 @@ import { directoryOfInspectName, inspectFileName } from '../../src/fs/mount-layo
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 import { TempDirs } from '../support/temp-dir.js';
+import { pollUntil } from '../support/poll.js';
 
 const dirs = new TempDirs('approved-view-');
 afterEach(() => dirs.removeAll());
@@ -86,6 +87,28 @@ describe('the approved view', () => {
     await approve('docs', 'guide');
     expect(tree(view, 'docs')).toContain('guide/refs/tone.md');
     expect(view.serverApprovals('docs')).toMatchObject({ approved: 1, changedSinceApproval: 0 });
+  });
+
+  it('a later entry with another set revokes the approval for good: the set coming back does not restore it, approving anew does', async () => {
+    const { view, approve, sources, catalogs, file, clock } = await fixture();
+    await approve('docs', 'guide');
+    sources[0]!.changeFile('skill://guide/refs/tone.md', 'Be kind.\n');
+    clock.ms += 1_000;
+    await catalogs[0]!.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+    // The daemon writes the revocation in the background.
+    await pollUntil(() => readFile(file, 'utf8'), (text) => /"revokedAt": "20/.test(text), { timeoutMs: 5_000, intervalMs: 10, timeoutError: () => new Error('no revocation written') });
+    sources[0]!.changeFile('skill://guide/refs/tone.md', 'Be brief.\n');
+    clock.ms += 1_000;
+    await catalogs[0]!.refresh();
+    await view.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+    expect(view.approvalOf('docs', 'skill://guide/SKILL.md')).toMatchObject({ state: 'changed-since-approval', differing: [], revokedAt: expect.any(String) });
+    // A second daemon (a restart) reads the revocation from the file.
+    const restarted = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), await ApprovalLedger.open(file, () => {}, () => clock.ms));
+    expect(restarted.approvalOf('docs', 'skill://guide/SKILL.md')).toMatchObject({ state: 'changed-since-approval' });
+    await approve('docs', 'guide');
+    expect(tree(view, 'docs')).toContain('guide/refs/tone.md');
   });
 
   it('keeps each label apart, records the allowed-tools grant, and has no figures for a label without approvals', async () => {
