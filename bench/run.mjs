@@ -26,6 +26,7 @@ const { parseOptions } = await import('./lib/options.mjs');
 const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
 const { buildRows } = await import('./lib/report.mjs');
 const { renderTable } = await import('./lib/table.mjs');
+const { measureApproved } = await import('./workloads/approved.mjs');
 const { measureLatency } = await import('./workloads/latency.mjs');
 const { measureListing } = await import('./workloads/listing.mjs');
 const { measureReads } = await import('./workloads/reads.mjs');
@@ -101,6 +102,8 @@ try {
   const reads = await measureReads({ workDir, runs: profile.runs, catalogs, big, pings: profile.pings, log });
   log('reads after a restart, from the disk cache');
   const restart = await measureRestart({ workDir, catalogs, runs: profile.runs, log });
+  log('reads through the approved view');
+  const approved = await measureApproved({ workDir, catalogs, runs: profile.runs, log });
   log('latency of stat and cat');
   const latency = await measureLatency({ workDir, catalog: synthetic, statCount: profile.statSamples, catCount: profile.catSamples });
 
@@ -123,7 +126,7 @@ try {
     await rm(dir, { recursive: true, force: true });
   }
 
-  const rows = buildRows({ catalogs, reads, big, listing, latency, requests, restart, scaling });
+  const rows = buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling });
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;
   const results = {

@@ -7,7 +7,7 @@ const KB = 1024;
 /** "Linear" growth, as checked here: the last step's marginal cost at most this times the first's. */
 const LINEAR_SLACK = 1.5;
 
-export function buildRows({ catalogs, reads, big, listing, latency, requests, restart, scaling }) {
+export function buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling }) {
   const rows = [];
   const pings = catalogs.flatMap((catalog) => reads.samples[`ping/${catalog.name}`] ?? []);
   const floorMs = median(pings);
@@ -33,6 +33,14 @@ export function buildRows({ catalogs, reads, big, listing, latency, requests, re
     cold('cold-par', 'cold full read, 8 parallel readers; vs raw SDK client, 8 in flight', 1.1);
     warm('warm-cat', 'warm, one `cat` process per file; vs local disk', 1.1);
     warm('warm-one', 'warm, one process reads every file; vs local disk', 5);
+    const viewed = approved?.[catalog.name];
+    if (viewed) {
+      const measured = median(viewed.samples.approved);
+      const baseline = median(viewed.samples.full);
+      const perViewed = (ms) => `${formatValue(ms, 'ms')} (${formatValue(ms / viewed.files, 'ms')}/file)`;
+      rows.push(ratioRow({ id: `approved-view/${catalog.name}`, workload: `warm, one process reads every file through _approved/ (${viewed.skills} skills approved); vs the full view (${label})`, unit: 'ms', measured, baseline, maxRatio: 1.25,
+        measuredText: perViewed(measured), baselineText: perViewed(baseline), samples: { measured: viewed.samples.approved, baseline: viewed.samples.full } }));
+    }
     const restarted = restart?.[catalog.name];
     if (restarted) {
       const measured = median(restarted.samples.mount);
