@@ -113,7 +113,8 @@ export class SkillsFilesystem implements FilesystemCore {
     this.approvedSkillsJson =
       approved &&
       new GeneratedDocument(() => [jsonText({ view: 'approved', approvals: { file: options.approvals!.file, problem: options.approvals!.problem ?? null }, servers: approved.skills() })], {
-        stepBytes: STATUS_JSON_SIZE_STEP_BYTES,
+        // Small, but grows by an entry per approval: the larger step lets most approvals show at once.
+        stepBytes: SKILLS_JSON_SIZE_STEP_BYTES,
         ...timing,
       });
   }
