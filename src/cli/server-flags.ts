@@ -1,5 +1,6 @@
 // `--server LABEL=COMMAND ARGS...` and `--server LABEL=URL`: one-off servers from the
 // command line, read into the same raw shape as config file entries.
+import { homedir } from 'node:os';
 import { ConfigError } from '../errors.js';
 import type { RawServer } from './config-formats.js';
 import { isValidLabel, normalizeLabel } from './labels.js';
@@ -30,8 +31,12 @@ export function parseServerFlag(value: string): FlagServer {
   return { label, server: { kind: 'stdio', command: command!, args, env: {}, cwd: undefined, envFile: undefined, protocolVersion: undefined, approvedOnly: false } };
 }
 
-/** Splits a command line into words: whitespace separates, '...' and "..." group, backslash escapes. */
-export function splitWords(text: string, where: string): string[] {
+/**
+ * Splits a command line into words: whitespace separates, '...' and "..." group, backslash
+ * escapes, and an unquoted "~" starting a word (alone or before "/") is the home directory, as
+ * in a shell: the whole --server value is quoted, so the shell never expanded it.
+ */
+export function splitWords(text: string, where: string, home: string = homedir()): string[] {
   const words: string[] = [];
   let word: string | undefined;
   let quote: '"' | "'" | undefined;
@@ -46,6 +51,8 @@ export function splitWords(text: string, where: string): string[] {
       word ??= '';
     } else if (char === '\\' && i + 1 < text.length) {
       word = (word ?? '') + text[++i];
+    } else if (char === '~' && word === undefined && (i + 1 === text.length || text[i + 1] === '/' || /\s/.test(text[i + 1]!))) {
+      word = home;
     } else if (/\s/.test(char)) {
       if (word !== undefined) words.push(word);
       word = undefined;

@@ -231,6 +231,8 @@ describe('--server values', () => {
   it('splits the command like a shell, with quotes and backslashes', () => {
     expect(splitWords(`npx -y 'a b' "c \\"d\\"" e\\ f`, 'x')).toEqual(['npx', '-y', 'a b', 'c "d"', 'e f']);
     expect(() => splitWords(`npx 'open`, '--server a')).toThrow(`--server a: unterminated ' quote`);
+    // A shell would have expanded an unquoted ~, had the whole value not been quoted.
+    expect(splitWords(`skills-serve ~/skills ~ a~b '~/q' \\~/e x~/y`, 'x', '/home/me')).toEqual(['skills-serve', '/home/me/skills', '/home/me', 'a~b', '~/q', '~/e', 'x~/y']);
   });
 
   it('refuses invalid labels with a suggestion, and empty commands', () => {
