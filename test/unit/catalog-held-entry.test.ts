@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { IntegrityError, NotFoundError } from '../../src/errors.js';
+import { MAX_FILES_PER_SKILL } from '../../src/protocol/skills-wire.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 
 const PDF = 'skill://pdf/SKILL.md';
@@ -141,6 +142,28 @@ describe('the held entry', () => {
     entry.resources = (entry.resources as Array<{ uri: string }>).filter((file) => file.uri !== FORMS) as typeof entry.resources;
     await catalog.refresh();
     await expect(catalog.lookup('pdf/references/FORMS.md')).rejects.toThrow(NotFoundError);
+  });
+
+  it('an entry missing from the listing and refused or declined by skills/get is not loaded by path, even with directory reads', async () => {
+    const source = new MemorySkillSource();
+    source.featureFlags = { ...source.featureFlags, directoryRead: true };
+    // Beside a listed skill, so that the directory holding the others is known and read.
+    source.addSkill('group/listed', { 'SKILL.md': skillMarkdown('listed') });
+    source.addSkill('group/evil', { 'SKILL.md': skillMarkdown('evil'), 'notes.md': 'never served\n' }, { listed: false, frontmatter: { name: 'other', description: 'mismatched name' } });
+    const tooMany = Object.fromEntries(Array.from({ length: MAX_FILES_PER_SKILL + 1 }, (_, i) => [`f${i}.md`, 'x']));
+    source.addSkill('group/huge', { 'SKILL.md': skillMarkdown('huge'), ...tooMany }, { listed: false });
+    const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => undefined, cache: new ContentCache(1 << 20), hideDynamic: false });
+    await catalog.refresh();
+    expect((await catalog.list('group')).sort()).toEqual(['evil', 'huge', 'listed']);
+    // Reading their directories finds each SKILL.md; the entry skills/get gives decides.
+    for (const directory of ['group/evil', 'group/huge']) expect(await catalog.list(directory), directory).toEqual([]);
+    for (const path of ['group/evil/SKILL.md', 'group/evil/notes.md', 'group/huge/SKILL.md', 'group/huge/f0.md']) {
+      await expect(catalog.lookup(path), path).rejects.toThrow(NotFoundError);
+      await expect(catalog.read(path), path).rejects.toThrow(NotFoundError);
+    }
+    expect(source.count('skills/get', 'skill://group/evil/SKILL.md')).toBeGreaterThan(0);
+    // Probing what the names are is allowed; reading anything inside the skills is not.
+    expect(source.requests.filter((request) => request.method === 'resources/read' && /^skill:\/\/group\/(evil|huge)\//.test(request.uri ?? ''))).toEqual([]);
   });
 
   it('an entry refused from the listing is not loaded by path either, even with directory reads', async () => {
