@@ -77,6 +77,7 @@ export async function runApprove(options: ApproveOptions, io: CommandIo): Promis
   for (const given of options.paths) {
     try {
       const location = await locateSkill(given);
+      await requireSameApprovalsFile(location, store.file, given);
       const record = await readRecord(location, given);
       io.out(describeSkill(location, record));
       if (record.cannotApprove !== null) throw new PathError(`${given}: cannot be approved: ${record.cannotApprove}`);
@@ -120,6 +121,7 @@ export async function runRevoke(request: { paths: string[]; label: string | unde
   for (const given of request.paths) {
     try {
       const location = await locateSkill(given);
+      await requireSameApprovalsFile(location, store.file, given);
       const record = await readRecord(location, given);
       if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
       await waitForView(location, given, (now) => now === null);
@@ -180,6 +182,17 @@ export async function locateSkill(given: string): Promise<SkillLocation> {
 
 function innermost(mounts: readonly string[], absolute: string): string | undefined {
   return mounts.filter((mount) => absolute === mount || absolute.startsWith(`${mount}/`)).sort((a, b) => b.length - a.length)[0];
+}
+
+/** The daemon of the mount must read the file this command writes (the same XDG_CONFIG_HOME), or an approval would change nothing. */
+async function requireSameApprovalsFile(location: SkillLocation, file: string, given: string): Promise<void> {
+  const outcome = await readMountFile(path.join(location.mountpoint, APPROVED_DIR, SKILLS_JSON), READ_TIMEOUT_MS);
+  if (outcome.kind === 'timeout') throw new PathError(`${given}: the mount did not answer within ${READ_TIMEOUT_MS / 1000} s`);
+  if (outcome.kind === 'error') throw new PathError(`${given}: cannot read the mount's approved view: ${outcome.message}`);
+  const daemonFile = (JSON.parse(outcome.text) as { approvals?: { file?: string } }).approvals?.file;
+  if (daemonFile !== undefined && daemonFile !== file) {
+    throw new PathError(`${given}: the daemon of ${location.mountpoint} reads approvals from ${daemonFile}, and this command writes ${file}: run it with the daemon's XDG_CONFIG_HOME`);
+  }
 }
 
 async function readRecord(location: SkillLocation, given: string): Promise<InspectRecord> {

@@ -279,6 +279,10 @@ describe('approve and the approved view', () => {
     expect(await approvedTree(fixture, 'one')).toEqual(GUIDE_TREE);
     expect(await approvedTree(fixture, 'two')).toEqual([]);
     expect(await skillEntry(fixture, 'two', 'guide')).not.toHaveProperty('approval');
+    // Approving with another config directory than the daemon's would change nothing: refused, naming both files.
+    const elsewhere = await cli({ env: { ...fixture.env, XDG_CONFIG_HOME: path.join(dir, 'elsewhere') } }, 'approve', path.join(fixture.mount.mountpoint, 'two', 'guide'), '--yes');
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stdout).toContain(`reads approvals from ${path.join(dir, 'config', 'skills-mount', 'approvals.json')}, and this command writes ${path.join(dir, 'elsewhere', 'skills-mount', 'approvals.json')}`);
   });
 
   it('--approved-only and "approvedOnly" serve a server only in the approved view; approve still works by path', async () => {
