@@ -73,40 +73,29 @@ export function terminalIo(): CommandIo {
 export async function runApprove(options: ApproveOptions, io: CommandIo): Promise<number> {
   if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
   const store = await ApprovalStore.load(approvalsFile(io.env));
-  let failed = 0;
-  for (const given of options.paths) {
-    try {
-      const location = await locateSkill(given);
-      await requireSameApprovalsFile(location, store.file, given);
-      const record = await readRecord(location, given);
-      io.out(describeSkill(location, record));
-      if (record.cannotApprove !== null) throw new PathError(`${given}: cannot be approved: ${record.cannotApprove}`);
-      const allowedTools = record.permissionFields.find((field) => field.field === 'allowed-tools');
-      const approved = options.yes || (await io.ask!(`Approve ${location.label}/${location.directory} as shown above?`));
-      if (!approved) {
-        io.out('not approved\n\n');
-        failed += 1;
-        continue;
-      }
-      let grant = false;
-      if (allowedTools) {
-        grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
-      }
-      const approval = await store.approve(
-        approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
-      );
-      const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt);
-      io.out(
-        `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
-          (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
-      );
-    } catch (error) {
-      if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;
-      io.out(`skills-mount: ${error.message}\n\n`);
-      failed += 1;
+  return forEachSkill(options.paths, store.file, io, '\n', async ({ location, record, given }) => {
+    io.out(describeSkill(location, record));
+    if (record.cannotApprove !== null) throw new PathError(`${given}: cannot be approved: ${record.cannotApprove}`);
+    const allowedTools = record.permissionFields.find((field) => field.field === 'allowed-tools');
+    const approved = options.yes || (await io.ask!(`Approve ${location.label}/${location.directory} as shown above?`));
+    if (!approved) {
+      io.out('not approved\n\n');
+      return false;
     }
-  }
-  return failed === 0 ? 0 : 1;
+    let grant = false;
+    if (allowedTools) {
+      grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
+    }
+    const approval = await store.approve(
+      approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
+    );
+    const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt);
+    io.out(
+      `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
+        (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
+    );
+    return true;
+  });
 }
 
 /** `revoke PATH...`, or `revoke --label L --uri U` for a skill no mount shows any more. */
@@ -117,18 +106,35 @@ export async function runRevoke(request: { paths: string[]; label: string | unde
     io.out(removed ? `revoked ${request.label} ${escapeForLog(request.uri)}\n` : `no approval of ${escapeForLog(request.uri)} on ${request.label}\n`);
     return removed ? 0 : 1;
   }
+  return forEachSkill(request.paths, store.file, io, '', async ({ location, record, given }) => {
+    if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
+    await waitForView(location, given, (now) => now === null);
+    io.out(`revoked ${location.label}/${location.directory}: no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}\n`);
+    return true;
+  });
+}
+
+/**
+ * Runs `handle` on the skill each PATH names, with its record read from the mount. A PATH that
+ * fails is reported (followed by `gap`) and counted, and the others go on. Resolves the exit
+ * code: 0 when `handle` said true for every PATH.
+ */
+async function forEachSkill(
+  paths: readonly string[],
+  approvalsFile: string,
+  io: CommandIo,
+  gap: string,
+  handle: (skill: { given: string; location: SkillLocation; record: InspectRecord }) => Promise<boolean>,
+): Promise<number> {
   let failed = 0;
-  for (const given of request.paths) {
+  for (const given of paths) {
     try {
       const location = await locateSkill(given);
-      await requireSameApprovalsFile(location, store.file, given);
-      const record = await readRecord(location, given);
-      if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
-      await waitForView(location, given, (now) => now === null);
-      io.out(`revoked ${location.label}/${location.directory}: no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}\n`);
+      await requireSameApprovalsFile(location, approvalsFile, given);
+      if (!(await handle({ given, location, record: await readRecord(location, given) }))) failed += 1;
     } catch (error) {
       if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;
-      io.out(`skills-mount: ${error.message}\n`);
+      io.out(`skills-mount: ${error.message}\n${gap}`);
       failed += 1;
     }
   }
