@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config';
 // No daemon started by a test reads or writes the user's disk cache (the harness turns it off
 // unless a test asks for it, and gives a directory of its own then): this is the safety net.
 const testCacheHome = path.join(os.tmpdir(), 'skills-mount-test-cache');
+// Nor the user's config and approvals: approvals for a label the tests mount (demo, docs) would
+// put skills in every test mount's approved view. Tests of approvals give each daemon its own.
+const testConfigHome = path.join(os.tmpdir(), 'skills-mount-test-config');
 
 // Separate processes: end-to-end tests serve FUSE mounts from child processes and must
 // never share an event loop with the code that reads the mount. Files that mount run one
@@ -12,7 +15,7 @@ const testCacheHome = path.join(os.tmpdir(), 'skills-mount-test-cache');
 export default defineConfig({
   test: {
     pool: 'forks',
-    env: { XDG_CACHE_HOME: testCacheHome },
+    env: { XDG_CACHE_HOME: testCacheHome, XDG_CONFIG_HOME: testConfigHome },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [

@@ -20,6 +20,8 @@ export class ApprovalLedger {
   private unreadable: string | undefined;
   /** Revocations being written, by label NUL URI NUL approvedAt: each is written once. */
   private readonly revoking = new Set<string>();
+  /** The writes of those still under way. */
+  private readonly writes = new Set<Promise<void>>();
 
   private constructor(
     /** The approvals file. */
@@ -78,7 +80,7 @@ export class ApprovalLedger {
     const key = `${approval.label}\0${approval.skillUri}\0${approval.approvedAt}`;
     if (approval.revokedAt !== null || this.revoking.has(key) || this.unreadable !== undefined) return;
     this.revoking.add(key);
-    void (async () => {
+    const write = (async () => {
       try {
         const store = await ApprovalStore.load(this.file);
         if (await store.markRevoked(approval.label, approval.skillUri, approval.approvedAt, revokedAt)) {
@@ -89,6 +91,13 @@ export class ApprovalLedger {
         this.log(`approvals file ${this.file}: cannot record that the approval of ${approval.skillUri} on ${approval.label} was revoked: ${errorMessage(error)}`);
       }
     })();
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+  }
+
+  /** Resolves once every revocation under way is written (or failed and was logged). */
+  async idle(): Promise<void> {
+    while (this.writes.size > 0) await Promise.all([...this.writes]);
   }
 
   private async check(): Promise<void> {

@@ -19,7 +19,12 @@ import { TempDirs } from '../support/temp-dir.js';
 import { pollUntil } from '../support/poll.js';
 
 const dirs = new TempDirs('approved-view-');
-afterEach(() => dirs.removeAll());
+const ledgers: ApprovalLedger[] = [];
+afterEach(async () => {
+  // A revocation may still be on its way to the file: let it land before the directory goes.
+  for (const ledger of ledgers.splice(0)) await ledger.idle();
+  await dirs.removeAll();
+});
 
 async function fixture(labels: string[] = ['docs']) {
   const dir = await dirs.make();
@@ -36,6 +41,7 @@ async function fixture(labels: string[] = ['docs']) {
   const catalogs = sources.map((source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => {}, cache: new ContentCache(1 << 20), hideDynamic: false, now: () => clock.ms }));
   for (const catalog of catalogs) await catalog.refresh();
   const ledger = await ApprovalLedger.open(file, (line) => logged.push(line), () => clock.ms);
+  ledgers.push(ledger);
   const view = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), ledger);
   const store = await ApprovalStore.load(file);
   /** Approves the skill at `directory` as the catalog holds it now, and lets the ledger see it. */
@@ -105,7 +111,9 @@ describe('the approved view', () => {
     expect(tree(view, 'docs')).toEqual([]);
     expect(view.approvalOf('docs', 'skill://guide/SKILL.md')).toMatchObject({ state: 'changed-since-approval', differing: [], revokedAt: expect.any(String) });
     // A second daemon (a restart) reads the revocation from the file.
-    const restarted = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), await ApprovalLedger.open(file, () => {}, () => clock.ms));
+    const second = await ApprovalLedger.open(file, () => {}, () => clock.ms);
+    ledgers.push(second);
+    const restarted = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), second);
     expect(restarted.approvalOf('docs', 'skill://guide/SKILL.md')).toMatchObject({ state: 'changed-since-approval' });
     await approve('docs', 'guide');
     expect(tree(view, 'docs')).toContain('guide/refs/tone.md');
