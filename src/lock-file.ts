@@ -7,7 +7,21 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { SkillsMountError } from './errors.js';
 import { CREATE_FLAGS, errorCode, isAlive, lstatOrUndefined } from './private-files.js';
+
+/** A lock another process holds: which, and who. Each caller's subclass names its own case. */
+export abstract class LockHeldError extends SkillsMountError {
+  constructor(
+    message: string,
+    /** The lock file. */
+    readonly lockPath: string,
+    /** The holder's pid, when the lock names one. */
+    readonly holderPid: number | undefined,
+  ) {
+    super(message);
+  }
+}
 
 export interface LockHolder {
   pid: number | undefined;

@@ -5,7 +5,6 @@
 import { lstat } from 'node:fs/promises';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage } from '../private-files.js';
-import { approvalState, type ApprovalState, type ApprovalSubject } from './approval-check.js';
 import { ApprovalStore, type Approval } from './approval-store.js';
 
 /** Often enough that an approval shows within a blink; rarely enough that a busy reader costs no syscall per operation. */
@@ -64,11 +63,6 @@ export class ApprovalLedger {
   /** The approvals of one server label. */
   approvalsOf(label: string): Iterable<Approval> {
     return this.byLabel.get(label)?.values() ?? [];
-  }
-
-  /** Whether the approval stored for the skill's (label, URI) covers the skill as held now. */
-  stateOf(label: string, subject: ApprovalSubject): ApprovalState {
-    return approvalState(this.approval(label, subject.uri), subject);
   }
 
   /**

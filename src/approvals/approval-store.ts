@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { isValidLabel } from '../labels.js';
-import { releaseLock, tryLock } from '../lock-file.js';
+import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -78,18 +78,9 @@ export class ApprovalStoreError extends SkillsMountError {
 }
 
 /** Another writer held the approvals lock for longer than lockTimeoutMs. */
-export class ApprovalsLockedError extends SkillsMountError {
+export class ApprovalsLockedError extends LockHeldError {
   override name = 'ApprovalsLockedError';
   readonly code = 'APPROVALS_LOCKED';
-
-  constructor(
-    message: string,
-    readonly lockPath: string,
-    /** The holder's pid, when the lock names one. */
-    readonly holderPid: number | undefined,
-  ) {
-    super(message);
-  }
 }
 
 const FILE_VERSION = 1;

@@ -17,12 +17,12 @@ import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, SkillsMountError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
 import type { Log } from '../log.js';
-import { lockHeldBy, readLock, releaseLock, tryLock } from '../lock-file.js';
+import { LockHeldError, lockHeldBy, readLock, releaseLock, tryLock } from '../lock-file.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -86,19 +86,9 @@ export interface ServerCache {
 }
 
 /** A second daemon on a mount subtree whose lock a live process holds. */
-export class CacheLockedError extends SkillsMountError {
+export class CacheLockedError extends LockHeldError {
   override name = 'CacheLockedError';
   readonly code = 'CACHE_LOCKED';
-
-  constructor(
-    message: string,
-    /** The lock file. */
-    readonly lockPath: string,
-    /** The holder's pid, when the lock names one. */
-    readonly holderPid: number | undefined,
-  ) {
-    super(message);
-  }
 }
 
 const TEMP_PREFIX = '.tmp-';

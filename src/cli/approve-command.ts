@@ -127,10 +127,14 @@ async function forEachSkill(
   handle: (skill: { given: string; location: SkillLocation; record: InspectRecord }) => Promise<boolean>,
 ): Promise<number> {
   let failed = 0;
+  const checkedMounts = new Set<string>();
   for (const given of paths) {
     try {
       const location = await locateSkill(given);
-      await requireSameApprovalsFile(location, approvalsFile, given);
+      if (!checkedMounts.has(location.mountpoint)) {
+        await requireSameApprovalsFile(location, approvalsFile, given);
+        checkedMounts.add(location.mountpoint);
+      }
       if (!(await handle({ given, location, record: await readRecord(location, given) }))) failed += 1;
     } catch (error) {
       if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;

@@ -2,7 +2,7 @@
 // the files of each skill whose current resources set equals the approved one, and nothing
 // else), its skills.json, each skill's approval state for skills.json and status.json, and the
 // per-skill records `skills-mount approve` shows a person. No FUSE, no I/O but the ledger's.
-import { approvalProblem, nestedSkillsOf, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
+import { approvalState, nestedSkillsOf, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
 import type { ApprovalLedger } from '../approvals/approval-ledger.js';
 import type { Approval } from '../approvals/approval-store.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
@@ -82,7 +82,7 @@ export class ApprovedView {
 
   /** The node at `path` under `_approved/<label>/` ("" is the label directory), or undefined. */
   node(label: string, path: string): ApprovedNode | undefined {
-    return this.treeOf(label)?.nodes.get(path) ?? (path === '' && this.catalogs.has(label) ? { kind: 'directory', children: [] } : undefined);
+    return this.treeOf(label)?.nodes.get(path);
   }
 
   /** The skills shown in the approved view, by label in catalog order, each sorted by path. */
@@ -148,9 +148,9 @@ export class ApprovedView {
     const catalog = this.catalogs.get(label);
     const record = catalog?.skillAtDirectory(directory);
     if (!catalog || !record) return undefined;
-    const rejected = catalog.rejection(record.uri);
-    const problem = rejected !== undefined ? `its SKILL.md failed verification: ${rejected}` : approvalProblem(record);
     const state = this.stateOf(label, record);
+    // approvalState puts why a skill cannot be approved (rejected, dynamic, unlisted, declined) first.
+    const problem = state.state === 'cannot-approve' ? state.reason : undefined;
     const approval = this.ledger.approval(label, record.uri);
     return {
       label,
@@ -203,8 +203,8 @@ export class ApprovedView {
     const catalog = this.catalogs.get(label);
     const rejected = catalog?.rejection(record.uri);
     if (rejected !== undefined) return { state: 'cannot-approve', reason: `its SKILL.md failed verification: ${rejected}` };
-    const state = this.ledger.stateOf(label, record);
     const approval = this.ledger.approval(label, record.uri);
+    const state = approvalState(approval, record);
     if (!approval || approval.revokedAt !== null || (state.state !== 'approved' && state.state !== 'changed-since-approval')) return state;
     const changedAtMs = catalog?.entryChangedAt(record.uri);
     const changedAfter = changedAtMs !== undefined && changedAtMs > Date.parse(approval.approvedAt);

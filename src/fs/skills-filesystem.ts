@@ -230,14 +230,9 @@ export class SkillsFilesystem implements FilesystemCore {
    */
   private refuseClipped(path: string, reported: PathVersion | undefined, content: { digest: string; bytes: Buffer }): void {
     if (!reported || reported.digest === undefined || reported.digest === content.digest) return;
-    if (reported.sizeBytes === undefined || content.bytes.length <= reported.sizeBytes) return;
-    const heldForMs = (this.options.metadataTtlMs ?? 0) - (this.now() - (reported.reportedAtMs ?? Number.NEGATIVE_INFINITY));
-    if (heldForMs <= 0) return;
-    const message =
-      `${path}: changed on the server (now ${content.bytes.length} bytes) after the kernel was told ${reported.sizeBytes}; ` +
-      `served whole after the kernel's attribute cache expires (within ${Math.ceil(heldForMs / 1000)} s)`;
-    this.options.log?.(message);
-    throw new StaleVersionError(message, { uri: path });
+    const held = this.kernelHeldSize(reported);
+    if (held === undefined || content.bytes.length <= held.sizeBytes) return;
+    this.refuseStale(path, `changed on the server (now ${content.bytes.length} bytes) after the kernel was told ${held.sizeBytes}`, held.forMs);
   }
 
   /**
@@ -246,16 +241,23 @@ export class SkillsFilesystem implements FilesystemCore {
    * a fresh size leaves RECORD_HEADROOM_BYTES to grow into.
    */
   private sizedRecord(path: string, rendered: Buffer): Buffer {
-    const reported = this.versions.get(path);
-    const heldForMs = (this.options.metadataTtlMs ?? 0) - (this.now() - (reported?.reportedAtMs ?? Number.NEGATIVE_INFINITY));
-    const held = heldForMs > 0 ? reported?.sizeBytes : undefined;
-    if (held !== undefined && rendered.length > held) {
-      const message = `${path}: the skill's record outgrew the size the kernel holds (${held} bytes); readable whole within ${Math.ceil(heldForMs / 1000)} s`;
-      this.options.log?.(message);
-      throw new StaleVersionError(message, { uri: path });
-    }
-    const size = held ?? Math.ceil((rendered.length + RECORD_HEADROOM_BYTES) / RECORD_HEADROOM_BYTES) * RECORD_HEADROOM_BYTES;
+    const held = this.kernelHeldSize(this.versions.get(path));
+    if (held !== undefined && rendered.length > held.sizeBytes) this.refuseStale(path, `the skill's record outgrew the size the kernel holds (${held.sizeBytes} bytes)`, held.forMs);
+    const size = held?.sizeBytes ?? Math.ceil((rendered.length + RECORD_HEADROOM_BYTES) / RECORD_HEADROOM_BYTES) * RECORD_HEADROOM_BYTES;
     return Buffer.concat([rendered, Buffer.alloc(size - rendered.length, ' ')]);
+  }
+
+  /** The size the kernel may still clamp reads of a path to, and for how long; undefined once its attribute timeout passed. */
+  private kernelHeldSize(reported: PathVersion | undefined): { sizeBytes: number; forMs: number } | undefined {
+    if (reported?.sizeBytes === undefined || reported.reportedAtMs === undefined) return undefined;
+    const forMs = (this.options.metadataTtlMs ?? 0) - (this.now() - reported.reportedAtMs);
+    return forMs > 0 ? { sizeBytes: reported.sizeBytes, forMs } : undefined;
+  }
+
+  private refuseStale(path: string, what: string, heldForMs: number): never {
+    const message = `${path}: ${what}; served whole after the kernel's attribute cache expires (within ${Math.ceil(heldForMs / 1000)} s)`;
+    this.options.log?.(message);
+    throw new StaleVersionError(message, { uri: path });
   }
 
   fgetattr(handle: number): NodeAttributes {

@@ -29,7 +29,8 @@ afterEach(async () => {
 async function fixture(labels: string[] = ['docs']) {
   const dir = await dirs.make();
   const file = path.join(dir, 'skills-mount', 'approvals.json');
-  const clock = { ms: 1_000 };
+  // One clock for the catalog's entry changes and the approvals' stamps, as the daemon and the CLI share the wall clock.
+  const clock = { ms: Date.parse('2026-12-01T00:00:00.000Z') };
   const logged: string[] = [];
   const sources = labels.map((label) => {
     const source = new MemorySkillSource(label);
@@ -43,7 +44,7 @@ async function fixture(labels: string[] = ['docs']) {
   const ledger = await ApprovalLedger.open(file, (line) => logged.push(line), () => clock.ms);
   ledgers.push(ledger);
   const view = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), ledger);
-  const store = await ApprovalStore.load(file);
+  const store = await ApprovalStore.load(file, { now: () => new Date(clock.ms) });
   /** Approves the skill at `directory` as the catalog holds it now, and lets the ledger see it. */
   const approve = async (label: string, directory: string, grant = false) => {
     const record = view.inspect(label, directory)!;
@@ -119,6 +120,19 @@ describe('the approved view', () => {
     expect(tree(view, 'docs')).toContain('guide/refs/tone.md');
   });
 
+  it('an entry that changed and changed back before anyone looked still revoked the approval', async () => {
+    const { view, approve, sources, catalogs, clock } = await fixture();
+    await approve('docs', 'guide');
+    sources[0]!.changeFile('skill://guide/refs/tone.md', 'Be kind.\n');
+    clock.ms += 1_000;
+    await catalogs[0]!.refresh();
+    const changedBackAt = (clock.ms += 1_000);
+    sources[0]!.changeFile('skill://guide/refs/tone.md', 'Be brief.\n');
+    await catalogs[0]!.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+    expect(view.approvalOf('docs', 'skill://guide/SKILL.md')).toMatchObject({ state: 'changed-since-approval', differing: [], revokedAt: new Date(changedBackAt).toISOString() });
+  });
+
   it('keeps each label apart, records the allowed-tools grant, and has no figures for a label without approvals', async () => {
     const { view, approve } = await fixture(['one', 'two']);
     await approve('one', 'tools', true);
@@ -130,7 +144,7 @@ describe('the approved view', () => {
   });
 
   it('re-reads the approvals file when it changes, and grants nothing (logged once) while it cannot be read', async () => {
-    const { view, approve, file, clock, logged, ledger } = await fixture();
+    const { view, approve, file, clock, logged, ledger, catalogs } = await fixture();
     await approve('docs', 'guide');
     const good = await readFile(file, 'utf8');
     await writeFile(file, '{ not json');
@@ -139,6 +153,13 @@ describe('the approved view', () => {
     await view.refresh();
     expect(tree(view, 'docs')).toEqual([]);
     expect(ledger.problem).toMatch(/approvals file .*approvals\.json/);
+    // The agent's index says why it lists nothing.
+    const filesystem = new SkillsFilesystem(catalogs, { approvals: ledger, now: () => clock.ms });
+    const handle = await filesystem.open('/_approved/skills.json');
+    const document = JSON.parse(filesystem.read(handle, 0, 1 << 20).toString());
+    filesystem.release(handle);
+    expect(document.approvals.problem).toMatch(/is not valid JSON/);
+    expect(document.servers).toEqual([{ label: 'docs', skills: [] }]);
     clock.ms += 1_000;
     await view.refresh();
     expect(logged.filter((line) => line.includes('the approved view shows no skill'))).toHaveLength(1);
