@@ -1,0 +1,919 @@
+// skills_fuse: a thin Node-API addon over libfuse 3's low-level API. It decodes each kernel
+// request, hands it to JavaScript without waiting, and encodes the reply JavaScript sends
+// later. No policy lives here: what to answer, cache or invalidate is decided in TypeScript
+// (src/fuse/lowlevel/). The C guarantees only that every request is answered exactly once.
+//
+// Threads: the session loop (reads /dev/fuse, never blocks on JS), the notifier (kernel
+// invalidations and deferred interrupt replies: a notify issued from a request handler, or
+// while the kernel waits on a request of the same inode, would deadlock), and the JS thread.
+#define FUSE_USE_VERSION 312
+#define NAPI_VERSION 8
+#include <fuse_lowlevel.h>
+#include <node_api.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+enum op {
+  OP_INIT = 1,
+  OP_LOOKUP,
+  OP_FORGET,
+  OP_GETATTR,
+  OP_OPEN,
+  OP_READ,
+  OP_RELEASE,
+  OP_OPENDIR,
+  OP_READDIR,
+  OP_READDIRPLUS,
+  OP_RELEASEDIR,
+  OP_STATFS,
+  OP_GETXATTR,
+  OP_LISTXATTR,
+  OP_EXIT,
+};
+
+// Field order of the Float64Array JS passes for a node's attributes.
+enum { A_INO, A_MODE, A_NLINK, A_UID, A_GID, A_SIZE, A_MTIME_MS, A_FIELDS };
+
+struct request {
+  int op;
+  double id;
+  uint64_t ino;
+  uint64_t fh;
+  int64_t off;
+  uint64_t size;
+  uint64_t nlookup;
+  char *name;
+  unsigned capable, want; // OP_INIT
+};
+
+struct slot {
+  fuse_req_t req;
+  uint32_t gen;
+  int live;
+};
+
+enum job_kind { JOB_INVAL_ENTRY, JOB_INVAL_INODE, JOB_INTERRUPT };
+struct job {
+  enum job_kind kind;
+  uint64_t ino;
+  int64_t off, len;
+  double id;
+  char *name;
+  struct job *next;
+};
+
+struct session {
+  struct fuse_session *se;
+  napi_threadsafe_function tsfn;
+  pthread_t loop_thread, notifier_thread;
+  int wake_fd;
+  int threads_started;
+  atomic_int refs; // the JS external and the tsfn: freed when both are gone
+  pthread_mutex_t lock; // slots, outstanding, tearing
+  struct slot *slots;
+  uint32_t nslots, *free_list, nfree;
+  uint64_t outstanding;
+  int tearing;
+  int closed;
+  pthread_mutex_t jobs_lock;
+  pthread_cond_t jobs_cond;
+  struct job *jobs_head, *jobs_tail;
+  int jobs_stop;
+  uint64_t notifications;
+  unsigned want_on, want_off, max_background;
+};
+
+// ---- libfuse's log: stderr, and the last message kept for a mount error --------------------
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char last_log[512];
+
+static void log_func(enum fuse_log_level level, const char *fmt, va_list ap) {
+  (void)level;
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = strlen(line);
+  while (n > 0 && line[n - 1] == '\n') line[--n] = '\0';
+  pthread_mutex_lock(&log_lock);
+  memcpy(last_log, line, n + 1);
+  pthread_mutex_unlock(&log_lock);
+  fprintf(stderr, "skills-mount: libfuse: %s\n", line);
+}
+
+// ---- request slots: an id JS can hold that is valid until answered once -------------------
+
+static double slot_put(struct session *s, fuse_req_t req) {
+  pthread_mutex_lock(&s->lock);
+  if (s->tearing) {
+    pthread_mutex_unlock(&s->lock);
+    return -1;
+  }
+  if (s->nfree == 0) {
+    uint32_t grown = s->nslots ? s->nslots * 2 : 256;
+    struct slot *slots = realloc(s->slots, grown * sizeof *slots);
+    uint32_t *free_list = realloc(s->free_list, grown * sizeof *free_list);
+    if (slots == NULL || free_list == NULL) {
+      if (slots) s->slots = slots;
+      if (free_list) s->free_list = free_list;
+      pthread_mutex_unlock(&s->lock);
+      return -1;
+    }
+    s->slots = slots;
+    s->free_list = free_list;
+    for (uint32_t i = s->nslots; i < grown; i++) {
+      s->slots[i] = (struct slot){0};
+      s->free_list[s->nfree++] = grown - 1 - (i - s->nslots);
+    }
+    s->nslots = grown;
+  }
+  uint32_t index = s->free_list[--s->nfree];
+  struct slot *slot = &s->slots[index];
+  slot->gen = (slot->gen + 1) & 0x1FFFFF; // id stays below 2^53
+  slot->req = req;
+  slot->live = 1;
+  s->outstanding++;
+  double id = (double)(((uint64_t)slot->gen << 32) | index);
+  pthread_mutex_unlock(&s->lock);
+  return id;
+}
+
+/** The request behind `id`, taken out so nobody answers it again; NULL if already answered. */
+static fuse_req_t slot_take(struct session *s, double id) {
+  if (!(id >= 0)) return NULL;
+  uint64_t raw = (uint64_t)id;
+  uint32_t index = (uint32_t)(raw & 0xFFFFFFFFu), gen = (uint32_t)(raw >> 32);
+  fuse_req_t req = NULL;
+  pthread_mutex_lock(&s->lock);
+  if (index < s->nslots && s->slots[index].live && s->slots[index].gen == gen) {
+    req = s->slots[index].req;
+    s->slots[index].live = 0;
+    s->free_list[s->nfree++] = index;
+    s->outstanding--;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return req;
+}
+
+// ---- the notifier thread --------------------------------------------------------------------
+
+static void job_push(struct session *s, struct job *job) {
+  pthread_mutex_lock(&s->jobs_lock);
+  if (s->jobs_stop) {
+    pthread_mutex_unlock(&s->jobs_lock);
+    free(job->name);
+    free(job);
+    return;
+  }
+  job->next = NULL;
+  if (s->jobs_tail) s->jobs_tail->next = job;
+  else s->jobs_head = job;
+  s->jobs_tail = job;
+  pthread_cond_signal(&s->jobs_cond);
+  pthread_mutex_unlock(&s->jobs_lock);
+}
+
+static void *notifier_main(void *arg) {
+  struct session *s = arg;
+  for (;;) {
+    pthread_mutex_lock(&s->jobs_lock);
+    while (s->jobs_head == NULL && !s->jobs_stop) pthread_cond_wait(&s->jobs_cond, &s->jobs_lock);
+    struct job *job = s->jobs_head;
+    if (job == NULL) {
+      pthread_mutex_unlock(&s->jobs_lock);
+      return NULL;
+    }
+    s->jobs_head = job->next;
+    if (s->jobs_head == NULL) s->jobs_tail = NULL;
+    pthread_mutex_unlock(&s->jobs_lock);
+    switch (job->kind) {
+    case JOB_INVAL_ENTRY:
+      // ENOENT: the kernel holds no such entry; nothing to do.
+      fuse_lowlevel_notify_inval_entry(s->se, job->ino, job->name, strlen(job->name));
+      break;
+    case JOB_INVAL_INODE:
+      fuse_lowlevel_notify_inval_inode(s->se, job->ino, job->off, job->len);
+      break;
+    case JOB_INTERRUPT: {
+      fuse_req_t req = slot_take(s, job->id);
+      if (req) fuse_reply_err(req, EINTR);
+      break;
+    }
+    }
+    pthread_mutex_lock(&s->jobs_lock);
+    s->notifications++;
+    pthread_mutex_unlock(&s->jobs_lock);
+    free(job->name);
+    free(job);
+  }
+}
+
+// ---- requests: decoded here, answered from JS -----------------------------------------------
+
+static void on_interrupt(fuse_req_t req, void *data) {
+  // Called with libfuse's request lock held, possibly inside fuse_req_interrupt_func: a reply
+  // here could free the request under that lock, so the notifier thread answers it.
+  struct session *s = fuse_req_userdata(req);
+  struct job *job = calloc(1, sizeof *job);
+  if (job == NULL) return;
+  job->kind = JOB_INTERRUPT;
+  memcpy(&job->id, &data, sizeof job->id);
+  job_push(s, job);
+}
+
+static void post(struct session *s, struct request *r) {
+  if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) {
+    fuse_req_t req = slot_take(s, r->id);
+    if (req) fuse_reply_err(req, EIO);
+    free(r->name);
+    free(r);
+  }
+}
+
+static void forward(fuse_req_t req, int op, fuse_ino_t ino, const char *name, uint64_t fh, int64_t off, uint64_t size) {
+  struct session *s = fuse_req_userdata(req);
+  struct request *r = calloc(1, sizeof *r);
+  if (r == NULL || (name != NULL && (r->name = strdup(name)) == NULL)) {
+    if (r) free(r);
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  r->id = slot_put(s, req);
+  if (r->id < 0) {
+    // Tearing down (or out of memory): answered here, never handed to JS.
+    free(r->name);
+    free(r);
+    fuse_reply_err(req, EIO);
+    return;
+  }
+  r->op = op;
+  r->ino = ino;
+  r->fh = fh;
+  r->off = off;
+  r->size = size;
+  void *data;
+  memcpy(&data, &r->id, sizeof data);
+  fuse_req_interrupt_func(req, on_interrupt, data);
+  post(s, r);
+}
+
+static void ll_init(void *userdata, struct fuse_conn_info *conn) {
+  struct session *s = userdata;
+  conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
+  conn->want |= s->want_on & conn->capable;
+  conn->want &= ~s->want_off;
+  if (s->max_background) {
+    conn->max_background = s->max_background;
+    conn->congestion_threshold = s->max_background * 3 / 4;
+  }
+  struct request *r = calloc(1, sizeof *r);
+  if (r == NULL) return;
+  r->op = OP_INIT;
+  r->id = -1;
+  r->capable = conn->capable;
+  r->want = conn->want;
+  napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking);
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) { forward(req, OP_LOOKUP, parent, name, 0, 0, 0); }
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { (void)fi; forward(req, OP_GETATTR, ino, NULL, 0, 0, 0); }
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_OPEN, ino, NULL, 0, fi->flags, 0); }
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READ, ino, NULL, fi->fh, off, size); }
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_RELEASE, ino, NULL, fi->fh, 0, 0); }
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_OPENDIR, ino, NULL, 0, fi->flags, 0); }
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READDIR, ino, NULL, fi->fh, off, size); }
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READDIRPLUS, ino, NULL, fi->fh, off, size); }
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_RELEASEDIR, ino, NULL, fi->fh, 0, 0); }
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino) { forward(req, OP_STATFS, ino, NULL, 0, 0, 0); }
+static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) { forward(req, OP_GETXATTR, ino, name, 0, 0, size); }
+static void ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) { forward(req, OP_LISTXATTR, ino, NULL, 0, 0, size); }
+
+static void post_forget(struct session *s, fuse_ino_t ino, uint64_t nlookup) {
+  struct request *r = calloc(1, sizeof *r);
+  if (r == NULL) return;
+  r->op = OP_FORGET;
+  r->id = -1;
+  r->ino = ino;
+  r->nlookup = nlookup;
+  if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  post_forget(fuse_req_userdata(req), ino, nlookup);
+  fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
+  struct session *s = fuse_req_userdata(req);
+  for (size_t i = 0; i < count; i++) post_forget(s, forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+  .init = ll_init,
+  .lookup = ll_lookup,
+  .forget = ll_forget,
+  .forget_multi = ll_forget_multi,
+  .getattr = ll_getattr,
+  .open = ll_open,
+  .read = ll_read,
+  .release = ll_release,
+  .opendir = ll_opendir,
+  .readdir = ll_readdir,
+  .readdirplus = ll_readdirplus,
+  .releasedir = ll_releasedir,
+  .statfs = ll_statfs,
+  .getxattr = ll_getxattr,
+  .listxattr = ll_listxattr,
+};
+
+// ---- the session loop: never blocks on JS; the eventfd wakes it to stop --------------------
+
+static void *loop_main(void *arg) {
+  struct session *s = arg;
+  struct fuse_buf buf = {0};
+  struct pollfd fds[2] = {{.fd = fuse_session_fd(s->se), .events = POLLIN}, {.fd = s->wake_fd, .events = POLLIN}};
+  while (!fuse_session_exited(s->se)) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[1].revents) break;
+    int res = fuse_session_receive_buf(s->se, &buf);
+    if (res == -EINTR || res == -EAGAIN) continue;
+    if (res <= 0) break; // ENODEV: unmounted from outside
+    fuse_session_process_buf(s->se, &buf);
+  }
+  free(buf.mem);
+  struct request *r = calloc(1, sizeof *r);
+  if (r) {
+    r->op = OP_EXIT;
+    r->id = -1;
+    if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
+  }
+  return NULL;
+}
+
+// ---- Node-API glue ----------------------------------------------------------------------------
+
+#define CHECK(env, call)                                                  \
+  do {                                                                    \
+    if ((call) != napi_ok) {                                              \
+      napi_throw_error((env), "SKILLS_FUSE", "Node-API call failed: " #call); \
+      return NULL;                                                        \
+    }                                                                     \
+  } while (0)
+
+static void session_unref(struct session *s) {
+  if (atomic_fetch_sub(&s->refs, 1) != 1) return;
+  pthread_mutex_destroy(&s->lock);
+  pthread_mutex_destroy(&s->jobs_lock);
+  pthread_cond_destroy(&s->jobs_cond);
+  free(s->slots);
+  free(s->free_list);
+  free(s);
+}
+
+static void external_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  session_unref(data);
+}
+
+static void tsfn_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  session_unref(data);
+}
+
+static napi_value number(napi_env env, double value) {
+  napi_value result;
+  napi_create_double(env, value, &result);
+  return result;
+}
+
+static void call_js(napi_env env, napi_value handler, void *context, void *data) {
+  struct session *s = context;
+  struct request *r = data;
+  if (env != NULL && handler != NULL) {
+    napi_value argv[7], undefined, result;
+    napi_get_undefined(env, &undefined);
+    argv[0] = number(env, r->op);
+    argv[1] = number(env, r->id);
+    argv[2] = number(env, (double)r->ino);
+    argv[3] = number(env, r->op == OP_INIT ? r->capable : r->op == OP_FORGET ? (double)r->nlookup : (double)r->fh);
+    argv[4] = number(env, r->op == OP_INIT ? r->want : (double)r->off);
+    argv[5] = number(env, (double)r->size);
+    if (r->name) napi_create_string_utf8(env, r->name, NAPI_AUTO_LENGTH, &argv[6]);
+    else argv[6] = undefined;
+    if (napi_call_function(env, undefined, handler, 7, argv, &result) != napi_ok) {
+      // A handler that threw: the request is answered here, and the error reported once.
+      napi_value error;
+      napi_get_and_clear_last_exception(env, &error);
+      fuse_req_t req = slot_take(s, r->id);
+      if (req) fuse_reply_err(req, EIO);
+      fprintf(stderr, "skills-mount: the FUSE request handler threw (operation %d); answered EIO\n", r->op);
+    }
+  } else {
+    fuse_req_t req = slot_take(s, r->id);
+    if (req) fuse_reply_err(req, EIO);
+  }
+  free(r->name);
+  free(r);
+}
+
+static struct session *session_arg(napi_env env, napi_value value) {
+  void *data = NULL;
+  if (napi_get_value_external(env, value, &data) != napi_ok || data == NULL) {
+    napi_throw_type_error(env, NULL, "expected a skills_fuse session");
+    return NULL;
+  }
+  return data;
+}
+
+static int get_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv, struct session **s) {
+  size_t argc = want;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) {
+    napi_throw_type_error(env, NULL, "too few arguments");
+    return 0;
+  }
+  *s = session_arg(env, argv[0]);
+  return *s != NULL;
+}
+
+static double double_arg(napi_env env, napi_value value) {
+  double out = 0;
+  napi_get_value_double(env, value, &out);
+  return out;
+}
+
+static int attrs_arg(napi_env env, napi_value value, double **fields, size_t *count) {
+  napi_typedarray_type type;
+  size_t length;
+  void *data;
+  if (napi_get_typedarray_info(env, value, &type, &length, &data, NULL, NULL) != napi_ok || type != napi_float64_array) {
+    napi_throw_type_error(env, NULL, "expected a Float64Array of attributes");
+    return 0;
+  }
+  *fields = data;
+  *count = length;
+  return 1;
+}
+
+static void fill_stat(struct stat *st, const double *a) {
+  memset(st, 0, sizeof *st);
+  st->st_ino = (ino_t)a[A_INO];
+  st->st_mode = (mode_t)a[A_MODE];
+  st->st_nlink = (nlink_t)a[A_NLINK];
+  st->st_uid = (uid_t)a[A_UID];
+  st->st_gid = (gid_t)a[A_GID];
+  st->st_size = (off_t)a[A_SIZE];
+  st->st_blksize = 4096;
+  st->st_blocks = (blkcnt_t)((st->st_size + 511) / 512);
+  double ms = a[A_MTIME_MS];
+  struct timespec t = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6)};
+  st->st_mtim = st->st_ctim = st->st_atim = t;
+}
+
+static void fill_entry(struct fuse_entry_param *e, const double *a, double entry_timeout, double attr_timeout) {
+  memset(e, 0, sizeof *e);
+  // Mode 0 marks a name sent without attributes: nodeid 0 makes the kernel count no lookup.
+  e->ino = a[A_MODE] == 0 ? 0 : (fuse_ino_t)a[A_INO];
+  e->generation = 1;
+  fill_stat(&e->attr, a);
+  e->entry_timeout = entry_timeout;
+  e->attr_timeout = attr_timeout;
+}
+
+static napi_value boolean(napi_env env, int value) {
+  napi_value result;
+  napi_get_boolean(env, value, &result);
+  return result;
+}
+
+// mount(mountpoint, argv: string[], wantOn, wantOff, maxBackground, handler) -> session
+static napi_value js_mount(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 6) {
+    napi_throw_type_error(env, NULL, "mount(mountpoint, args, wantOn, wantOff, maxBackground, handler)");
+    return NULL;
+  }
+  char mountpoint[4096];
+  size_t length;
+  CHECK(env, napi_get_value_string_utf8(env, argv[0], mountpoint, sizeof mountpoint, &length));
+  uint32_t nargs;
+  CHECK(env, napi_get_array_length(env, argv[1], &nargs));
+  char **fuse_argv = calloc(nargs + 2, sizeof *fuse_argv);
+  struct session *s = calloc(1, sizeof *s);
+  if (fuse_argv == NULL || s == NULL) {
+    free(fuse_argv);
+    free(s);
+    napi_throw_error(env, "ENOMEM", "out of memory");
+    return NULL;
+  }
+  fuse_argv[0] = strdup("skills-mount");
+  for (uint32_t i = 0; i < nargs; i++) {
+    napi_value item;
+    char buffer[4096];
+    napi_get_element(env, argv[1], i, &item);
+    napi_get_value_string_utf8(env, item, buffer, sizeof buffer, &length);
+    fuse_argv[i + 1] = strdup(buffer);
+  }
+  s->want_on = (unsigned)double_arg(env, argv[2]);
+  s->want_off = (unsigned)double_arg(env, argv[3]);
+  s->max_background = (unsigned)double_arg(env, argv[4]);
+  atomic_init(&s->refs, 1);
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&s->jobs_lock, NULL);
+  pthread_cond_init(&s->jobs_cond, NULL);
+  s->wake_fd = -1;
+
+  const char *failure = NULL;
+  struct fuse_args args = FUSE_ARGS_INIT((int)nargs + 1, fuse_argv);
+  pthread_mutex_lock(&log_lock);
+  last_log[0] = '\0';
+  pthread_mutex_unlock(&log_lock);
+  napi_value name;
+  napi_create_string_utf8(env, "skills_fuse", NAPI_AUTO_LENGTH, &name);
+  if (napi_create_threadsafe_function(env, argv[5], NULL, name, 0, 1, s, tsfn_finalize, s, call_js, &s->tsfn) != napi_ok) {
+    failure = "cannot create the request queue";
+  } else {
+    atomic_fetch_add(&s->refs, 1); // held by the tsfn until its finalizer
+    s->se = fuse_session_new(&args, &ops, sizeof ops, s);
+    if (s->se == NULL) failure = "libfuse refused the mount options";
+    else if (fuse_session_mount(s->se, mountpoint) != 0) failure = "libfuse could not mount";
+    else if ((s->wake_fd = eventfd(0, EFD_CLOEXEC)) < 0) failure = "eventfd failed";
+    else if (pthread_create(&s->notifier_thread, NULL, notifier_main, s) != 0) failure = "cannot start the notifier thread";
+    else if (pthread_create(&s->loop_thread, NULL, loop_main, s) != 0) {
+      failure = "cannot start the session thread";
+      pthread_mutex_lock(&s->jobs_lock);
+      s->jobs_stop = 1;
+      pthread_cond_signal(&s->jobs_cond);
+      pthread_mutex_unlock(&s->jobs_lock);
+      pthread_join(s->notifier_thread, NULL);
+      fuse_session_unmount(s->se);
+    } else s->threads_started = 1;
+  }
+  fuse_opt_free_args(&args);
+  for (uint32_t i = 0; i < nargs + 1; i++) free(fuse_argv[i]);
+  free(fuse_argv);
+  if (failure != NULL) {
+    char message[1024];
+    pthread_mutex_lock(&log_lock);
+    snprintf(message, sizeof message, "%s%s%s", failure, last_log[0] ? ": " : "", last_log);
+    pthread_mutex_unlock(&log_lock);
+    if (s->se) fuse_session_destroy(s->se);
+    s->se = NULL;
+    if (s->wake_fd >= 0) close(s->wake_fd);
+    s->closed = 1;
+    if (s->tsfn) napi_release_threadsafe_function(s->tsfn, napi_tsfn_abort);
+    session_unref(s);
+    napi_throw_error(env, "SKILLS_FUSE_MOUNT", message);
+    return NULL;
+  }
+  napi_value external;
+  CHECK(env, napi_create_external(env, s, external_finalize, NULL, &external));
+  return external;
+}
+
+// unmount(session): answers every outstanding request (EIO), stops both threads, closes the
+// device (the kernel aborts what is left) and detaches the mount. Idempotent.
+static napi_value js_unmount(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  struct session *s;
+  if (!get_args(env, info, 1, argv, &s)) return NULL;
+  if (s->closed) return boolean(env, 0);
+  s->closed = 1;
+  pthread_mutex_lock(&s->lock);
+  s->tearing = 1;
+  for (uint32_t i = 0; i < s->nslots; i++) {
+    if (!s->slots[i].live) continue;
+    fuse_req_t req = s->slots[i].req;
+    s->slots[i].live = 0;
+    s->free_list[s->nfree++] = i;
+    s->outstanding--;
+    fuse_reply_err(req, EIO);
+  }
+  pthread_mutex_unlock(&s->lock);
+  uint64_t one = 1;
+  if (write(s->wake_fd, &one, sizeof one) < 0) { /* the loop also stops on ENODEV */ }
+  pthread_join(s->loop_thread, NULL);
+  pthread_mutex_lock(&s->jobs_lock);
+  s->jobs_stop = 1;
+  for (struct job *job = s->jobs_head, *next; job != NULL; job = next) {
+    next = job->next;
+    free(job->name);
+    free(job);
+  }
+  s->jobs_head = s->jobs_tail = NULL;
+  pthread_cond_signal(&s->jobs_cond);
+  pthread_mutex_unlock(&s->jobs_lock);
+  pthread_join(s->notifier_thread, NULL);
+  fuse_session_unmount(s->se);
+  fuse_session_destroy(s->se);
+  s->se = NULL;
+  close(s->wake_fd);
+  napi_release_threadsafe_function(s->tsfn, napi_tsfn_release);
+  return boolean(env, 1);
+}
+
+#define REPLY_PROLOGUE(count)                          \
+  napi_value argv[count];                              \
+  struct session *s;                                   \
+  if (!get_args(env, info, count, argv, &s)) return NULL; \
+  if (s->closed) return boolean(env, 0);               \
+  fuse_req_t req = slot_take(s, double_arg(env, argv[1])); \
+  if (req == NULL) return boolean(env, 0)
+
+// replyErr(session, id, errno)
+static napi_value js_reply_err(napi_env env, napi_callback_info info) {
+  REPLY_PROLOGUE(3);
+  fuse_reply_err(req, (int)double_arg(env, argv[2]));
+  return boolean(env, 1);
+}
+
+// replyEntry(session, id, attrs, entryTimeout, attrTimeout)
+static napi_value js_reply_entry(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  struct session *s;
+  double *a;
+  size_t n;
+  if (!get_args(env, info, 5, argv, &s) || !attrs_arg(env, argv[2], &a, &n)) return NULL;
+  if (n < A_FIELDS) {
+    napi_throw_range_error(env, NULL, "attributes too short");
+    return NULL;
+  }
+  if (s->closed) return boolean(env, 0);
+  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
+  if (req == NULL) return boolean(env, 0);
+  struct fuse_entry_param e;
+  fill_entry(&e, a, double_arg(env, argv[3]), double_arg(env, argv[4]));
+  fuse_reply_entry(req, &e);
+  return boolean(env, 1);
+}
+
+// replyAttr(session, id, attrs, attrTimeout)
+static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  struct session *s;
+  double *a;
+  size_t n;
+  if (!get_args(env, info, 4, argv, &s) || !attrs_arg(env, argv[2], &a, &n)) return NULL;
+  if (n < A_FIELDS) {
+    napi_throw_range_error(env, NULL, "attributes too short");
+    return NULL;
+  }
+  if (s->closed) return boolean(env, 0);
+  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
+  if (req == NULL) return boolean(env, 0);
+  struct stat st;
+  fill_stat(&st, a);
+  fuse_reply_attr(req, &st, double_arg(env, argv[3]));
+  return boolean(env, 1);
+}
+
+// replyOpen(session, id, fh, flags) with flags bit 0 keep_cache, 1 direct_io, 2 cache_readdir
+static napi_value js_reply_open(napi_env env, napi_callback_info info) {
+  REPLY_PROLOGUE(4);
+  struct fuse_file_info fi;
+  memset(&fi, 0, sizeof fi);
+  fi.fh = (uint64_t)double_arg(env, argv[2]);
+  unsigned flags = (unsigned)double_arg(env, argv[3]);
+  fi.keep_cache = (flags & 1) != 0;
+  fi.direct_io = (flags & 2) != 0;
+  fi.cache_readdir = (flags & 4) != 0;
+  fuse_reply_open(req, &fi);
+  return boolean(env, 1);
+}
+
+// replyBuf(session, id, bytes)
+static napi_value js_reply_buf(napi_env env, napi_callback_info info) {
+  REPLY_PROLOGUE(3);
+  void *data = NULL;
+  size_t length = 0;
+  napi_typedarray_type type;
+  if (napi_get_typedarray_info(env, argv[2], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
+    fuse_reply_err(req, EIO);
+    napi_throw_type_error(env, NULL, "expected a Uint8Array");
+    return NULL;
+  }
+  fuse_reply_buf(req, data, length);
+  return boolean(env, 1);
+}
+
+// replyXattrSize(session, id, size): the answer to a getxattr/listxattr size probe
+static napi_value js_reply_xattr_size(napi_env env, napi_callback_info info) {
+  REPLY_PROLOGUE(3);
+  fuse_reply_xattr(req, (size_t)double_arg(env, argv[2]));
+  return boolean(env, 1);
+}
+
+// replyStatfs(session, id, Float64Array[bsize, frsize, blocks, bfree, bavail, files, ffree, favail, fsid, flag, namemax])
+static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  struct session *s;
+  double *a;
+  size_t n;
+  if (!get_args(env, info, 3, argv, &s) || !attrs_arg(env, argv[2], &a, &n)) return NULL;
+  if (n < 11) {
+    napi_throw_range_error(env, NULL, "statfs fields too short");
+    return NULL;
+  }
+  if (s->closed) return boolean(env, 0);
+  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
+  if (req == NULL) return boolean(env, 0);
+  struct statvfs st;
+  memset(&st, 0, sizeof st);
+  st.f_bsize = (unsigned long)a[0];
+  st.f_frsize = (unsigned long)a[1];
+  st.f_blocks = (fsblkcnt_t)a[2];
+  st.f_bfree = (fsblkcnt_t)a[3];
+  st.f_bavail = (fsblkcnt_t)a[4];
+  st.f_files = (fsfilcnt_t)a[5];
+  st.f_ffree = (fsfilcnt_t)a[6];
+  st.f_favail = (fsfilcnt_t)a[7];
+  st.f_fsid = (unsigned long)a[8];
+  st.f_flag = (unsigned long)a[9];
+  st.f_namemax = (unsigned long)a[10];
+  fuse_reply_statfs(req, &st);
+  return boolean(env, 1);
+}
+
+// replyDirectory(session, id, plus, maxBytes, firstOffset, names: string[], attrs: Float64Array
+// (A_FIELDS per name), entryTimeout, attrTimeout) -> how many entries fit (those, and only
+// those, count as looked up when plus is set).
+static napi_value js_reply_directory(napi_env env, napi_callback_info info) {
+  napi_value argv[9];
+  struct session *s;
+  double *a;
+  size_t n;
+  if (!get_args(env, info, 9, argv, &s) || !attrs_arg(env, argv[6], &a, &n)) return NULL;
+  if (s->closed) return number(env, -1);
+  uint32_t count;
+  if (napi_get_array_length(env, argv[5], &count) != napi_ok || (size_t)count * A_FIELDS > n) {
+    napi_throw_range_error(env, NULL, "names and attributes disagree");
+    return NULL;
+  }
+  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
+  if (req == NULL) return number(env, -1);
+  bool plus;
+  napi_get_value_bool(env, argv[2], &plus);
+  size_t max_bytes = (size_t)double_arg(env, argv[3]);
+  double first = double_arg(env, argv[4]);
+  double entry_timeout = double_arg(env, argv[7]), attr_timeout = double_arg(env, argv[8]);
+  char *buffer = malloc(max_bytes ? max_bytes : 1);
+  if (buffer == NULL) {
+    fuse_reply_err(req, ENOMEM);
+    return number(env, 0);
+  }
+  size_t used = 0;
+  uint32_t added = 0;
+  char name[1024];
+  for (; added < count; added++) {
+    napi_value item;
+    size_t length;
+    napi_get_element(env, argv[5], added, &item);
+    if (napi_get_value_string_utf8(env, item, name, sizeof name, &length) != napi_ok) break;
+    const double *fields = a + (size_t)added * A_FIELDS;
+    off_t next = (off_t)(first + added + 1);
+    size_t needed;
+    if (plus) {
+      struct fuse_entry_param e;
+      fill_entry(&e, fields, entry_timeout, attr_timeout);
+      needed = fuse_add_direntry_plus(req, buffer + used, max_bytes - used, name, &e, next);
+    } else {
+      struct stat st;
+      fill_stat(&st, fields);
+      needed = fuse_add_direntry(req, buffer + used, max_bytes - used, name, &st, next);
+    }
+    if (needed > max_bytes - used) break;
+    used += needed;
+  }
+  fuse_reply_buf(req, buffer, used);
+  free(buffer);
+  return number(env, added);
+}
+
+// notifyInvalEntry(session, parent, name) / notifyInvalInode(session, ino, offset, length):
+// queued for the notifier thread; never called from a request handler.
+static napi_value js_notify_inval_entry(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  struct session *s;
+  if (!get_args(env, info, 3, argv, &s)) return NULL;
+  if (s->closed) return boolean(env, 0);
+  char name[1024];
+  size_t length;
+  if (napi_get_value_string_utf8(env, argv[2], name, sizeof name, &length) != napi_ok) return NULL;
+  struct job *job = calloc(1, sizeof *job);
+  if (job == NULL || (job->name = strdup(name)) == NULL) {
+    free(job);
+    return boolean(env, 0);
+  }
+  job->kind = JOB_INVAL_ENTRY;
+  job->ino = (uint64_t)double_arg(env, argv[1]);
+  job_push(s, job);
+  return boolean(env, 1);
+}
+
+static napi_value js_notify_inval_inode(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  struct session *s;
+  if (!get_args(env, info, 4, argv, &s)) return NULL;
+  if (s->closed) return boolean(env, 0);
+  struct job *job = calloc(1, sizeof *job);
+  if (job == NULL) return boolean(env, 0);
+  job->kind = JOB_INVAL_INODE;
+  job->ino = (uint64_t)double_arg(env, argv[1]);
+  job->off = (int64_t)double_arg(env, argv[2]);
+  job->len = (int64_t)double_arg(env, argv[3]);
+  job_push(s, job);
+  return boolean(env, 1);
+}
+
+// stats(session) -> { outstanding, notifications, pendingNotifications }
+static napi_value js_stats(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  struct session *s;
+  if (!get_args(env, info, 1, argv, &s)) return NULL;
+  napi_value result;
+  napi_create_object(env, &result);
+  pthread_mutex_lock(&s->lock);
+  double outstanding = (double)s->outstanding;
+  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_lock(&s->jobs_lock);
+  double notifications = (double)s->notifications, pending = 0;
+  for (struct job *job = s->jobs_head; job != NULL; job = job->next) pending++;
+  pthread_mutex_unlock(&s->jobs_lock);
+  napi_set_named_property(env, result, "outstanding", number(env, outstanding));
+  napi_set_named_property(env, result, "notifications", number(env, notifications));
+  napi_set_named_property(env, result, "pendingNotifications", number(env, pending));
+  return result;
+}
+
+static napi_value init_module(napi_env env, napi_value exports) {
+  fuse_set_log_func(log_func);
+  const struct {
+    const char *name;
+    napi_callback fn;
+  } functions[] = {
+    {"mount", js_mount},
+    {"unmount", js_unmount},
+    {"replyErr", js_reply_err},
+    {"replyEntry", js_reply_entry},
+    {"replyAttr", js_reply_attr},
+    {"replyOpen", js_reply_open},
+    {"replyBuf", js_reply_buf},
+    {"replyXattrSize", js_reply_xattr_size},
+    {"replyStatfs", js_reply_statfs},
+    {"replyDirectory", js_reply_directory},
+    {"notifyInvalEntry", js_notify_inval_entry},
+    {"notifyInvalInode", js_notify_inval_inode},
+    {"stats", js_stats},
+  };
+  for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
+    napi_value fn;
+    napi_create_function(env, functions[i].name, NAPI_AUTO_LENGTH, functions[i].fn, NULL, &fn);
+    napi_set_named_property(env, exports, functions[i].name, fn);
+  }
+  napi_value capabilities;
+  napi_create_object(env, &capabilities);
+  const struct {
+    const char *name;
+    unsigned value;
+  } caps[] = {
+    {"ASYNC_READ", FUSE_CAP_ASYNC_READ},
+    {"AUTO_INVAL_DATA", FUSE_CAP_AUTO_INVAL_DATA},
+    {"READDIRPLUS", FUSE_CAP_READDIRPLUS},
+    {"READDIRPLUS_AUTO", FUSE_CAP_READDIRPLUS_AUTO},
+    {"NO_OPEN_SUPPORT", FUSE_CAP_NO_OPEN_SUPPORT},
+    {"NO_OPENDIR_SUPPORT", FUSE_CAP_NO_OPENDIR_SUPPORT},
+    {"PARALLEL_DIROPS", FUSE_CAP_PARALLEL_DIROPS},
+    {"EXPLICIT_INVAL_DATA", FUSE_CAP_EXPLICIT_INVAL_DATA},
+    {"EXPORT_SUPPORT", FUSE_CAP_EXPORT_SUPPORT},
+    {"POSIX_LOCKS", FUSE_CAP_POSIX_LOCKS},
+    {"FLOCK_LOCKS", FUSE_CAP_FLOCK_LOCKS},
+    {"WRITEBACK_CACHE", FUSE_CAP_WRITEBACK_CACHE},
+  };
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) napi_set_named_property(env, capabilities, caps[i].name, number(env, caps[i].value));
+  napi_set_named_property(env, exports, "capabilities", capabilities);
+  napi_value ops_object;
+  napi_create_object(env, &ops_object);
+  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT"};
+  for (int i = 1; i <= OP_EXIT; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
+  napi_set_named_property(env, exports, "ops", ops_object);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init_module)

@@ -1,0 +1,74 @@
+// Loads the project's own libfuse 3 addon (native/skills_fuse.c, built by node-gyp at install)
+// and types its surface. Only src/fuse/lowlevel imports this; nothing above fuse/ knows it exists.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** An opaque mounted session. */
+export type Session = { readonly __session: unique symbol };
+
+/** Request codes, as the addon numbers them (its `ops`). */
+export interface OpCodes {
+  INIT: number;
+  LOOKUP: number;
+  FORGET: number;
+  GETATTR: number;
+  OPEN: number;
+  READ: number;
+  RELEASE: number;
+  OPENDIR: number;
+  READDIR: number;
+  READDIRPLUS: number;
+  RELEASEDIR: number;
+  STATFS: number;
+  GETXATTR: number;
+  LISTXATTR: number;
+  EXIT: number;
+}
+
+/**
+ * One kernel request: op, reply id (-1 when no reply is due), inode, then op-specific numbers:
+ * a = fh (FORGET: nlookup; INIT: capable), b = offset or open flags (INIT: want), c = size.
+ */
+export type RequestHandler = (op: number, id: number, ino: number, a: number, b: number, c: number, name: string | undefined) => void;
+
+/** Attribute fields in the order the addon reads them from a Float64Array. */
+export const ATTR = { ino: 0, mode: 1, nlink: 2, uid: 3, gid: 4, size: 5, mtimeMs: 6 } as const;
+export const ATTR_FIELDS = 7;
+/** replyOpen flag bits. */
+export const OPEN_FLAGS = { keepCache: 1, directIo: 2, cacheReaddir: 4 } as const;
+
+export interface Addon {
+  mount(mountpoint: string, args: string[], wantOn: number, wantOff: number, maxBackground: number, handler: RequestHandler): Session;
+  unmount(session: Session): boolean;
+  replyErr(session: Session, id: number, errno: number): boolean;
+  replyEntry(session: Session, id: number, attrs: Float64Array, entryTimeoutSeconds: number, attrTimeoutSeconds: number): boolean;
+  replyAttr(session: Session, id: number, attrs: Float64Array, attrTimeoutSeconds: number): boolean;
+  replyOpen(session: Session, id: number, fh: number, flags: number): boolean;
+  replyBuf(session: Session, id: number, bytes: Uint8Array): boolean;
+  replyXattrSize(session: Session, id: number, sizeBytes: number): boolean;
+  replyStatfs(session: Session, id: number, fields: Float64Array): boolean;
+  /** Returns how many of `names` fit in maxBytes (-1 when the request was already answered). */
+  replyDirectory(session: Session, id: number, plus: boolean, maxBytes: number, firstOffset: number, names: string[], attrs: Float64Array, entryTimeoutSeconds: number, attrTimeoutSeconds: number): number;
+  notifyInvalEntry(session: Session, parent: number, name: string): boolean;
+  notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
+  stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number };
+  readonly capabilities: Record<string, number>;
+  readonly ops: OpCodes;
+}
+
+/** Where node-gyp puts the build; SKILLS_FUSE_ADDON overrides it (the sanitizer build). */
+export function addonPath(): string {
+  const override = process.env['SKILLS_FUSE_ADDON'];
+  if (override) return path.resolve(override);
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+  return path.join(root, 'native', 'build', 'Release', 'skills_fuse.node');
+}
+
+let loaded: Addon | undefined;
+
+/** The addon, loaded once; throws (with the loader's reason) when it was not built or cannot load. */
+export function loadAddon(): Addon {
+  loaded ??= createRequire(import.meta.url)(addonPath()) as Addon;
+  return loaded;
+}

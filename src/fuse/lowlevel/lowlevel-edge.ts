@@ -1,0 +1,478 @@
+// The low-level FUSE edge: each kernel request the addon hands over becomes one FilesystemCore
+// call and exactly one reply. Kernel caching is decided here: one inode per content version
+// (so pages are always kept), zero-message open/opendir where the kernel offers them,
+// readdirplus, per-reply timeouts, and invalidations when the core reports a change.
+import { constants as fsConstants } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { LRUCache } from 'lru-cache';
+import type { FilesystemCore, NodeAttributes } from '../../fs/filesystem-core.js';
+import type { Log } from '../../log.js';
+import { Errno, errnoForDomainError } from '../errno.js';
+import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon.js';
+import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
+
+const { errno } = osConstants;
+const ENOSYS = errno.ENOSYS;
+const ESTALE = errno.ESTALE ?? 116;
+const ENOENT = errno.ENOENT;
+const ERANGE = errno.ERANGE;
+const ENOTSUP = errno.ENOTSUP;
+const ENOTDIR = errno.ENOTDIR;
+const EISDIR = errno.EISDIR;
+const ESTALE_RETRY_NOTE = 'the kernel retries the open with a fresh lookup';
+const USER_XATTR_PREFIX = 'user.';
+const NAME_MAX_BYTES = 255;
+const BLOCK_SIZE_BYTES = 4096;
+const ST_RDONLY = 1;
+const ST_NOSUID = 2;
+/** fuse_dirent header (24 bytes) and fuse_entry_out (128): the sizes a directory reply packs. */
+const DIRENT_HEADER_BYTES = 24;
+const DIRENTPLUS_HEADER_BYTES = 24 + 128;
+/** Negative answers the kernel may hold, remembered so a change can take them back. */
+const MAX_REMEMBERED_MISSES = 10_000;
+/** Directories whose listing is held while the kernel pages through it. */
+const MAX_LISTINGS_PAGED = 64;
+/** How long the invalidations of one burst of changes are gathered before they are sent. */
+const CHANGE_BATCH_MS = 10;
+
+export interface LowLevelEdgeOptions {
+  log: Log;
+  owner: Ownership;
+  /** Names and attributes of content-addressed nodes: long, since every change is invalidated. */
+  entryTimeoutSeconds: number;
+  attrTimeoutSeconds: number;
+  negativeTimeoutSeconds: number;
+  /** Bytes of open versions held for zero-message reads (no OPEN reaches us to pin them). */
+  pinnedBytesLimit: number;
+  verbose?: boolean;
+}
+
+/** What init negotiated, for --verbose and tests. */
+export interface Negotiated {
+  zeroMessageOpen: boolean;
+  zeroMessageOpendir: boolean;
+  readdirPlus: boolean;
+  autoInvalData: boolean;
+}
+
+interface Pinned {
+  handle: number;
+  sizeBytes: number;
+}
+
+export class LowLevelEdge {
+  private readonly table: InodeTable;
+  private session: Session | undefined;
+  private negotiated: Negotiated = { zeroMessageOpen: false, zeroMessageOpendir: false, readdirPlus: false, autoInvalData: false };
+  private readonly pinned: LRUCache<number, Pinned>;
+  private readonly pinning = new Map<number, Promise<Pinned>>();
+  private readonly misses = new LRUCache<string, { parent: number; name: string }>({ max: MAX_REMEMBERED_MISSES });
+  private readonly listings = new LRUCache<number, string[]>({ max: MAX_LISTINGS_PAGED });
+  private pendingChanges = new Set<string>();
+  private changeTimer: NodeJS.Timeout | undefined;
+  private inFlight = 0;
+  private onInit: ((negotiated: Negotiated) => void) | undefined;
+  private onExit: (() => void) | undefined;
+
+  constructor(
+    private readonly addon: Addon,
+    private readonly core: FilesystemCore,
+    private readonly options: LowLevelEdgeOptions,
+  ) {
+    this.table = new InodeTable({ attrs: encodeAttributes(ROOT_INODE, { kind: 'directory', sizeBytes: 0, mtimeMs: Date.now(), inode: ROOT_INODE }, options.owner), kind: 'directory', cacheSeconds: undefined });
+    this.pinned = new LRUCache<number, Pinned>({
+      maxSize: Math.max(1, options.pinnedBytesLimit),
+      sizeCalculation: (pin) => Math.max(1, pin.sizeBytes),
+      dispose: (pin) => this.core.release(pin.handle),
+    });
+    core.onChange?.((prefix) => this.changed(prefix));
+  }
+
+  /** Capabilities the edge asks for (the addon wants only those the kernel offers). */
+  wants(): { on: number; off: number } {
+    const caps = this.addon.capabilities;
+    return { on: (caps['READDIRPLUS'] ?? 0) | (caps['READDIRPLUS_AUTO'] ?? 0) | (caps['AUTO_INVAL_DATA'] ?? 0) | (caps['PARALLEL_DIROPS'] ?? 0) | (caps['ASYNC_READ'] ?? 0), off: (caps['WRITEBACK_CACHE'] ?? 0) | (caps['POSIX_LOCKS'] ?? 0) | (caps['FLOCK_LOCKS'] ?? 0) | (caps['EXPORT_SUPPORT'] ?? 0) };
+  }
+
+  /** Binds the mounted session; `init` fires once the kernel's INIT was answered, `exit` when the session loop ends. */
+  attach(session: Session, events: { init: (negotiated: Negotiated) => void; exit: () => void }): void {
+    this.session = session;
+    this.onInit = events.init;
+    this.onExit = events.exit;
+  }
+
+  /** Requests handed to the core and not yet answered. */
+  get requestsInFlight(): number {
+    return this.inFlight;
+  }
+
+  get nodeCount(): number {
+    return this.table.size;
+  }
+
+  get capabilities(): Negotiated {
+    return this.negotiated;
+  }
+
+  /** Releases everything pinned (after unmount). */
+  close(): void {
+    clearTimeout(this.changeTimer);
+    this.pinned.clear();
+  }
+
+  /** The addon's request handler: must never throw for a request it can answer. */
+  readonly handle = (op: number, id: number, ino: number, a: number, b: number, c: number, name: string | undefined): void => {
+    const ops = this.addon.ops;
+    switch (op) {
+      case ops.INIT:
+        return this.init(a, b);
+      case ops.EXIT:
+        return this.onExit?.();
+      case ops.FORGET:
+        return this.forget(ino, a);
+      case ops.LOOKUP:
+        return this.answer(id, 'lookup', name ?? '', () => this.lookup(id, ino, name ?? ''));
+      case ops.GETATTR:
+        return this.answer(id, 'getattr', '', () => this.getattr(id, ino));
+      case ops.OPEN:
+        return this.answer(id, 'open', '', () => this.open(id, ino, b));
+      case ops.READ:
+        return this.answer(id, 'read', '', () => this.read(id, ino, a, b, c));
+      case ops.RELEASE:
+        if (a !== 0) this.core.release(a);
+        this.addon.replyErr(this.session!, id, 0);
+        return;
+      case ops.OPENDIR:
+        return this.opendir(id);
+      case ops.RELEASEDIR:
+        this.addon.replyErr(this.session!, id, 0);
+        return;
+      case ops.READDIR:
+      case ops.READDIRPLUS:
+        return this.answer(id, 'readdir', '', () => this.readdir(id, ino, b, c, op === ops.READDIRPLUS));
+      case ops.STATFS:
+        return this.statfs(id);
+      case ops.GETXATTR:
+        return this.answer(id, 'getxattr', name ?? '', () => this.getxattr(id, ino, name ?? '', c));
+      case ops.LISTXATTR:
+        return this.answer(id, 'listxattr', '', () => this.listxattr(id, ino, c));
+      default:
+        this.addon.replyErr(this.session!, id, ENOSYS);
+    }
+  };
+
+  private init(capable: number, want: number): void {
+    const caps = this.addon.capabilities;
+    const has = (name: string, mask: number) => ((caps[name] ?? 0) & mask) !== 0;
+    this.negotiated = {
+      zeroMessageOpen: has('NO_OPEN_SUPPORT', capable),
+      zeroMessageOpendir: has('NO_OPENDIR_SUPPORT', capable),
+      readdirPlus: has('READDIRPLUS', want),
+      autoInvalData: has('AUTO_INVAL_DATA', want),
+    };
+    this.onInit?.(this.negotiated);
+  }
+
+  /** Runs one request's work; any failure becomes its one reply (errno from the domain error). */
+  private answer(id: number, op: string, detail: string, work: () => Promise<void> | void): void {
+    this.inFlight++;
+    let result: Promise<void> | void;
+    try {
+      result = work();
+    } catch (error) {
+      this.inFlight--;
+      this.fail(id, op, detail, error);
+      return;
+    }
+    if (result === undefined) {
+      this.inFlight--;
+      return;
+    }
+    result.then(
+      () => {
+        this.inFlight--;
+      },
+      (error: unknown) => {
+        this.inFlight--;
+        this.fail(id, op, detail, error);
+      },
+    );
+  }
+
+  private fail(id: number, op: string, detail: string, error: unknown): void {
+    if (error instanceof StaleInode) {
+      this.addon.replyErr(this.session!, id, ESTALE);
+      return;
+    }
+    const mapped = errnoForDomainError(error);
+    if (mapped === undefined || mapped === Errno.EIO) this.options.log(`${op}${detail ? ` ${detail}` : ''}: ${mapped === undefined ? 'unexpected ' : ''}${describe(error)}`);
+    this.addon.replyErr(this.session!, id, -(mapped ?? Errno.EIO));
+  }
+
+  private node(ino: number): KernelNode {
+    const node = this.table.get(ino);
+    if (node === undefined) throw new StaleInode(ino);
+    return node;
+  }
+
+  private timeouts(node: { cacheSeconds: number | undefined }): { entry: number; attr: number } {
+    return node.cacheSeconds === undefined ? { entry: this.options.entryTimeoutSeconds, attr: this.options.attrTimeoutSeconds } : { entry: node.cacheSeconds, attr: node.cacheSeconds };
+  }
+
+  private async lookup(id: number, parentIno: number, name: string): Promise<void> {
+    const parent = this.node(parentIno);
+    const path = childPath(parent.path, name);
+    let attributes: NodeAttributes;
+    try {
+      attributes = await this.core.getattr(path);
+    } catch (error) {
+      if (errnoForDomainError(error) !== -ENOENT) throw error;
+      // A negative entry the kernel may hold for the negative timeout; a change takes it back.
+      this.misses.set(`${parentIno}\0${name}`, { parent: parentIno, name });
+      const none = new Float64Array(ATTR_FIELDS);
+      this.addon.replyEntry(this.session!, id, none, this.options.negativeTimeoutSeconds, 0);
+      return;
+    }
+    const node = this.table.lookedUp(parent, name, attributes.inode, attributes, this.options.owner);
+    const timeouts = this.timeouts(node);
+    if (!this.addon.replyEntry(this.session!, id, node.attrs, timeouts.entry, timeouts.attr)) {
+      // Not delivered (interrupted, or unmounting): the kernel holds no reference to count.
+      this.table.forget(node.ino, 1);
+    }
+  }
+
+  private getattr(id: number, ino: number): void {
+    // A node's attributes belong to its version and never change: answered from the table.
+    const node = this.node(ino);
+    this.addon.replyAttr(this.session!, id, node.attrs, this.timeouts(node).attr);
+  }
+
+  private async open(id: number, ino: number, flags: number): Promise<void> {
+    const node = this.node(ino);
+    if (node.kind === 'directory') {
+      this.addon.replyErr(this.session!, id, EISDIR);
+      return;
+    }
+    if ((flags & (fsConstants.O_WRONLY | fsConstants.O_RDWR)) !== 0 || (flags & fsConstants.O_TRUNC) !== 0) {
+      this.addon.replyErr(this.session!, id, -Errno.EROFS);
+      return;
+    }
+    if (this.negotiated.zeroMessageOpen) {
+      // ENOSYS once: the kernel opens every file itself from now on, keeping its page cache.
+      this.addon.replyErr(this.session!, id, ENOSYS);
+      return;
+    }
+    const handle = await this.openVersion(node);
+    if (handle === undefined) {
+      this.addon.replyErr(this.session!, id, ESTALE);
+      return;
+    }
+    const flagsOut = node.cacheSeconds === 0 ? OPEN_FLAGS.directIo : OPEN_FLAGS.keepCache;
+    if (!this.addon.replyOpen(this.session!, id, handle, flagsOut)) this.core.release(handle);
+  }
+
+  /** Opens the node's path in the core; undefined (and the name invalidated) when the core now holds another version. */
+  private async openVersion(node: KernelNode): Promise<number | undefined> {
+    const handle = await this.core.open(node.path);
+    const opened = this.core.fgetattr(handle);
+    // Generated documents are re-rendered within the size the kernel holds: any rendering is theirs.
+    if (opened.inode === node.ino || node.cacheSeconds === 0) return handle;
+    this.core.release(handle);
+    this.options.log(`${node.path}: changed since the kernel looked it up; ${ESTALE_RETRY_NOTE}`);
+    this.invalidateName(node);
+    return undefined;
+  }
+
+  private async read(id: number, ino: number, fh: number, offset: number, sizeBytes: number): Promise<void> {
+    if (fh !== 0) {
+      this.addon.replyBuf(this.session!, id, this.core.read(fh, offset, sizeBytes));
+      return;
+    }
+    const pin = await this.pinnedVersion(this.node(ino));
+    if (pin === undefined) {
+      this.addon.replyErr(this.session!, id, ESTALE);
+      return;
+    }
+    this.addon.replyBuf(this.session!, id, this.core.read(pin.handle, offset, sizeBytes));
+  }
+
+  /** The version a zero-message open reads, pinned until the kernel forgets the inode (or the byte limit evicts it). */
+  private async pinnedVersion(node: KernelNode): Promise<Pinned | undefined> {
+    const held = this.pinned.get(node.ino);
+    if (held) return held;
+    let pinning = this.pinning.get(node.ino);
+    if (pinning === undefined) {
+      pinning = (async () => {
+        const handle = await this.openVersion(node);
+        if (handle === undefined) throw new StaleInode(node.ino);
+        const pin = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes };
+        if (this.table.get(node.ino) === node) this.pinned.set(node.ino, pin);
+        else this.core.release(handle);
+        return pin;
+      })().finally(() => this.pinning.delete(node.ino));
+      this.pinning.set(node.ino, pinning);
+    }
+    try {
+      return await pinning;
+    } catch (error) {
+      if (error instanceof StaleInode) return undefined;
+      throw error;
+    }
+  }
+
+  private forget(ino: number, nlookup: number): void {
+    const dropped = this.table.forget(ino, nlookup);
+    if (dropped) this.pinned.delete(ino);
+  }
+
+  private opendir(id: number): void {
+    if (this.negotiated.zeroMessageOpendir) {
+      // ENOSYS once: the kernel opens directories itself, with its readdir cache on.
+      this.addon.replyErr(this.session!, id, ENOSYS);
+      return;
+    }
+    this.addon.replyOpen(this.session!, id, 0, OPEN_FLAGS.keepCache | OPEN_FLAGS.cacheReaddir);
+  }
+
+  private async readdir(id: number, ino: number, offset: number, maxBytes: number, plus: boolean): Promise<void> {
+    const directory = this.node(ino);
+    if (directory.kind !== 'directory') {
+      this.addon.replyErr(this.session!, id, ENOTDIR);
+      return;
+    }
+    // One listing per pass over a directory: later pages (offset > 0) page through the same names.
+    let names = offset > 0 ? this.listings.get(ino) : undefined;
+    if (names === undefined) {
+      names = ['.', '..', ...(await this.core.readdir(directory.path))];
+      this.listings.set(ino, names);
+    }
+    const chunk: string[] = [];
+    let used = 0;
+    for (let index = offset; index < names.length; index++) {
+      const name = names[index]!;
+      const bytes = align8((plus ? DIRENTPLUS_HEADER_BYTES : DIRENT_HEADER_BYTES) + Buffer.byteLength(name));
+      if (used + bytes > maxBytes) break;
+      used += bytes;
+      chunk.push(name);
+    }
+    const attrs = new Float64Array(chunk.length * ATTR_FIELDS);
+    const children: Array<KernelNode | undefined> = [];
+    for (const [index, name] of chunk.entries()) {
+      let fields: Float64Array;
+      if (name === '.' || name === '..') {
+        fields = (name === '.' ? directory : (this.table.get(directory.parent) ?? directory)).attrs;
+        children.push(undefined);
+      } else if (plus) {
+        const child = await this.core.getattr(childPath(directory.path, name)).then(
+          (attributes) => this.table.lookedUp(directory, name, attributes.inode, attributes, this.options.owner),
+          // Listed but not statable now: the name is shown, without attributes (the kernel looks it up).
+          () => undefined,
+        );
+        children.push(child);
+        fields = child?.attrs ?? namedOnly();
+      } else {
+        children.push(undefined);
+        fields = namedOnly();
+      }
+      attrs.set(fields, index * ATTR_FIELDS);
+    }
+    const timeouts = { entry: this.options.entryTimeoutSeconds, attr: this.options.attrTimeoutSeconds };
+    const added = this.addon.replyDirectory(this.session!, id, plus, maxBytes, offset, chunk, attrs, timeouts.entry, timeouts.attr);
+    // Entries that did not reach the kernel are not held by it: undo their lookup counts.
+    children.forEach((child, index) => {
+      if (child && index >= Math.max(0, added)) this.forget(child.ino, 1);
+    });
+  }
+
+  private statfs(id: number): void {
+    // Content lives on MCP servers: no local capacity to report, nothing free to write.
+    this.addon.replyStatfs(this.session!, id, Float64Array.of(BLOCK_SIZE_BYTES, BLOCK_SIZE_BYTES, 0, 0, 0, 0, 0, 0, 0, ST_RDONLY | ST_NOSUID, NAME_MAX_BYTES));
+  }
+
+  private async getxattr(id: number, ino: number, name: string, sizeBytes: number): Promise<void> {
+    // Only user.* attributes exist. ENOTSUP for the rest tells ls to stop asking.
+    if (!name.startsWith(USER_XATTR_PREFIX)) {
+      this.addon.replyErr(this.session!, id, ENOTSUP);
+      return;
+    }
+    this.replySized(id, await this.core.getxattr(this.node(ino).path, name), sizeBytes);
+  }
+
+  private async listxattr(id: number, ino: number, sizeBytes: number): Promise<void> {
+    const names = await this.core.listxattr(this.node(ino).path);
+    this.replySized(id, Buffer.from(names.map((name) => `${name}\0`).join(''), 'utf8'), sizeBytes);
+  }
+
+  /** xattr replies: size 0 is a size probe, a smaller buffer gets ERANGE. */
+  private replySized(id: number, value: Buffer, sizeBytes: number): void {
+    if (sizeBytes === 0) this.addon.replyXattrSize(this.session!, id, value.length);
+    else if (value.length > sizeBytes) this.addon.replyErr(this.session!, id, ERANGE);
+    else this.addon.replyBuf(this.session!, id, value);
+  }
+
+  // ---- invalidation -------------------------------------------------------------------------
+
+  /** The core reports that what it shows at `prefix` (a path) or below may have changed. */
+  private changed(prefix: string): void {
+    this.pendingChanges.add(prefix);
+    this.changeTimer ??= setTimeout(() => this.flushChanges(), CHANGE_BATCH_MS);
+  }
+
+  private flushChanges(): void {
+    this.changeTimer = undefined;
+    const prefixes = [...this.pendingChanges];
+    this.pendingChanges = new Set();
+    this.listings.clear();
+    if (this.session === undefined) return;
+    let entries = 0;
+    const seen = new Set<number>();
+    for (const prefix of prefixes) {
+      for (const node of this.table.under(prefix)) {
+        if (seen.has(node.ino)) continue;
+        seen.add(node.ino);
+        // The name, so the next lookup may find a new version; a directory's readdir cache too.
+        // A file's pages stay: its inode is one version, still right for handles open on it.
+        this.invalidateName(node);
+        if (node.kind === 'directory') this.addon.notifyInvalInode(this.session, node.ino, 0, 0);
+        entries++;
+      }
+      const base = prefix === '/' ? '/' : `${prefix}/`;
+      for (const [key, miss] of this.misses.entries()) {
+        const parent = this.table.get(miss.parent);
+        if (parent && (childPath(parent.path, miss.name) === prefix || childPath(parent.path, miss.name).startsWith(base))) {
+          this.addon.notifyInvalEntry(this.session, miss.parent, miss.name);
+          this.misses.delete(key);
+        }
+      }
+      if (prefix === '/' || prefix.split('/').length <= 2) this.addon.notifyInvalInode(this.session, ROOT_INODE, 0, 0);
+    }
+    if (this.options.verbose) this.options.log(`kernel told of changes under ${prefixes.join(', ')}: ${entries} names invalidated`);
+  }
+
+  private invalidateName(node: KernelNode): void {
+    if (this.session !== undefined && node.ino !== ROOT_INODE) this.addon.notifyInvalEntry(this.session, node.parent, node.name);
+  }
+}
+
+/** A node the kernel names but the table does not hold (forgotten, or from an earlier mount). */
+class StaleInode extends Error {
+  readonly errno = ESTALE;
+  constructor(ino: number) {
+    super(`inode ${ino} is not known`);
+  }
+}
+
+/** A name sent without attributes (mode 0): the kernel looks it up itself and counts no lookup. */
+function namedOnly(): Float64Array {
+  const fields = new Float64Array(ATTR_FIELDS);
+  fields[ATTR.ino] = 1;
+  return fields;
+}
+
+function align8(bytes: number): number {
+  return (bytes + 7) & ~7;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,130 @@
+// Mounting through the libfuse 3 addon: the session (via fusermount3, so a user who is not root
+// can mount), the wait for the kernel's INIT, a watchdog that detaches the mount if this process
+// dies without unmounting, and an unmount that answers every request still in flight.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { FilesystemCore } from '../../fs/filesystem-core.js';
+import type { Log } from '../../log.js';
+import { MountError } from '../mount-error.js';
+import { loadAddon, type Addon, type Session } from './addon.js';
+import { LowLevelEdge, type Negotiated } from './lowlevel-edge.js';
+import type { Ownership } from './inode-table.js';
+
+export interface LowLevelMountOptions {
+  log: Log;
+  owner: Ownership;
+  entryTimeoutSeconds: number;
+  attrTimeoutSeconds: number;
+  negativeTimeoutSeconds: number;
+  mountTimeoutMs: number;
+  /** libfuse -o options (ro, nosuid, ..., fsname, subtype, auto_unmount). */
+  fuseOptions: readonly string[];
+  pinnedBytesLimit?: number;
+  maxBackground?: number;
+  verbose?: boolean;
+}
+
+export interface LowLevelMount {
+  readonly negotiated: Negotiated;
+  readonly edge: LowLevelEdge;
+  /** Answers what is in flight, stops the session and detaches the mount; idempotent. */
+  unmount(): Promise<void>;
+}
+
+const DEFAULT_PINNED_BYTES = 256 * 2 ** 20;
+const DEFAULT_MAX_BACKGROUND = 64;
+
+// Runs beside the daemon with a pipe from it: "stop" on a clean unmount; end of file when the
+// daemon died. Then a mount that no longer answers (ENOTCONN, or ECONNABORTED when fusermount3's
+// own auto_unmount raced the kernel's abort) is detached. A live mount (a restarted daemon's)
+// answers stat and is left alone.
+const WATCHDOG_SCRIPT = `
+if read -r line; then exit 0; fi
+for i in $(seq 1 50); do
+  if ! stat -- "$1" >/dev/null 2>&1; then
+    fusermount3 -u -z -- "$1" 2>/dev/null || fusermount -u -z -- "$1" 2>/dev/null || umount -l -- "$1" 2>/dev/null
+    exit 0
+  fi
+  sleep 0.1
+done
+`;
+
+/** Mounts `core` at `mountpoint` (already prepared) through the libfuse 3 low-level addon. */
+export async function mountLowLevel(core: FilesystemCore, mountpoint: string, options: LowLevelMountOptions, addon: Addon = loadAddon()): Promise<LowLevelMount> {
+  const edge = new LowLevelEdge(addon, core, {
+    log: options.log,
+    owner: options.owner,
+    entryTimeoutSeconds: options.entryTimeoutSeconds,
+    attrTimeoutSeconds: options.attrTimeoutSeconds,
+    negativeTimeoutSeconds: options.negativeTimeoutSeconds,
+    pinnedBytesLimit: options.pinnedBytesLimit ?? DEFAULT_PINNED_BYTES,
+    ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
+  });
+  const wants = edge.wants();
+  let session: Session;
+  try {
+    session = addon.mount(mountpoint, ['-o', options.fuseOptions.join(',')], wants.on, wants.off, options.maxBackground ?? DEFAULT_MAX_BACKGROUND, edge.handle);
+  } catch (error) {
+    throw new MountError(`mounting ${mountpoint} failed: ${(error as Error).message}${mountHint(error)}`, { cause: error });
+  }
+  let unmounting: Promise<void> | undefined;
+  let watchdog: ChildProcess | undefined;
+  const unmount = (): Promise<void> => {
+    unmounting ??= Promise.resolve().then(() => {
+      addon.unmount(session);
+      edge.close();
+      if (watchdog?.stdin?.writable) watchdog.stdin.end('stop\n');
+    });
+    return unmounting;
+  };
+  const negotiated = await new Promise<Negotiated>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void unmount();
+      reject(new MountError(`mounting ${mountpoint} did not complete within ${options.mountTimeoutMs} ms (the kernel sent no INIT)`));
+    }, options.mountTimeoutMs);
+    edge.attach(session, {
+      init: (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      },
+      exit: () => {
+        if (unmounting) return;
+        options.log(`${mountpoint} was unmounted from outside; the FUSE session ended`);
+        void unmount();
+      },
+    });
+  });
+  watchdog = startWatchdog(mountpoint);
+  if (options.verbose) options.log(`libfuse3: ${describeNegotiated(negotiated)}`);
+  return { negotiated, edge, unmount };
+}
+
+/** One line on what the kernel granted, and what falls back. */
+export function describeNegotiated(negotiated: Negotiated): string {
+  const part = (on: boolean, yes: string, no: string) => (on ? yes : no);
+  return [
+    part(negotiated.zeroMessageOpen, 'zero-message open', 'open answered by the daemon (kernel lacks NO_OPEN_SUPPORT)'),
+    part(negotiated.zeroMessageOpendir, 'zero-message opendir', 'opendir answered with cache_readdir (kernel lacks NO_OPENDIR_SUPPORT)'),
+    part(negotiated.readdirPlus, 'readdirplus', 'plain readdir (kernel lacks READDIRPLUS)'),
+    part(negotiated.autoInvalData, 'auto_inval_data', 'no auto_inval_data'),
+  ].join(', ');
+}
+
+function startWatchdog(mountpoint: string): ChildProcess | undefined {
+  try {
+    const child = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'skills-mount-watchdog', mountpoint], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+    // The pipe stays open for the daemon's life, without keeping its event loop alive.
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return child;
+  } catch {
+    return undefined;
+  }
+}
+
+function mountHint(error: unknown): string {
+  const message = (error as Error).message ?? '';
+  if (/fusermount3?: .*not found|No such file/.test(message)) return '; install the Debian/Ubuntu package fuse3 (sudo apt-get install fuse3)';
+  if (/Permission denied|Operation not permitted/.test(message)) return '; see docs/troubleshooting.md (a non-root user mounts through the setuid fusermount3)';
+  return '';
+}
