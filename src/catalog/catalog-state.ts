@@ -10,8 +10,18 @@ export class CatalogState {
   private heldNamespace = new Namespace(segmentsToUri([]));
   private heldRefused = new Set<string>();
   private complete = false;
+  private readonly listeners: Array<() => void> = [];
 
   constructor(readonly label: string) {}
+
+  /** Called after anything held changes: the FUSE edge tells the kernel to look again. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
 
   get generation(): Generation | undefined {
     return this.heldGeneration;
@@ -43,6 +53,7 @@ export class CatalogState {
     this.heldRefused = refusedSkills;
     this.heldNamespace = namespace;
     this.complete = complete;
+    this.changed();
   }
 
   /** A restarted server may speak another generation: the next discovery decides again. */
@@ -52,17 +63,21 @@ export class CatalogState {
 
   setRecord(record: SkillRecord): void {
     this.heldRecords.set(record.uri, record);
+    this.changed();
   }
 
   deleteRecord(skillUri: string): void {
     this.heldRecords.delete(skillUri);
+    this.changed();
   }
 
   refuse(skillUri: string): void {
     this.heldRefused.add(skillUri);
+    this.changed();
   }
 
   replaceNamespace(namespace: Namespace): void {
     this.heldNamespace = namespace;
+    this.changed();
   }
 }

@@ -119,6 +119,14 @@ export class ServerCatalog {
     return { since: new Date(this.offlineSinceMs).toISOString(), listingSavedAt: this.discovery.keptListingSavedAt ?? null };
   }
 
+  /** Calls `listener` whenever what this catalog shows may have changed (listing, entry, refusal, reachability). */
+  onChange(listener: () => void): void {
+    this.state.onChange(listener);
+    this.source.onEvent((event) => {
+      if (event.type === 'connected' || event.type === 'disconnected') listener();
+    });
+  }
+
   /** Discovers the server's skills (listing, else index, else none); never throws. */
   refresh(): Promise<void> {
     return this.discovery.refresh();

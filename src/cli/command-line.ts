@@ -7,11 +7,14 @@ import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVers
 
 const MIB = 1024 * 1024;
 /**
- * fuse-native cannot tell the kernel that an entry changed, so the kernel's name and
- * attribute caches expire by time alone: this is how stale a listing can look after the
+ * With libfuse 2 (fuse-native) the kernel cannot be told that an entry changed, so its name
+ * and attribute caches expire by time alone: this is how stale a listing can look after the
  * server changes. 30 s keeps warm `ls -lR` and stat out of the daemon (see docs/benchmarks.md).
  */
 export const DEFAULT_METADATA_TTL_SECONDS = 30;
+/** With libfuse 3 every change the mount learns of is invalidated at once: names may be kept for long. */
+export const DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS = 600;
+export const FUSE_BACKENDS = ['libfuse3', 'libfuse2'] as const;
 
 export interface MountOptions {
   mountpoint: string;
@@ -24,8 +27,10 @@ export interface MountOptions {
   cacheBytes: number;
   /** The verified disk cache: its root (undefined: the default) and bound; undefined with --no-disk-cache. */
   diskCache: { root: string | undefined; limitBytes: number } | undefined;
-  /** How long the kernel may reuse names and attributes without asking (the staleness bound). */
-  metadataTtlSeconds: number;
+  /** How long the kernel may reuse names and attributes without asking; undefined: the backend's default. */
+  metadataTtlSeconds: number | undefined;
+  /** --fuse-backend; undefined: libfuse3 when its addon loads, else libfuse2. */
+  fuseBackend: (typeof FUSE_BACKENDS)[number] | undefined;
   hideDynamic: boolean;
   /** --approved-only labels: served only in the approved view, whatever their config entry says. */
   approvedOnly: string[];
@@ -72,6 +77,7 @@ function parseMount(argv: readonly string[]): Command {
     'disk-cache-size': { type: 'string' },
     'no-disk-cache': { type: 'boolean' },
     'metadata-ttl': { type: 'string' },
+    'fuse-backend': { type: 'string' },
     'no-dynamic': { type: 'boolean' },
     'approved-only': { type: 'string', multiple: true },
     'protocol-version': { type: 'string' },
@@ -95,10 +101,15 @@ function parseMount(argv: readonly string[]): Command {
   if (noDiskCache && (values['cache-dir'] !== undefined || values['disk-cache-size'] !== undefined)) {
     throw new ConfigError('--no-disk-cache cannot be combined with --cache-dir or --disk-cache-size');
   }
-  const metadataTtlText = (values['metadata-ttl'] as string | undefined) ?? String(DEFAULT_METADATA_TTL_SECONDS);
-  const metadataTtlSeconds = Number(metadataTtlText);
-  if (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400) {
+  const metadataTtlText = values['metadata-ttl'] as string | undefined;
+  const metadataTtlSeconds = metadataTtlText === undefined ? undefined : Number(metadataTtlText);
+  if (metadataTtlSeconds !== undefined && (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400)) {
     throw new ConfigError(`--metadata-ttl must be a number of seconds from 0 to 86400, got "${metadataTtlText}"`);
+  }
+  const backendText = values['fuse-backend'] as string | undefined;
+  const fuseBackend = FUSE_BACKENDS.find((name) => name === backendText);
+  if (backendText !== undefined && fuseBackend === undefined) {
+    throw new ConfigError(`--fuse-backend must be one of ${FUSE_BACKENDS.join(', ')}, got "${backendText}"`);
   }
   const protocolText = values['protocol-version'] as string | undefined;
   const protocolVersion = protocolText === undefined ? undefined : parseProtocolVersionChoice(protocolText);
@@ -117,6 +128,7 @@ function parseMount(argv: readonly string[]): Command {
       cacheBytes: Math.round(cacheMiB * MIB),
       diskCache: noDiskCache ? undefined : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB) },
       metadataTtlSeconds,
+      fuseBackend,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
       approvedOnly: ((values['approved-only'] as string[] | undefined) ?? []).flatMap((list) => list.split(',')).filter((label) => label !== ''),
       protocolVersion,

@@ -12,10 +12,10 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import { APPROVED_DIR } from '../fs/mount-layout.js';
-import { mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
+import { chooseBackend, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { commandProblem } from './command-check.js';
-import type { MountOptions } from './command-line.js';
+import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, DEFAULT_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
@@ -120,8 +120,11 @@ export async function runMount(options: MountOptions): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   const startedAt = new Date().toISOString();
+  const backend = await chooseBackend({ backend: options.fuseBackend, log: logError });
+  const metadataTtlSeconds = options.metadataTtlSeconds ?? (backend === 'libfuse3' ? DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS : DEFAULT_METADATA_TTL_SECONDS);
   const filesystem = new SkillsFilesystem(catalogs, {
-    metadataTtlMs: options.metadataTtlSeconds * 1000,
+    // libfuse3 gives each version its own inode: a size the kernel holds is that version's, never clipping another.
+    metadataTtlMs: backend === 'libfuse3' ? 0 : metadataTtlSeconds * 1000,
     approvals,
     approvedOnly,
     log: logError,
@@ -136,10 +139,13 @@ export async function runMount(options: MountOptions): Promise<void> {
   try {
     mount = await mountFilesystem(filesystem, mountpoint, {
       operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS,
-      entryTimeoutSeconds: options.metadataTtlSeconds,
-      attrTimeoutSeconds: options.metadataTtlSeconds,
+      backend,
+      verbose: options.verbose,
+      kernelCacheSeconds: metadataTtlSeconds,
+      entryTimeoutSeconds: metadataTtlSeconds,
+      attrTimeoutSeconds: metadataTtlSeconds,
       // As long as the daemon itself remembers a miss, so a new skill appears as soon as it would.
-      negativeTimeoutSeconds: Math.min(options.metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
+      negativeTimeoutSeconds: Math.min(metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
       log: logError,
     });
   } finally {

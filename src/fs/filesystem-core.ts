@@ -9,7 +9,15 @@ export interface NodeAttributes {
   mtimeMs: number;
   /** Stable for one content version of one path; a new version gets a new number. */
   inode: number;
+  /**
+   * How long this answer may be reused without asking again, when shorter than the edge's
+   * default: 0 for documents rendered from live state, a second for views of the approvals file.
+   */
+  cacheSeconds?: number;
 }
+
+/** Receives the path (a directory or file) at or below which what the core shows may have changed. */
+export type ChangeListener = (prefix: string) => void;
 
 /** The filesystem the FUSE edge serves. Every method may throw a SkillsMountError. */
 export interface FilesystemCore {
@@ -26,4 +34,6 @@ export interface FilesystemCore {
   listxattr(path: string): Promise<string[]>;
   /** Throws NoAttributeError when the node has no such attribute. */
   getxattr(path: string, name: string): Promise<Buffer>;
+  /** Subscribes to changes the core learns of (listings, entries, refusals, reachability). */
+  onChange?(listener: ChangeListener): void;
 }

@@ -5,7 +5,7 @@
 import { IntegrityError, IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError, StaleVersionError } from '../errors.js';
 import type { ApprovalLedger } from '../approvals/approval-ledger.js';
 import type { CatalogNode, ServerCatalog } from '../catalog/server-catalog.js';
-import type { FilesystemCore, NodeAttributes } from './filesystem-core.js';
+import type { ChangeListener, FilesystemCore, NodeAttributes } from './filesystem-core.js';
 import { LRUCache } from 'lru-cache';
 import { sha256Digest } from '../format/digest.js';
 import { documentText, jsonText, skillsJsonParts, type MountStatus } from './skills-json.js';
@@ -19,6 +19,10 @@ const SKILLS_JSON_SIZE_STEP_BYTES = 16 * 1024;
 const STATUS_JSON_SIZE_STEP_BYTES = 4 * 1024;
 /** Room a skill record (.inspect) has to grow while the kernel holds its size: approval fields and differing files. */
 const RECORD_HEADROOM_BYTES = 16 * 1024;
+/** Generated documents are rendered from live state: the kernel asks each time. */
+const LIVE_CACHE_SECONDS = 0;
+/** The approvals file is re-read at most every 100 ms: views of it are trusted for a second. */
+const APPROVALS_CACHE_SECONDS = 1;
 
 /** Extended attributes carried by nodes, in listing order. */
 export const XATTR = {
@@ -121,6 +125,25 @@ export class SkillsFilesystem implements FilesystemCore {
 
   async getattr(path: string): Promise<NodeAttributes> {
     const target = await this.route(path);
+    const attributes = await this.attributesOf(target, path);
+    const cacheSeconds = cacheSecondsOf(target);
+    return cacheSeconds === undefined ? attributes : { ...attributes, cacheSeconds };
+  }
+
+  /** Tells `listener` the subtree of a label (in every view) whenever that server's catalog changes. */
+  onChange(listener: ChangeListener): void {
+    for (const catalog of this.catalogs.values()) {
+      catalog.onChange(() => {
+        listener(`/${catalog.label}`);
+        if (this.approved) {
+          listener(`/${APPROVED_DIR}/${catalog.label}`);
+          listener(`/${INSPECT_DIR}/${catalog.label}`);
+        }
+      });
+    }
+  }
+
+  private async attributesOf(target: Route, path: string): Promise<NodeAttributes> {
     switch (target.kind) {
       case 'root':
       case 'label':
@@ -383,6 +406,21 @@ export class SkillsFilesystem implements FilesystemCore {
     const catalog = this.catalogs.get(label);
     if (!catalog) throw new NotFoundError(`${path}: no such server label`);
     return catalog;
+  }
+}
+
+/** How long the kernel may reuse an answer about this route, when shorter than the edge's default. */
+function cacheSecondsOf(target: Route): number | undefined {
+  switch (target.kind) {
+    case 'generated':
+    case 'inspect-record':
+      return LIVE_CACHE_SECONDS;
+    case 'approved-root':
+    case 'approved':
+    case 'inspect-directory':
+      return APPROVALS_CACHE_SECONDS;
+    default:
+      return undefined;
   }
 }
 

@@ -2,8 +2,8 @@
 // FilesystemCore (the daemon), and the mount table (the CLI's status and unmount).
 
 export { MountError } from './mount-error.js';
-export { buildMountOptions, mountFilesystem, prepareMountpoint } from './mount.js';
-export type { MountHandle, MountOptions } from './mount.js';
+export { buildMountOptions, chooseBackend, mountFilesystem, prepareMountpoint } from './mount.js';
+export type { FuseBackend, MountHandle, MountOptions } from './mount.js';
 export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, readMountTable, skillsMounts } from './mount-table.js';
 export type { DetachOptions, MountTableEntry } from './mount-table.js';
 export type { Log } from '../log.js';

@@ -46,13 +46,28 @@ export interface MountOptions {
   log?: Log;
   /** Give up when the kernel has not completed the mount within this time. */
   mountTimeoutMs?: number;
+  /**
+   * libfuse3: the project's low-level addon (per-version inodes, kept caches, invalidation);
+   * libfuse2: fuse-native, the fallback for one release. Default: libfuse3 when its addon loads.
+   */
+  backend?: FuseBackend;
+  /** With libfuse3: how long the kernel keeps names and attributes (changes are invalidated at once). */
+  kernelCacheSeconds?: number;
+  /** Log what the kernel negotiated. */
+  verbose?: boolean;
 }
+
+export type FuseBackend = 'libfuse3' | 'libfuse2';
+/** With libfuse3 the kernel is told of every change, so it may keep names and attributes for long. */
+const DEFAULT_KERNEL_CACHE_SECONDS = 600;
 
 export interface MountHandle {
   /** Absolute path of the mountpoint. */
   readonly mountpoint: string;
   /** The `-o` argument given to libfuse (the kernel shows its own subset in /proc/mounts). */
   readonly fuseOptions: string;
+  /** Which FUSE edge serves the mount. */
+  readonly backend: FuseBackend;
   /** Unmounts within about 2 s, even with operations in flight; idempotent. */
   unmount(): Promise<void>;
 }
@@ -163,6 +178,8 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   if (!Number.isFinite(options.operationTimeoutMs) || options.operationTimeoutMs <= 0) {
     throw new ConfigError(`operationTimeoutMs must be a positive number, got ${String(options.operationTimeoutMs)}`);
   }
+  const backend = await chooseBackend(options);
+  if (backend === 'libfuse3') return mountWithLibfuse3(core, dir, options);
   const mountOptions = buildMountOptions(options);
   const mountpoint = await prepareMountpoint(dir);
   await checkFuseDevice();
@@ -173,12 +190,68 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   let unmounting: Promise<void> | undefined;
   return {
     mountpoint,
+    backend: 'libfuse2',
     fuseOptions: fuse._fuseOptions(),
     unmount() {
       unmounting ??= unmountWithin(fuse, mountpoint);
       return unmounting;
     },
   };
+}
+
+/** The libfuse3 `-o` options: read-only, inert and host-private by construction. */
+export function buildLowLevelMountOptions(): string[] {
+  return ['ro', 'nosuid', 'nodev', 'noexec', 'default_permissions', 'fsname=skills-mount', 'subtype=skills-mount', 'auto_unmount'];
+}
+
+/** The backend asked for, or libfuse3 when its addon loads (else libfuse2, saying why once). */
+export async function chooseBackend(options: Pick<MountOptions, 'backend' | 'log'>): Promise<FuseBackend> {
+  if (options.backend === 'libfuse2') return 'libfuse2';
+  const { loadAddon } = await import('./lowlevel/addon.js');
+  try {
+    loadAddon();
+    return 'libfuse3';
+  } catch (error) {
+    if (options.backend === 'libfuse3') {
+      throw new MountError(`--fuse-backend libfuse3: the libfuse 3 addon does not load (${messageOf(error)}); run scripts/setup.sh, which installs libfuse3-dev and builds it`, { cause: error });
+    }
+    (options.log ?? defaultLog)(`the libfuse 3 addon does not load (${messageOf(error).split('\n')[0]}); using the libfuse 2 fallback (fuse-native)`);
+    return 'libfuse2';
+  }
+}
+
+async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: MountOptions): Promise<MountHandle> {
+  const { mountLowLevel } = await import('./lowlevel/mount-lowlevel.js');
+  const mountpoint = await prepareMountpoint(dir);
+  await checkFuseDevice();
+  const fuseOptions = buildLowLevelMountOptions();
+  const cacheSeconds = options.kernelCacheSeconds ?? DEFAULT_KERNEL_CACHE_SECONDS;
+  const mounted = await mountLowLevel(core, mountpoint, {
+    log: options.log ?? defaultLog,
+    owner: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, fileMode: fsConstants.S_IFREG | 0o400, directoryMode: fsConstants.S_IFDIR | 0o500 },
+    entryTimeoutSeconds: cacheSeconds,
+    attrTimeoutSeconds: cacheSeconds,
+    negativeTimeoutSeconds: options.negativeTimeoutSeconds ?? DEFAULT_CACHE_TIMEOUT_SECONDS,
+    mountTimeoutMs: options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS,
+    fuseOptions,
+    ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
+  });
+  let unmounting: Promise<void> | undefined;
+  return {
+    mountpoint,
+    backend: 'libfuse3',
+    fuseOptions: fuseOptions.join(','),
+    unmount() {
+      unmounting ??= mounted.unmount().catch((error: unknown) => {
+        throw new MountError(`unmounting ${mountpoint} failed: ${messageOf(error)}`, { cause: error });
+      });
+      return unmounting;
+    },
+  };
+}
+
+function defaultLog(line: string): void {
+  process.stderr.write(`skills-mount: ${line}\n`);
 }
 
 /**
