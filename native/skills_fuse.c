@@ -43,7 +43,8 @@ enum op {
 };
 
 // Field order of the Float64Array JS passes for a node's attributes.
-enum { A_INO, A_MODE, A_NLINK, A_UID, A_GID, A_SIZE, A_MTIME_MS, A_FIELDS };
+// A directory reply reads each entry's timeouts from its fields too (A_ENTRY_S, A_ATTR_S).
+enum { A_INO, A_MODE, A_NLINK, A_UID, A_GID, A_SIZE, A_MTIME_MS, A_ENTRY_S, A_ATTR_S, A_FIELDS };
 
 struct request {
   int op;
@@ -752,14 +753,14 @@ static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
 }
 
 // replyDirectory(session, id, plus, maxBytes, firstOffset, names: string[], attrs: Float64Array
-// (A_FIELDS per name), entryTimeout, attrTimeout) -> how many entries fit (those, and only
-// those, count as looked up when plus is set).
+// (A_FIELDS per name, timeouts included)) -> how many entries fit (those, and only those,
+// count as looked up when plus is set).
 static napi_value js_reply_directory(napi_env env, napi_callback_info info) {
-  napi_value argv[9];
+  napi_value argv[7];
   struct session *s;
   double *a;
   size_t n;
-  if (!get_args(env, info, 9, argv, &s) || !attrs_arg(env, argv[6], &a, &n)) return NULL;
+  if (!get_args(env, info, 7, argv, &s) || !attrs_arg(env, argv[6], &a, &n)) return NULL;
   if (s->closed) return number(env, -1);
   uint32_t count;
   if (napi_get_array_length(env, argv[5], &count) != napi_ok || (size_t)count * A_FIELDS > n) {
@@ -772,7 +773,6 @@ static napi_value js_reply_directory(napi_env env, napi_callback_info info) {
   napi_get_value_bool(env, argv[2], &plus);
   size_t max_bytes = (size_t)double_arg(env, argv[3]);
   double first = double_arg(env, argv[4]);
-  double entry_timeout = double_arg(env, argv[7]), attr_timeout = double_arg(env, argv[8]);
   char *buffer = malloc(max_bytes ? max_bytes : 1);
   if (buffer == NULL) {
     fuse_reply_err(req, ENOMEM);
@@ -791,7 +791,7 @@ static napi_value js_reply_directory(napi_env env, napi_callback_info info) {
     size_t needed;
     if (plus) {
       struct fuse_entry_param e;
-      fill_entry(&e, fields, entry_timeout, attr_timeout);
+      fill_entry(&e, fields, fields[A_ENTRY_S], fields[A_ATTR_S]);
       needed = fuse_add_direntry_plus(req, buffer + used, max_bytes - used, name, &e, next);
     } else {
       struct stat st;

@@ -21,6 +21,7 @@ export class ApprovalLedger {
   private readonly revoking = new Set<string>();
   /** The writes of those still under way. */
   private readonly writes = new Set<Promise<void>>();
+  private readonly listeners: Array<() => void> = [];
 
   private constructor(
     /** The approvals file. */
@@ -34,6 +35,15 @@ export class ApprovalLedger {
     const ledger = new ApprovalLedger(file, log, now);
     await ledger.refresh(true);
     return ledger;
+  }
+
+  /** Called whenever what the approvals grant changed (a new file read, or the file became unreadable). */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
   }
 
   /** Counts the times the approvals changed: memos of what the approvals imply key on it. */
@@ -121,14 +131,18 @@ export class ApprovalLedger {
     }
     this.stamp = stamp;
     this.changes += 1;
+    this.changed();
   }
 
   /** Fails closed: no approval holds while the file cannot be read. */
   private fail(reason: string, stamp: string): void {
     if (this.stamp !== stamp || this.unreadable === undefined) this.log(`${reason}; the approved view shows no skill until it can be read`);
+    const granted = this.byLabel.size > 0;
     this.byLabel = new Map();
     this.unreadable = reason;
+    if (granted) this.changed();
     this.stamp = stamp;
     this.changes += 1;
+    this.changed();
   }
 }

@@ -130,8 +130,12 @@ export class SkillsFilesystem implements FilesystemCore {
     return cacheSeconds === undefined ? attributes : { ...attributes, cacheSeconds };
   }
 
-  /** Tells `listener` the subtree of a label (in every view) whenever that server's catalog changes. */
+  /** Tells `listener` the subtree of a label (in every view) whenever that server's catalog changes, and the approved views when the approvals do. */
   onChange(listener: ChangeListener): void {
+    this.options.approvals?.onChange(() => {
+      listener(`/${APPROVED_DIR}`);
+      listener(`/${INSPECT_DIR}`);
+    });
     for (const catalog of this.catalogs.values()) {
       catalog.onChange(() => {
         listener(`/${catalog.label}`);

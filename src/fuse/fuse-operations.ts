@@ -39,11 +39,11 @@ export function createFuseOperations(core: FilesystemCore, options: FuseOperatio
   const fail = (op: string, path: string, error: unknown): number => {
     const mapped = errnoForDomainError(error);
     if (mapped === undefined) {
-      log(`${op} ${path}: unexpected ${describe(error)}`);
+      log(`${op} ${path}: unexpected ${describeError(error)}`);
       return Errno.EIO;
     }
     // Domain failures that surface as EIO are otherwise unexplained to the user.
-    if (mapped === Errno.EIO) log(`${op} ${path}: ${describe(error)}`);
+    if (mapped === Errno.EIO) log(`${op} ${path}: ${describeError(error)}`);
     return mapped;
   };
 
@@ -208,7 +208,8 @@ export function encodeXattrNames(names: readonly string[], target: Buffer): numb
   return encodeXattrValue(encoded, target);
 }
 
-function describe(error: unknown): string {
+/** An error for a log line: its class, message, and server and URI where the message lacks them. */
+export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const context = error as Error & { server?: string; uri?: string };
   // Domain errors usually name their server and URI already; add them only when missing.

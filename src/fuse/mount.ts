@@ -201,7 +201,7 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
 
 /** The libfuse3 `-o` options: read-only, inert and host-private by construction. */
 export function buildLowLevelMountOptions(): string[] {
-  return ['ro', 'nosuid', 'nodev', 'noexec', 'default_permissions', 'fsname=skills-mount', 'subtype=skills-mount', 'auto_unmount'];
+  return ['ro', 'nosuid', 'nodev', 'noexec', 'default_permissions', 'fsname=skills-mount', 'subtype=skills-mount'];
 }
 
 /** The backend asked for, or libfuse3 when its addon loads (else libfuse2, saying why once). */
@@ -224,6 +224,7 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
   const { mountLowLevel } = await import('./lowlevel/mount-lowlevel.js');
   const mountpoint = await prepareMountpoint(dir);
   await checkFuseDevice();
+  if (process.getuid?.() !== 0) await checkDeviceOpenable();
   const fuseOptions = buildLowLevelMountOptions();
   const cacheSeconds = options.kernelCacheSeconds ?? DEFAULT_KERNEL_CACHE_SECONDS;
   const mounted = await mountLowLevel(core, mountpoint, {
@@ -234,13 +235,17 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
     negativeTimeoutSeconds: options.negativeTimeoutSeconds ?? DEFAULT_CACHE_TIMEOUT_SECONDS,
     mountTimeoutMs: options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS,
     fuseOptions,
+    operationTimeoutMs: options.operationTimeoutMs,
+    autoUnmount: options.autoUnmount ?? true,
+    // SKILLS_MOUNT_ZERO_MESSAGE_OPEN=1: the benchmark's comparison of the two open models.
+    zeroMessageOpen: process.env['SKILLS_MOUNT_ZERO_MESSAGE_OPEN'] === '1',
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
   });
   let unmounting: Promise<void> | undefined;
   return {
     mountpoint,
     backend: 'libfuse3',
-    fuseOptions: fuseOptions.join(','),
+    fuseOptions: [...fuseOptions, ...((options.autoUnmount ?? true) ? ['auto_unmount'] : [])].join(','),
     unmount() {
       unmounting ??= mounted.unmount().catch((error: unknown) => {
         throw new MountError(`unmounting ${mountpoint} failed: ${messageOf(error)}`, { cause: error });
@@ -347,6 +352,19 @@ async function checkFuseDevice(): Promise<void> {
       `/dev/fuse is not available (${errorCode(error) ?? messageOf(error)}): FUSE is not usable on this machine; ` +
         'load the kernel module (sudo modprobe fuse), or in a container give it the device ' +
         '(docker run --device /dev/fuse --cap-add SYS_ADMIN); see docs/troubleshooting.md',
+      { cause: error },
+    );
+  }
+}
+
+/** fusermount3 opens /dev/fuse as the calling user (its setuid is for mount(2) alone). */
+async function checkDeviceOpenable(): Promise<void> {
+  try {
+    await access('/dev/fuse', fsConstants.R_OK | fsConstants.W_OK);
+  } catch (error) {
+    throw new MountError(
+      `this user cannot open /dev/fuse (${errorCode(error) ?? messageOf(error)}): fusermount3 opens it as the calling user, ` +
+        'so it must be readable and writable by them, mode 0666 as Debian\'s udev rule sets it (sudo chmod 0666 /dev/fuse); or mount as root; see docs/troubleshooting.md',
       { cause: error },
     );
   }

@@ -68,6 +68,11 @@ export function createFixtureCore() {
       handles.set(handle, n);
       return handle;
     },
+    fgetattr(handle) {
+      const n = handles.get(handle);
+      if (!n) throw new Error(`bad handle ${handle}`);
+      return { kind: n.kind, sizeBytes: n.bytes.length, mtimeMs: MTIME_MS, inode: n.inode };
+    },
     read(handle, position, length) {
       const n = handles.get(handle);
       if (!n) throw new Error(`bad handle ${handle}`);

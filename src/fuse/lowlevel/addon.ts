@@ -33,8 +33,8 @@ export interface OpCodes {
 export type RequestHandler = (op: number, id: number, ino: number, a: number, b: number, c: number, name: string | undefined) => void;
 
 /** Attribute fields in the order the addon reads them from a Float64Array. */
-export const ATTR = { ino: 0, mode: 1, nlink: 2, uid: 3, gid: 4, size: 5, mtimeMs: 6 } as const;
-export const ATTR_FIELDS = 7;
+export const ATTR = { ino: 0, mode: 1, nlink: 2, uid: 3, gid: 4, size: 5, mtimeMs: 6, entryTimeoutSeconds: 7, attrTimeoutSeconds: 8 } as const;
+export const ATTR_FIELDS = 9;
 /** replyOpen flag bits. */
 export const OPEN_FLAGS = { keepCache: 1, directIo: 2, cacheReaddir: 4 } as const;
 
@@ -48,8 +48,8 @@ export interface Addon {
   replyBuf(session: Session, id: number, bytes: Uint8Array): boolean;
   replyXattrSize(session: Session, id: number, sizeBytes: number): boolean;
   replyStatfs(session: Session, id: number, fields: Float64Array): boolean;
-  /** Returns how many of `names` fit in maxBytes (-1 when the request was already answered). */
-  replyDirectory(session: Session, id: number, plus: boolean, maxBytes: number, firstOffset: number, names: string[], attrs: Float64Array, entryTimeoutSeconds: number, attrTimeoutSeconds: number): number;
+  /** Each name's attributes with its timeouts; returns how many fit in maxBytes (-1 when already answered). */
+  replyDirectory(session: Session, id: number, plus: boolean, maxBytes: number, firstOffset: number, names: string[], attrs: Float64Array): number;
   notifyInvalEntry(session: Session, parent: number, name: string): boolean;
   notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
   stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number };

@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache';
 import type { FilesystemCore, NodeAttributes } from '../../fs/filesystem-core.js';
 import type { Log } from '../../log.js';
 import { Errno, errnoForDomainError } from '../errno.js';
+import { describeError } from '../fuse-operations.js';
 import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
 
@@ -18,6 +19,7 @@ const ENOENT = errno.ENOENT;
 const ERANGE = errno.ERANGE;
 const ENOTSUP = errno.ENOTSUP;
 const ENOTDIR = errno.ENOTDIR;
+const ETIMEDOUT = errno.ETIMEDOUT;
 const EISDIR = errno.EISDIR;
 const ESTALE_RETRY_NOTE = 'the kernel retries the open with a fresh lookup';
 const USER_XATTR_PREFIX = 'user.';
@@ -30,6 +32,8 @@ const DIRENT_HEADER_BYTES = 24;
 const DIRENTPLUS_HEADER_BYTES = 24 + 128;
 /** Negative answers the kernel may hold, remembered so a change can take them back. */
 const MAX_REMEMBERED_MISSES = 10_000;
+/** How soon after a failed read the kernel's retry of the same page is answered with the same error. */
+const READ_RETRY_WINDOW_MS = 50;
 /** Directories whose listing is held while the kernel pages through it. */
 const MAX_LISTINGS_PAGED = 64;
 /** How long the invalidations of one burst of changes are gathered before they are sent. */
@@ -44,6 +48,15 @@ export interface LowLevelEdgeOptions {
   negativeTimeoutSeconds: number;
   /** Bytes of open versions held for zero-message reads (no OPEN reaches us to pin them). */
   pinnedBytesLimit: number;
+  /** A request the core has not answered by then gets ETIMEDOUT (a late answer is dropped). */
+  operationTimeoutMs: number;
+  /**
+   * Let the kernel open files without asking (FUSE_CAP_NO_OPEN_SUPPORT): no round trip per
+   * open, but a version is pinned at the first read rather than at open, so a handle opened
+   * and not yet read when the server changes gets the new version or ESTALE. Off by default:
+   * an open handle keeps the bytes of the version it opened.
+   */
+  zeroMessageOpen?: boolean;
   verbose?: boolean;
 }
 
@@ -66,6 +79,8 @@ export class LowLevelEdge {
   private negotiated: Negotiated = { zeroMessageOpen: false, zeroMessageOpendir: false, readdirPlus: false, autoInvalData: false };
   private readonly pinned: LRUCache<number, Pinned>;
   private readonly pinning = new Map<number, Promise<Pinned>>();
+  /** A failed first read, kept for the kernel's immediate retry of the same page (readahead, then readpage). */
+  private readonly failedReads = new Map<number, { error: unknown; atMs: number }>();
   private readonly misses = new LRUCache<string, { parent: number; name: string }>({ max: MAX_REMEMBERED_MISSES });
   private readonly listings = new LRUCache<number, string[]>({ max: MAX_LISTINGS_PAGED });
   private pendingChanges = new Set<string>();
@@ -74,12 +89,14 @@ export class LowLevelEdge {
   private onInit: ((negotiated: Negotiated) => void) | undefined;
   private onExit: (() => void) | undefined;
 
+  /** `root`: the core's attributes of "/" (the kernel's inode 1). */
   constructor(
     private readonly addon: Addon,
     private readonly core: FilesystemCore,
     private readonly options: LowLevelEdgeOptions,
+    root: NodeAttributes,
   ) {
-    this.table = new InodeTable({ attrs: encodeAttributes(ROOT_INODE, { kind: 'directory', sizeBytes: 0, mtimeMs: Date.now(), inode: ROOT_INODE }, options.owner), kind: 'directory', cacheSeconds: undefined });
+    this.table = new InodeTable({ attrs: encodeAttributes(ROOT_INODE, root, options.owner), kind: 'directory', cacheSeconds: undefined });
     this.pinned = new LRUCache<number, Pinned>({
       maxSize: Math.max(1, options.pinnedBytesLimit),
       sizeCalculation: (pin) => Math.max(1, pin.sizeBytes),
@@ -131,13 +148,13 @@ export class LowLevelEdge {
       case ops.FORGET:
         return this.forget(ino, a);
       case ops.LOOKUP:
-        return this.answer(id, 'lookup', name ?? '', () => this.lookup(id, ino, name ?? ''));
+        return this.answer(id, 'lookup', ino, name, () => this.lookup(id, ino, name ?? ''));
       case ops.GETATTR:
-        return this.answer(id, 'getattr', '', () => this.getattr(id, ino));
+        return this.answer(id, 'getattr', ino, undefined, () => this.getattr(id, ino));
       case ops.OPEN:
-        return this.answer(id, 'open', '', () => this.open(id, ino, b));
+        return this.answer(id, 'open', ino, undefined, () => this.open(id, ino, b));
       case ops.READ:
-        return this.answer(id, 'read', '', () => this.read(id, ino, a, b, c));
+        return this.answer(id, 'read', ino, undefined, () => this.read(id, ino, a, b, c));
       case ops.RELEASE:
         if (a !== 0) this.core.release(a);
         this.addon.replyErr(this.session!, id, 0);
@@ -149,13 +166,13 @@ export class LowLevelEdge {
         return;
       case ops.READDIR:
       case ops.READDIRPLUS:
-        return this.answer(id, 'readdir', '', () => this.readdir(id, ino, b, c, op === ops.READDIRPLUS));
+        return this.answer(id, 'readdir', ino, undefined, () => this.readdir(id, ino, b, c, op === ops.READDIRPLUS));
       case ops.STATFS:
         return this.statfs(id);
       case ops.GETXATTR:
-        return this.answer(id, 'getxattr', name ?? '', () => this.getxattr(id, ino, name ?? '', c));
+        return this.answer(id, 'getxattr', ino, undefined, () => this.getxattr(id, ino, name ?? '', c));
       case ops.LISTXATTR:
-        return this.answer(id, 'listxattr', '', () => this.listxattr(id, ino, c));
+        return this.answer(id, 'listxattr', ino, undefined, () => this.listxattr(id, ino, c));
       default:
         this.addon.replyErr(this.session!, id, ENOSYS);
     }
@@ -165,7 +182,7 @@ export class LowLevelEdge {
     const caps = this.addon.capabilities;
     const has = (name: string, mask: number) => ((caps[name] ?? 0) & mask) !== 0;
     this.negotiated = {
-      zeroMessageOpen: has('NO_OPEN_SUPPORT', capable),
+      zeroMessageOpen: (this.options.zeroMessageOpen ?? false) && has('NO_OPEN_SUPPORT', capable),
       zeroMessageOpendir: has('NO_OPENDIR_SUPPORT', capable),
       readdirPlus: has('READDIRPLUS', want),
       autoInvalData: has('AUTO_INVAL_DATA', want),
@@ -173,40 +190,45 @@ export class LowLevelEdge {
     this.onInit?.(this.negotiated);
   }
 
-  /** Runs one request's work; any failure becomes its one reply (errno from the domain error). */
-  private answer(id: number, op: string, detail: string, work: () => Promise<void> | void): void {
-    this.inFlight++;
+  /**
+   * Runs one request's work; any failure becomes its one reply (errno from the domain error),
+   * and a core that has not answered within the operation timeout gets ETIMEDOUT sent for it.
+   */
+  private answer(id: number, op: string, ino: number, name: string | undefined, work: () => Promise<void> | void): void {
     let result: Promise<void> | void;
     try {
       result = work();
     } catch (error) {
-      this.inFlight--;
-      this.fail(id, op, detail, error);
+      this.fail(id, op, ino, name, error);
       return;
     }
-    if (result === undefined) {
-      this.inFlight--;
-      return;
-    }
-    result.then(
-      () => {
+    if (result === undefined) return;
+    this.inFlight++;
+    const deadline = setTimeout(() => {
+      if (this.session !== undefined && this.addon.replyErr(this.session, id, ETIMEDOUT)) this.options.log(`${op} ${this.pathOf(ino, name)}: no answer within ${this.options.operationTimeoutMs} ms; answered ETIMEDOUT`);
+    }, this.options.operationTimeoutMs);
+    result
+      .catch((error: unknown) => this.fail(id, op, ino, name, error))
+      .finally(() => {
+        clearTimeout(deadline);
         this.inFlight--;
-      },
-      (error: unknown) => {
-        this.inFlight--;
-        this.fail(id, op, detail, error);
-      },
-    );
+      });
   }
 
-  private fail(id: number, op: string, detail: string, error: unknown): void {
+  private fail(id: number, op: string, ino: number, name: string | undefined, error: unknown): void {
     if (error instanceof StaleInode) {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
     }
     const mapped = errnoForDomainError(error);
-    if (mapped === undefined || mapped === Errno.EIO) this.options.log(`${op}${detail ? ` ${detail}` : ''}: ${mapped === undefined ? 'unexpected ' : ''}${describe(error)}`);
+    if (mapped === undefined || mapped === Errno.EIO) this.options.log(`${op} ${this.pathOf(ino, name)}: ${mapped === undefined ? 'unexpected ' : ''}${describeError(error)}`);
     this.addon.replyErr(this.session!, id, -(mapped ?? Errno.EIO));
+  }
+
+  private pathOf(ino: number, name: string | undefined): string {
+    const node = this.table.get(ino);
+    if (node === undefined) return `(inode ${ino})`;
+    return name === undefined ? node.path : childPath(node.path, name);
   }
 
   private node(ino: number): KernelNode {
@@ -271,12 +293,21 @@ export class LowLevelEdge {
     if (!this.addon.replyOpen(this.session!, id, handle, flagsOut)) this.core.release(handle);
   }
 
-  /** Opens the node's path in the core; undefined (and the name invalidated) when the core now holds another version. */
-  private async openVersion(node: KernelNode): Promise<number | undefined> {
+  /**
+   * Opens the node's path in the core. When the core now holds another version (the server
+   * changed since the kernel's lookup), the name is invalidated; the new version is served on
+   * this inode only when reads cannot clip it (`fits`: zero-message reads, no larger than the
+   * size the kernel holds, which a short read shrinks), else undefined (ESTALE).
+   */
+  private async openVersion(node: KernelNode, fits = false): Promise<number | undefined> {
     const handle = await this.core.open(node.path);
     const opened = this.core.fgetattr(handle);
     // Generated documents are re-rendered within the size the kernel holds: any rendering is theirs.
     if (opened.inode === node.ino || node.cacheSeconds === 0) return handle;
+    if (fits && opened.sizeBytes <= (node.attrs[ATTR.size] ?? 0)) {
+      this.invalidateName(node);
+      return handle;
+    }
     this.core.release(handle);
     this.options.log(`${node.path}: changed since the kernel looked it up; ${ESTALE_RETRY_NOTE}`);
     this.invalidateName(node);
@@ -288,7 +319,19 @@ export class LowLevelEdge {
       this.addon.replyBuf(this.session!, id, this.core.read(fh, offset, sizeBytes));
       return;
     }
-    const pin = await this.pinnedVersion(this.node(ino));
+    const failed = this.failedReads.get(ino);
+    if (failed !== undefined) {
+      this.failedReads.delete(ino);
+      // The same read(2) retrying the page it just failed: one server round trip per read, not two.
+      if (Date.now() - failed.atMs <= READ_RETRY_WINDOW_MS) throw failed.error;
+    }
+    let pin: Pinned | undefined;
+    try {
+      pin = await this.pinnedVersion(this.node(ino));
+    } catch (error) {
+      this.failedReads.set(ino, { error, atMs: Date.now() });
+      throw error;
+    }
     if (pin === undefined) {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
@@ -303,7 +346,7 @@ export class LowLevelEdge {
     let pinning = this.pinning.get(node.ino);
     if (pinning === undefined) {
       pinning = (async () => {
-        const handle = await this.openVersion(node);
+        const handle = await this.openVersion(node, true);
         if (handle === undefined) throw new StaleInode(node.ino);
         const pin = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes };
         if (this.table.get(node.ino) === node) this.pinned.set(node.ino, pin);
@@ -375,9 +418,16 @@ export class LowLevelEdge {
         fields = namedOnly();
       }
       attrs.set(fields, index * ATTR_FIELDS);
+      const child = children[index];
+      if (child) {
+        const timeouts = this.timeouts(child);
+        attrs[index * ATTR_FIELDS + ATTR.entryTimeoutSeconds] = timeouts.entry;
+        attrs[index * ATTR_FIELDS + ATTR.attrTimeoutSeconds] = timeouts.attr;
+      }
     }
-    const timeouts = { entry: this.options.entryTimeoutSeconds, attr: this.options.attrTimeoutSeconds };
-    const added = this.addon.replyDirectory(this.session!, id, plus, maxBytes, offset, chunk, attrs, timeouts.entry, timeouts.attr);
+    const added = this.addon.replyDirectory(this.session!, id, plus, maxBytes, offset, chunk, attrs);
+    // A view whose answers hold only briefly (the approvals): its readdir cache must not outlive them.
+    if (directory.cacheSeconds !== undefined) this.expireListing(directory);
     // Entries that did not reach the kernel are not held by it: undo their lookup counts.
     children.forEach((child, index) => {
       if (child && index >= Math.max(0, added)) this.forget(child.ino, 1);
@@ -449,6 +499,18 @@ export class LowLevelEdge {
     if (this.options.verbose) this.options.log(`kernel told of changes under ${prefixes.join(', ')}: ${entries} names invalidated`);
   }
 
+  private readonly expiring = new Set<number>();
+
+  private expireListing(directory: KernelNode): void {
+    if (this.expiring.has(directory.ino)) return;
+    this.expiring.add(directory.ino);
+    setTimeout(() => {
+      this.expiring.delete(directory.ino);
+      this.listings.delete(directory.ino);
+      if (this.session !== undefined) this.addon.notifyInvalInode(this.session, directory.ino, 0, 0);
+    }, (directory.cacheSeconds ?? 0) * 1000).unref();
+  }
+
   private invalidateName(node: KernelNode): void {
     if (this.session !== undefined && node.ino !== ROOT_INODE) this.addon.notifyInvalEntry(this.session, node.parent, node.name);
   }
@@ -473,6 +535,3 @@ function align8(bytes: number): number {
   return (bytes + 7) & ~7;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

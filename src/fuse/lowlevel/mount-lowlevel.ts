@@ -16,10 +16,15 @@ export interface LowLevelMountOptions {
   attrTimeoutSeconds: number;
   negativeTimeoutSeconds: number;
   mountTimeoutMs: number;
-  /** libfuse -o options (ro, nosuid, ..., fsname, subtype, auto_unmount). */
+  /** libfuse -o options (ro, nosuid, ..., fsname, subtype); auto_unmount is added by autoUnmount. */
   fuseOptions: readonly string[];
   pinnedBytesLimit?: number;
   maxBackground?: number;
+  operationTimeoutMs: number;
+  /** See LowLevelEdgeOptions.zeroMessageOpen. */
+  zeroMessageOpen?: boolean;
+  /** Detach the mount if this process dies (fusermount3's auto_unmount and the watchdog). */
+  autoUnmount: boolean;
   verbose?: boolean;
 }
 
@@ -57,12 +62,15 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
     attrTimeoutSeconds: options.attrTimeoutSeconds,
     negativeTimeoutSeconds: options.negativeTimeoutSeconds,
     pinnedBytesLimit: options.pinnedBytesLimit ?? DEFAULT_PINNED_BYTES,
+    operationTimeoutMs: options.operationTimeoutMs,
+    zeroMessageOpen: options.zeroMessageOpen ?? false,
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
-  });
+  }, await core.getattr('/'));
   const wants = edge.wants();
   let session: Session;
   try {
-    session = addon.mount(mountpoint, ['-o', options.fuseOptions.join(',')], wants.on, wants.off, options.maxBackground ?? DEFAULT_MAX_BACKGROUND, edge.handle);
+    const fuseOptions = options.autoUnmount ? [...options.fuseOptions, 'auto_unmount'] : options.fuseOptions;
+    session = addon.mount(mountpoint, ['-o', fuseOptions.join(',')], wants.on, wants.off, options.maxBackground ?? DEFAULT_MAX_BACKGROUND, edge.handle);
   } catch (error) {
     throw new MountError(`mounting ${mountpoint} failed: ${(error as Error).message}${mountHint(error)}`, { cause: error });
   }
@@ -93,7 +101,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
       },
     });
   });
-  watchdog = startWatchdog(mountpoint);
+  if (options.autoUnmount) watchdog = startWatchdog(mountpoint);
   if (options.verbose) options.log(`libfuse3: ${describeNegotiated(negotiated)}`);
   return { negotiated, edge, unmount };
 }
@@ -102,7 +110,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
 export function describeNegotiated(negotiated: Negotiated): string {
   const part = (on: boolean, yes: string, no: string) => (on ? yes : no);
   return [
-    part(negotiated.zeroMessageOpen, 'zero-message open', 'open answered by the daemon (kernel lacks NO_OPEN_SUPPORT)'),
+    part(negotiated.zeroMessageOpen, 'zero-message open', 'open answered by the daemon with keep_cache (pins the version at open)'),
     part(negotiated.zeroMessageOpendir, 'zero-message opendir', 'opendir answered with cache_readdir (kernel lacks NO_OPENDIR_SUPPORT)'),
     part(negotiated.readdirPlus, 'readdirplus', 'plain readdir (kernel lacks READDIRPLUS)'),
     part(negotiated.autoInvalData, 'auto_inval_data', 'no auto_inval_data'),
