@@ -17,8 +17,12 @@ import { verifyContent } from './verified-content.js';
 
 /** A first listing still paging is shown as it goes up to this many entries. */
 const MAX_INTERIM_LISTING_ITEMS = 50_000;
-/** Change notifications re-list at most this often (a storm costs one listing a second, not one per notification). */
-const NOTIFIED_RELIST_INTERVAL_MS = 1_000;
+/**
+ * Change notifications re-list at most once in this long, counted from the end of the last
+ * re-listing they caused: the first change after a quiet spell re-lists at once, a storm costs
+ * one re-listing per window (plus one trailing), whatever its rate or the listing's duration.
+ */
+export const NOTIFIED_RELIST_INTERVAL_MS = 2_000;
 /** Without a ttlMs hint, a live channel stretches re-listing by this factor (events say when to re-list). */
 const NOTIFIED_LISTING_TTL_FACTOR = 10;
 /** A server's ttlMs is honoured within this range: 0 ("do not cache") would re-list on every operation. */
@@ -28,18 +32,25 @@ export interface DiscoveryOptions {
   hideDynamic: boolean;
   listingTtlMs: number;
   now: () => number;
+  /** Re-listings for change notifications start at least this long apart (default NOTIFIED_RELIST_INTERVAL_MS). */
+  notifiedRelistIntervalMs?: number;
 }
 
 export class Discovery {
   private listedAtMs = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | undefined;
-  private refreshQueued = false;
   private listingHint: CacheHint = {};
   /** Entries received so far while a first listing is still paging; undefined otherwise. */
   private listingInProgress: number | undefined;
-  private notifiedRefreshAtMs = Number.NEGATIVE_INFINITY;
+  /** A change was announced that no listing started since has seen. */
+  private changePending = false;
+  /** The listing in flight was started for change notifications. */
+  private notifiedInFlight = false;
+  /** When the last listing started for change notifications ended. */
+  private notifiedEndedAtMs = Number.NEGATIVE_INFINITY;
   private notifiedRefreshTimer: NodeJS.Timeout | undefined;
-  private stormLogged = false;
+  /** Set from the first notification that had to wait until a window passes with none: one storm, one log line. */
+  private storm: { notifications: number } | undefined;
   /** When the listing held was read back from the disk cache (the server unreachable): when it was saved. */
   private keptSavedAt: string | undefined;
   /** A listing from the server was installed whole once: later listings replace it only when whole. */
@@ -95,40 +106,47 @@ export class Discovery {
   refresh(): Promise<void> {
     this.refreshing ??= this.discover().finally(() => {
       this.refreshing = undefined;
-      if (this.refreshQueued) {
-        this.refreshQueued = false;
-        void this.refresh();
+      if (this.notifiedInFlight) {
+        this.notifiedInFlight = false;
+        this.notifiedEndedAtMs = this.options.now();
       }
+      // A change announced during this listing may be missing from it: one more, within the limit.
+      this.scheduleNotified();
     });
     return this.refreshing;
   }
 
   /**
-   * A refresh for a change notification: a change announced while a listing is in flight
-   * may be missing from it, so one more listing is queued; any number of notifications
-   * (a storm) coalesce into at most one listing in flight plus one queued.
+   * A refresh for a change notification. Any number of them (a storm, on either era's
+   * channel) coalesce: at most one listing in flight, and the next notified one starts no
+   * sooner than notifiedRelistIntervalMs after the last one ended, a queued one included.
    */
   refreshSoon(): void {
-    if (this.refreshing) {
-      this.refreshQueued = true;
-      return;
-    }
-    // A storm of notifications re-lists at most once a NOTIFIED_RELIST_INTERVAL_MS, and is logged once.
-    const sinceMs = this.options.now() - this.notifiedRefreshAtMs;
-    if (sinceMs < NOTIFIED_RELIST_INTERVAL_MS) {
-      if (this.notifiedRefreshTimer) return;
-      if (!this.stormLogged) {
-        this.stormLogged = true;
-        this.log.note(`change notifications faster than one a ${NOTIFIED_RELIST_INTERVAL_MS} ms: re-listing at most that often`);
+    this.changePending = true;
+    if (this.storm) this.storm.notifications += 1;
+    this.scheduleNotified();
+  }
+
+  private scheduleNotified(): void {
+    if (!this.changePending || this.refreshing || this.notifiedRefreshTimer) return;
+    const intervalMs = this.options.notifiedRelistIntervalMs ?? NOTIFIED_RELIST_INTERVAL_MS;
+    const waitMs = this.notifiedEndedAtMs + intervalMs - this.options.now();
+    if (waitMs > 0) {
+      if (!this.storm) {
+        this.storm = { notifications: 1 };
+        this.log.note(`change notifications faster than one a ${intervalMs} ms: re-listing at most that often until they calm down`);
       }
       this.notifiedRefreshTimer = setTimeout(() => {
         this.notifiedRefreshTimer = undefined;
-        this.refreshSoon();
-      }, NOTIFIED_RELIST_INTERVAL_MS - sinceMs);
+        this.scheduleNotified();
+      }, waitMs);
       this.notifiedRefreshTimer.unref?.();
       return;
     }
-    this.notifiedRefreshAtMs = this.options.now();
+    // A window went by with nothing to wait for: the storm, if there was one, is over.
+    if (this.notifiedEndedAtMs + 2 * intervalMs < this.options.now()) this.storm = undefined;
+    this.changePending = false;
+    this.notifiedInFlight = true;
     void this.refresh();
   }
 
@@ -249,9 +267,11 @@ export class Discovery {
     this.state.install(generation, records, refused, namespace, complete);
     this.listedAtMs = this.options.now();
     this.observations.forget();
-    // An interim install while the first listing pages on: the final one logs.
-    this.log.restart(allProblems, quiet);
-    if (quiet) return changed;
+    // An interim install while the first listing pages on: the final one logs. So does a
+    // storm's re-listing that changed nothing: one line per storm, not one per listing.
+    const silent = quiet || (this.storm !== undefined && !changed);
+    this.log.restart(allProblems, silent);
+    if (silent) return changed;
     const declined = [...records.values()].filter((record) => record.declined).length;
     this.log.note(
       `${generation === 'none' ? 'no skill listing (skills reachable by path only)' : `${generation} generation: ${records.size - declined} skills`}` +

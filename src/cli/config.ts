@@ -222,7 +222,35 @@ async function resolveServer({ raw, where, context }: Candidate): Promise<Server
     throw new ConfigError(`${where}: "url" is not a URL: ${text}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where}: "url" must be http:// or https://, got ${url.protocol}`);
-  return { kind: raw.kind, url: url.toString(), headers: expandRecord(raw.headers, '"headers"') };
+  const headers = expandRecord(raw.headers, '"headers"');
+  for (const [name, value] of Object.entries(headers)) checkHeader(name, value, where);
+  return { kind: raw.kind, url: url.toString(), headers };
+}
+
+/** RFC 9110 token characters: what a header name may be made of. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Refuses, at start, a header that no HTTP request could carry (a line break in an expanded
+ * variable, say): naming the server and the header, never the value, which may be a secret.
+ */
+function checkHeader(name: string, value: string, where: string): void {
+  if (!HEADER_NAME.test(name)) {
+    throw new ConfigError(`${where}: "headers": ${JSON.stringify(name)} is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_\`|~ only)`);
+  }
+  const problem = /[\r\n]/.test(value) ? 'contains a line break' : value.includes('\0') ? 'contains a NUL character' : [...value].some((c) => c.codePointAt(0)! > 0xff) ? 'contains a character outside Latin-1' : undefined;
+  let refused = problem;
+  if (refused === undefined) {
+    try {
+      new Headers().append(name, value);
+    } catch {
+      // The library's own words quote the value: say only that it refused it.
+      refused = 'is refused by the HTTP library';
+    }
+  }
+  if (refused !== undefined) {
+    throw new ConfigError(`${where}: "headers"."${name}": the value (after expanding variables; not shown) ${refused}, so no request could carry it`);
+  }
 }
 
 /** A dotenv file (KEY=VALUE lines, # comments, quotes), as VS Code and Cursor read `envFile`. */

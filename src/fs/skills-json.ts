@@ -31,7 +31,7 @@ export interface SkillsJsonSkill {
 
 export interface SkillsJsonServer {
   label: string;
-  state: 'connected' | 'connecting' | 'failed' | 'incompatible' | 'closed';
+  state: 'connected' | 'degraded' | 'connecting' | 'failed' | 'incompatible' | 'closed';
   reason?: string;
   /** While its skills are shown although it cannot be reached: since when, and when the listing shown was kept. */
   offline?: { since: string; listingSavedAt: string | null };
@@ -86,7 +86,7 @@ export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' 
     state: connection.status,
     ...(catalog.offline ? { offline: catalog.offline } : {}),
     ...('reason' in connection && connection.reason ? { reason: connection.reason } : {}),
-    ...(connection.status === 'connected' ? { protocolVersion: connection.protocolVersion } : {}),
+    ...('protocolVersion' in connection ? { protocolVersion: connection.protocolVersion } : {}),
     liveChannel: catalog.liveChannel,
     ...(catalog.listingInProgress !== null ? { listingInProgress: catalog.listingInProgress } : {}),
     generation: catalog.generation ?? null,

@@ -1,6 +1,8 @@
 // The fetch the Streamable HTTP and SSE transports use: bounds what one response can cost
 // (the SDK reads whole bodies with no limit) and reports whether a server-to-client event
 // stream is open, which decides whether change notifications can arrive at all.
+import { LimitExceededError } from '../errors.js';
+import { oversizeMessage } from './error-mapping.js';
 
 /** What the transports need of fetch; the global one by default. */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -10,6 +12,8 @@ export interface BoundedFetchOptions {
   maxMessageBytes: number;
   /** Called with true when a GET event stream opens, false when it ends. */
   onEventStream?: (open: boolean) => void;
+  /** Called with the reason when a message is refused for being over the limit. */
+  onOversize?: (reason: string) => void;
   fetch?: FetchLike;
 }
 
@@ -26,7 +30,7 @@ export function boundedFetch(options: BoundedFetchOptions): FetchLike {
     if (isStandaloneStream) options.onEventStream?.(true);
     const limited = limitBody(response.body, options.maxMessageBytes, isEventStream, () => {
       if (isStandaloneStream) options.onEventStream?.(false);
-    });
+    }, options.onOversize);
     return new Response(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }
@@ -36,7 +40,13 @@ export function boundedFetch(options: BoundedFetchOptions): FetchLike {
  * message ends at a blank line, so a long-lived stream is bounded per event, not in total.
  * `onEnd` runs once, however the body ends: done, failed, over the limit or cancelled.
  */
-function limitBody(body: ReadableStream<Uint8Array>, maxBytes: number, perEvent: boolean, onEnd: () => void): ReadableStream<Uint8Array> {
+function limitBody(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  perEvent: boolean,
+  onEnd: () => void,
+  onOversize: ((reason: string) => void) | undefined,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   let messageBytes = 0;
   let previousByte = -1;
@@ -66,7 +76,8 @@ function limitBody(body: ReadableStream<Uint8Array>, maxBytes: number, perEvent:
       if (chunk.length > 0) previousByte = chunk[chunk.length - 1]!;
       if (messageBytes > maxBytes) {
         end();
-        const error = new Error(`response message exceeds the ${maxBytes}-byte limit`);
+        const error = new LimitExceededError(oversizeMessage(maxBytes));
+        onOversize?.(error.message);
         controller.error(error);
         void reader.cancel(error).catch(() => undefined);
         return;

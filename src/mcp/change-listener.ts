@@ -1,13 +1,27 @@
 // Change events on revision 2026-07-28: one `subscriptions/listen` stream per connection,
 // asking for list changes and for updates of the resources we care about. The filter is
 // fixed per stream, so a grown set of URIs replaces the stream (new one first, then the old
-// one closed); a stream the server drops is reopened with backoff.
+// one closed); a stream the server drops is reopened with backoff. The backoff starts over
+// only after a stream stayed open a while, and reopening re-lists at most once a window, so a
+// server that acknowledges each listen and drops it at once costs a few requests, not a loop.
 import type { Client } from '@modelcontextprotocol/client';
 import { escapeForLog } from '../format/escape.js';
 
 type Subscription = Awaited<ReturnType<Client['listen']>>;
 
-export interface ChangeListenerOptions {
+/** How a dropped stream is reopened (each has a default below). */
+export interface ListenTimings {
+  /** First delay before reopening a dropped stream; doubles with every drop (default 1 s). */
+  minReopenMs?: number;
+  /** Cap on that delay (default 30 s). */
+  maxReopenMs?: number;
+  /** A stream that stayed open this long starts the backoff over (default 30 s). */
+  stableAfterMs?: number;
+  /** Reopened streams re-list at most once in this long (default 30 s); later reopens within it share one trailing re-listing. */
+  relistIntervalMs?: number;
+}
+
+export interface ChangeListenerOptions extends ListenTimings {
   /** The server declared `resources.listChanged`. */
   listChanged: boolean;
   /** The server declared `resources.subscribe`. */
@@ -15,7 +29,7 @@ export interface ChangeListenerOptions {
   /** Deadline for the server's acknowledgement of a listen request. */
   timeoutMs: number;
   log: (line: string) => void;
-  /** A stream opened again after a gap: events may have been missed. */
+  /** A stream opened again after a gap: events may have been missed (called at most once a relistIntervalMs). */
   onReopened: () => void;
   /** Debounce before a grown URI set replaces the stream. */
   regroupMs?: number;
@@ -23,8 +37,7 @@ export interface ChangeListenerOptions {
   maxUris?: number;
 }
 
-const MIN_REOPEN_MS = 1_000;
-const MAX_REOPEN_MS = 30_000;
+const DEFAULT_TIMINGS = { minReopenMs: 1_000, maxReopenMs: 30_000, stableAfterMs: 30_000, relistIntervalMs: 30_000 } as const;
 
 export class ChangeListener {
   private readonly uris = new Set<string>();
@@ -32,14 +45,25 @@ export class ChangeListener {
   private opening: Promise<void> | undefined;
   private regroupTimer: NodeJS.Timeout | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
-  private reopenDelayMs = MIN_REOPEN_MS;
+  private reopenDelayMs: number;
   private hadStream = false;
   private closed = false;
+  private readonly timings: Required<ListenTimings>;
+  private relistedAtMs = Number.NEGATIVE_INFINITY;
+  private relistTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly client: Client,
     private readonly options: ChangeListenerOptions,
-  ) {}
+  ) {
+    this.timings = {
+      minReopenMs: options.minReopenMs ?? DEFAULT_TIMINGS.minReopenMs,
+      maxReopenMs: options.maxReopenMs ?? DEFAULT_TIMINGS.maxReopenMs,
+      stableAfterMs: options.stableAfterMs ?? DEFAULT_TIMINGS.stableAfterMs,
+      relistIntervalMs: options.relistIntervalMs ?? DEFAULT_TIMINGS.relistIntervalMs,
+    };
+    this.reopenDelayMs = this.timings.minReopenMs;
+  }
 
   start(): void {
     void this.open();
@@ -66,6 +90,7 @@ export class ChangeListener {
     this.closed = true;
     clearTimeout(this.regroupTimer);
     clearTimeout(this.reopenTimer);
+    clearTimeout(this.relistTimer);
     const current = this.current;
     this.current = undefined;
     await current?.close().catch(() => undefined);
@@ -99,21 +124,41 @@ export class ChangeListener {
     }
     const previous = this.current;
     this.current = next;
-    this.reopenDelayMs = MIN_REOPEN_MS;
-    if (this.hadStream && !previous) this.options.onReopened();
+    const openedAtMs = performance.now();
+    if (this.hadStream && !previous) this.reopened();
     this.hadStream = true;
     void next.closed.then((cause) => {
       if (this.current !== next) return;
       this.current = undefined;
+      // An acknowledgement proves little: only a stream that lasted starts the backoff over.
+      if (performance.now() - openedAtMs >= this.timings.stableAfterMs) this.reopenDelayMs = this.timings.minReopenMs;
       if (cause !== 'local' && !this.closed) this.scheduleReopen();
     });
     await previous?.close().catch(() => undefined);
   }
 
+  /**
+   * Events may have been missed while no stream was open: re-list, at once when none was asked
+   * for within relistIntervalMs, else once at the end of that window for every reopen inside it.
+   */
+  private reopened(): void {
+    if (this.relistTimer) return;
+    const waitMs = this.relistedAtMs + this.timings.relistIntervalMs - performance.now();
+    const relist = () => {
+      this.relistTimer = undefined;
+      if (this.closed) return;
+      this.relistedAtMs = performance.now();
+      this.options.onReopened();
+    };
+    if (waitMs <= 0) return relist();
+    this.relistTimer = setTimeout(relist, waitMs);
+    this.relistTimer.unref();
+  }
+
   private scheduleReopen(): void {
     if (this.closed || this.reopenTimer) return;
     const delayMs = this.reopenDelayMs;
-    this.reopenDelayMs = Math.min(MAX_REOPEN_MS, delayMs * 2);
+    this.reopenDelayMs = Math.min(this.timings.maxReopenMs, delayMs * 2);
     this.reopenTimer = setTimeout(() => {
       this.reopenTimer = undefined;
       void this.open();

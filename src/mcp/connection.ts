@@ -2,16 +2,17 @@
 // the 2025 handshake as fallback, or one pinned), a deadline on the handshake and on every
 // request, reconnect with capped backoff, change events from whichever channel the era has,
 // and SDK/JSON-RPC failures turned into domain errors. Knows nothing of skills.
-import { Client, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { Client, SdkError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { UnavailableError } from '../errors.js';
+import { LimitExceededError, NotFoundError, NotSupportedError, UnavailableError } from '../errors.js';
 import { LEGACY_REVISION, MODERN_REVISION, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { MAX_BYTES_PER_SKILL } from '../protocol/skills-wire.js';
 import { boundedFetch } from './bounded-fetch.js';
-import { ChangeListener } from './change-listener.js';
-import { classifyConnectError, describeError, firstLine, isConnectionLoss, mapRequestError } from './error-mapping.js';
+import { ChangeListener, type ListenTimings } from './change-listener.js';
+import { classifyConnectError, describeError, firstLine, isConnectionLoss, jsonRpcAnswerIn, mapRequestError } from './error-mapping.js';
+import { headerRedactor, redactError } from './redaction.js';
 import { escapeForLog } from '../format/escape.js';
 import type { ServerConfig } from './server-config.js';
 import type { ConnectionStatus, SourceEvent } from './skill-source.js';
@@ -38,7 +39,16 @@ export interface ConnectionOptions {
   maxBackoffMs?: number;
   /** A connection that lasted this long resets the backoff (default 10 s), so a crash loop still backs off. */
   stableAfterMs?: number;
+  /** Largest message accepted (default MAX_MESSAGE_BYTES); tests set a smaller one. */
+  maxMessageBytes?: number;
+  /** Each step of stopping a stdio server (stdin closed, SIGTERM, SIGKILL) waits this long (default 1 s). */
+  stopGraceMs?: number;
+  /** Timing of the 2026-07-28 listen stream's reopening; defaults in change-listener.ts. */
+  listen?: ListenTimings;
 }
+
+/** This many refused requests in a row, none answered between, and a connected server shows as degraded. */
+const DEGRADED_AFTER_REFUSALS = 3;
 
 const CLIENT_INFO = { name: 'skills-mount', version: '0.2.0' };
 /**
@@ -52,6 +62,8 @@ const MIN_CONNECT_TIMEOUT_MS = 10_000;
 /** A client connection to one labelled server, kept alive across crashes. */
 export class Connection {
   private client: Client | undefined;
+  /** The client of an attempt still connecting: close() must stop its server too. */
+  private connectingClient: Client | undefined;
   private status: ConnectionStatus = { status: 'connecting' };
   private readonly listeners: Array<(event: SourceEvent) => void> = [];
   private retryTimer: NodeJS.Timeout | undefined;
@@ -65,18 +77,32 @@ export class Connection {
   private protocolErrorWindowStartMs = Number.NEGATIVE_INFINITY;
   private protocolErrorsInWindow = 0;
   private protocolErrorsDropped = 0;
+  /** Per client: a message over the mount's cap arrived (its transport then drops the connection or the request). */
+  private readonly oversize = new WeakMap<Client, { reason?: string }>();
+  /** Clients being closed (a lost connection's stdio server being stopped): close() waits for them. */
+  private readonly closing = new Set<Promise<void>>();
+  /** Requests refused in a row on the live client, and the last refusal. */
+  private refusals = 0;
+  private lastRefusal = '';
+  private readonly redact: (text: string) => string;
+  private readonly log: Log;
 
   constructor(
     readonly label: string,
     private readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
-  ) {}
+  ) {
+    // No configured header value reaches a log line, a status reason or an error message.
+    this.redact = headerRedactor(config.kind === 'stdio' ? undefined : config.headers);
+    this.log = (line) => options.log(this.redact(line));
+  }
 
   /** Makes the first connection attempt; resolves when it has ended, either way. */
   async start(): Promise<void> {
     await this.attempt();
   }
 
+  /** Stops talking to the server; resolves once a stdio server (any this connection started) has exited. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
@@ -85,7 +111,9 @@ export class Connection {
     this.client = undefined;
     await this.changeListener?.close();
     this.changeListener = undefined;
-    await client?.close().catch(() => undefined);
+    const connecting = this.connectingClient;
+    this.connectingClient = undefined;
+    await Promise.all([client?.close().catch(() => undefined), connecting?.close().catch(() => undefined), ...this.closing]);
   }
 
   connection(): ConnectionStatus {
@@ -101,7 +129,7 @@ export class Connection {
    * event stream (2025 Streamable HTTP), an open `subscriptions/listen` stream (2026-07-28).
    */
   hasLiveChannel(): boolean {
-    if (this.status.status !== 'connected') return false;
+    if (!isUsable(this.status)) return false;
     if (this.status.protocolVersion === MODERN_REVISION) return this.changeListener?.isListening() ?? false;
     return this.config.kind !== 'http' || this.eventStreamOpen;
   }
@@ -114,62 +142,106 @@ export class Connection {
   async request<S extends z.ZodType>(method: string, params: Record<string, unknown>, schema: S, uri?: string): Promise<z.infer<S>> {
     const client = this.client;
     const context = { server: this.label, method, uri };
-    if (!client || this.status.status !== 'connected') {
+    if (!client || !isUsable(this.status)) {
       throw new UnavailableError(`server unavailable (${describeStatus(this.status)})`, context);
     }
     const startedAt = performance.now();
     try {
       const result = await client.request({ method, params }, schema, { timeout: this.options.timeoutMs });
       this.trace(method, uri, startedAt, 'ok');
+      this.answered(client);
       return result as z.infer<S>;
     } catch (error) {
-      const mapped = mapRequestError(error, context, this.options.timeoutMs);
+      const mapped = this.mapFailure(client, error, method, uri);
       this.trace(method, uri, startedAt, mapped.message);
-      // A dead HTTP server is noticed only when a request fails: reconnect now, not at the next timeout.
-      if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
       throw mapped;
     }
   }
 
   /** The live SDK client, for code that drives it directly (the SDK's SkillsClient). */
   sdkClient(): Client | undefined {
-    return this.status.status === 'connected' ? this.client : undefined;
+    return isUsable(this.status) ? this.client : undefined;
   }
 
   /** Maps a failure of a call made on sdkClient() as request() would, and notices a lost connection. */
   failed(error: unknown, method: string, uri?: string): Error {
     const client = this.client;
-    if (client && isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
-    return mapRequestError(error, { server: this.label, method, uri }, this.options.timeoutMs);
+    return client ? this.mapFailure(client, error, method, uri) : redactError(mapRequestError(error, { server: this.label, method, uri }, this.options.timeoutMs), this.redact);
   }
 
   /** Asks for update events about `uri`: resources/subscribe (2025) or the listen filter (2026-07-28). */
   async subscribe(uri: string): Promise<void> {
     this.wantedSubscriptions.add(uri);
-    if (this.status.status === 'connected' && this.status.protocolVersion === MODERN_REVISION) {
+    if (isUsable(this.status) && this.status.protocolVersion === MODERN_REVISION) {
       this.changeListener?.want(uri);
       return;
     }
     await this.request('resources/subscribe', { uri }, EMPTY_RESULT, uri);
   }
 
+  /**
+   * One failed request as a domain error (header values redacted): a lost connection is
+   * replaced at once (a dead HTTP server is noticed only when a request fails), and a
+   * refusal counts towards showing the server degraded.
+   */
+  private mapFailure(client: Client, error: unknown, method: string, uri: string | undefined): Error {
+    const context = { server: this.label, method, uri };
+    const closedBecause = this.oversize.get(client)?.reason;
+    const mapped =
+      closedBecause !== undefined && error instanceof SdkError && (error.code === 'CONNECTION_CLOSED' || error.code === 'NOT_CONNECTED')
+        ? new UnavailableError(closedBecause, { ...context, cause: error })
+        : mapRequestError(error, context, this.options.timeoutMs);
+    redactError(mapped, this.redact);
+    if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
+    else if (mapped instanceof NotFoundError || mapped instanceof NotSupportedError) this.answered(client);
+    else this.refused(client, mapped.message);
+    return mapped;
+  }
+
+  /** The server answered (a result, or an error that is an answer: not found, not supported). */
+  private answered(client: Client): void {
+    if (this.client !== client) return;
+    this.refusals = 0;
+    if (this.status.status !== 'degraded') return;
+    this.status = { status: 'connected', protocolVersion: this.status.protocolVersion };
+    this.log(`[${this.label}] answering again`);
+    this.emit({ type: 'connected' });
+  }
+
+  /** A request the server refused or never answered; a run of them shows the server degraded, with the reason. */
+  private refused(client: Client, message: string): void {
+    if (this.client !== client || this.status.status === 'closed') return;
+    this.refusals += 1;
+    this.lastRefusal = message;
+    if (this.refusals < DEGRADED_AFTER_REFUSALS) return;
+    const reason = `connected, but the server refused the last ${this.refusals} requests; the latest: ${escapeForLog(this.lastRefusal)}`;
+    if (this.status.status === 'degraded') {
+      this.status = { ...this.status, reason };
+      return;
+    }
+    if (this.status.status !== 'connected') return;
+    this.status = { status: 'degraded', protocolVersion: this.status.protocolVersion, reason };
+    this.log(`[${this.label}] degraded: ${reason}`);
+    this.emit({ type: 'disconnected', reason });
+  }
+
   /** What was wrong on the wire, with the label; at most 10 lines a 10 s window, so garbage cannot flood the log. */
   private logProtocolError(error: Error): void {
     const nowMs = performance.now();
     if (nowMs - this.protocolErrorWindowStartMs > 10_000) {
-      if (this.protocolErrorsDropped > 0) this.options.log(`[${this.label}] (${this.protocolErrorsDropped} more protocol errors not shown)`);
+      if (this.protocolErrorsDropped > 0) this.log(`[${this.label}] (${this.protocolErrorsDropped} more protocol errors not shown)`);
       this.protocolErrorWindowStartMs = nowMs;
       this.protocolErrorsInWindow = 0;
       this.protocolErrorsDropped = 0;
     }
-    if (this.protocolErrorsInWindow++ < 10) this.options.log(`[${this.label}] protocol error: ${escapeForLog(firstLine(error.message))}`);
+    if (this.protocolErrorsInWindow++ < 10) this.log(`[${this.label}] protocol error: ${escapeForLog(firstLine(this.redact(error.message)))}`);
     else this.protocolErrorsDropped += 1;
   }
 
   private trace(method: string, uri: string | undefined, startedAt: number, outcome: string): void {
     if (!this.options.verbose) return;
     const ms = (performance.now() - startedAt).toFixed(1);
-    this.options.log(`[${this.label}] ${method}${uri ? ` ${escapeForLog(uri)}` : ''} ${ms}ms ${escapeForLog(outcome)}`);
+    this.log(`[${this.label}] ${method}${uri ? ` ${escapeForLog(uri)}` : ''} ${ms}ms ${escapeForLog(outcome)}`);
   }
 
   private async attempt(): Promise<void> {
@@ -179,21 +251,27 @@ export class Connection {
     const choice = this.options.protocolVersion ?? 'negotiate';
     const client = new Client(CLIENT_INFO, clientOptionsFor(choice, this.options.timeoutMs));
     const connectTimeoutMs = this.options.connectTimeoutMs ?? Math.max(this.options.timeoutMs, MIN_CONNECT_TIMEOUT_MS);
+    this.connectingClient = client;
+    const oversize: { reason?: string } = {};
+    this.oversize.set(client, oversize);
     try {
-      const transport = (this.options.createTransport ?? this.createTransport.bind(this))(this.config);
+      const transport = this.options.createTransport ? this.options.createTransport(this.config) : this.createTransport(this.config, (reason) => (oversize.reason = reason));
       await client.connect(transport, { timeout: connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
+      if (this.connectingClient === client) this.connectingClient = undefined;
       const incompatible = classifyConnectError(error, choice);
       if (incompatible) {
+        if (this.closed) return;
         // Retrying cannot help until someone changes the server or the configuration.
-        this.status = { status: 'incompatible', reason: incompatible };
-        this.options.log(`[${this.label}] ${incompatible}; not retrying (set "protocolVersion" for this server, or upgrade it)`);
+        this.status = { status: 'incompatible', reason: this.redact(incompatible) };
+        this.log(`[${this.label}] ${incompatible}; not retrying (set "protocolVersion" for this server, or upgrade it)`);
         return;
       }
-      this.fail(`cannot connect: ${plainConnectFailure(firstLine(describeError(error)))}`);
+      this.fail(`cannot connect: ${oversize.reason ?? plainConnectFailure(firstLine(this.redact(describeError(error))))}`);
       return;
     }
+    if (this.connectingClient === client) this.connectingClient = undefined;
     if (this.closed) {
       await client.close().catch(() => undefined);
       return;
@@ -201,10 +279,18 @@ export class Connection {
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
-      this.fail('connection closed by the server');
+      const because = oversize.reason;
+      this.fail(because === undefined ? 'connection closed by the server' : `connection closed: ${because}`);
     };
     client.onerror = (error) => {
       if (this.client !== client) return;
+      // The request it answers fails with it; nothing is wrong with the connection.
+      if (jsonRpcAnswerIn(error)) return;
+      if (error instanceof LimitExceededError) {
+        // The transport drops the connection (stdio) or the request (HTTP): say it was the mount's cap.
+        oversize.reason = error.message;
+        return;
+      }
       if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);
       else this.logProtocolError(error);
     };
@@ -215,9 +301,10 @@ export class Connection {
     const protocolVersion = client.getNegotiatedProtocolVersion() ?? LEGACY_REVISION;
     this.client = client;
     this.connectedAtMs = performance.now();
+    this.refusals = 0;
     this.status = { status: 'connected', protocolVersion };
     if (protocolVersion === MODERN_REVISION) this.openChangeListener(client);
-    this.options.log(`[${this.label}] connected (protocol ${protocolVersion})`);
+    this.log(`[${this.label}] connected (protocol ${protocolVersion})`);
     this.emit({ type: 'connected' });
   }
 
@@ -229,8 +316,9 @@ export class Connection {
       listChanged: resources.listChanged === true,
       subscribe: resources.subscribe === true,
       timeoutMs: this.options.timeoutMs,
-      log: (line) => this.options.log(`[${this.label}] ${line}`),
+      log: (line) => this.log(`[${this.label}] ${line}`),
       onReopened: () => this.emit({ type: 'list-changed' }),
+      ...this.options.listen,
     });
     for (const uri of this.wantedSubscriptions) this.changeListener.want(uri);
     this.changeListener.start();
@@ -244,23 +332,26 @@ export class Connection {
     if (this.client !== client) return;
     this.client = undefined;
     this.fail(reason);
-    void client.close().catch(() => undefined);
+    const closing = client.close().catch(() => undefined);
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
   }
 
   private fail(reason: string): void {
     if (this.closed) return;
-    const wasConnected = this.status.status === 'connected';
+    const shown = escapeForLog(this.redact(reason));
+    const wasConnected = isUsable(this.status);
     if (wasConnected && performance.now() - this.connectedAtMs >= (this.options.stableAfterMs ?? 10_000)) this.failures = 0;
     const listener = this.changeListener;
     this.changeListener = undefined;
     void listener?.close();
-    this.status = { status: 'failed', reason: escapeForLog(reason) };
+    this.status = { status: 'failed', reason: shown };
     this.failures += 1;
     const minMs = this.options.minBackoffMs ?? 500;
     const maxMs = this.options.maxBackoffMs ?? 30_000;
     const delayMs = Math.min(maxMs, minMs * 2 ** Math.min(this.failures - 1, 30));
-    this.options.log(`[${this.label}] ${escapeForLog(reason)}; retrying in ${Number((delayMs / 1000).toFixed(3))} s`);
-    if (wasConnected) this.emit({ type: 'disconnected', reason });
+    this.log(`[${this.label}] ${shown}; retrying in ${Number((delayMs / 1000).toFixed(3))} s`);
+    if (wasConnected) this.emit({ type: 'disconnected', reason: shown });
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.attempt(), delayMs);
     this.retryTimer.unref();
@@ -270,10 +361,13 @@ export class Connection {
     for (const listener of this.listeners) listener(event);
   }
 
-  private createTransport(config: ServerConfig): Transport {
+  /** The transport for one attempt; `onOversize` hears of a message refused for being over the cap. */
+  private createTransport(config: ServerConfig, onOversize: (reason: string) => void): Transport {
+    const maxMessageBytes = this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
     if (config.kind === 'http' || config.kind === 'sse') {
       const fetch = boundedFetch({
-        maxMessageBytes: MAX_MESSAGE_BYTES,
+        maxMessageBytes,
+        onOversize,
         onEventStream: (open) => {
           this.eventStreamOpen = open;
         },
@@ -290,19 +384,26 @@ export class Connection {
       env: config.env,
       ...(config.cwd ? { cwd: config.cwd } : {}),
       stderr: 'pipe',
-      maxBufferSize: MAX_MESSAGE_BYTES,
+      maxBufferSize: maxMessageBytes,
+      stopGraceMs: this.options.stopGraceMs,
+      onOversize,
     });
     const stderr = transport.stderr;
     if (stderr) {
       // The server's own diagnostics, one line each, attributed to its label: bounded in
       // length and rate, and escaped, so a server can neither exhaust memory nor forge lines.
-      new LineLimitedReader(stderr as unknown as Readable, (line) => this.options.log(`[${this.label}] server: ${line}`));
+      new LineLimitedReader(stderr as unknown as Readable, (line) => this.log(`[${this.label}] server: ${line}`));
     }
     return transport;
   }
 }
 
 const EMPTY_RESULT = z.looseObject({});
+
+/** Connected, or connected but refusing requests: requests are sent either way (a degraded server may recover). */
+function isUsable(status: ConnectionStatus): status is Extract<ConnectionStatus, { protocolVersion: string }> {
+  return status.status === 'connected' || status.status === 'degraded';
+}
 
 function clientOptionsFor(choice: ProtocolVersionChoice, timeoutMs: number): ConstructorParameters<typeof Client>[1] {
   const probe = { timeoutMs };

@@ -14,18 +14,10 @@ const RESOURCE_NOT_FOUND = -32002;
 /** The domain error for a failed request; the message names server, method and URI. */
 export function mapRequestError(error: unknown, context: ErrorContext, timeoutMs: number): Error {
   const withCause = { ...context, cause: error };
-  if (error instanceof SdkProtocolError) {
-    const detail = escapeForLog(firstLine(error.message));
-    switch (error.code) {
-      case METHOD_NOT_FOUND:
-        return new NotSupportedError('method not supported by the server', withCause);
-      case INVALID_PARAMS:
-      case RESOURCE_NOT_FOUND:
-        return new NotFoundError(`not found (${detail})`, withCause);
-      default:
-        return new UnavailableError(`server error ${error.code}: ${detail}`, withCause);
-    }
-  }
+  if (error instanceof SdkProtocolError) return mapJsonRpcError(error.code, error.message, withCause);
+  // A JSON-RPC error that came with an HTTP error status is the server's answer all the same.
+  const answer = jsonRpcAnswerIn(error);
+  if (answer) return mapJsonRpcError(answer.code, answer.message, withCause);
   if (error instanceof SdkError) {
     switch (error.code) {
       case 'REQUEST_TIMEOUT':
@@ -45,6 +37,59 @@ export function mapRequestError(error: unknown, context: ErrorContext, timeoutMs
   }
   return new UnavailableError(escapeForLog(firstLine(describeError(error))), withCause);
 }
+
+function mapJsonRpcError(code: number, message: string, context: ErrorContext): Error {
+  const detail = escapeForLog(firstLine(message));
+  switch (code) {
+    case METHOD_NOT_FOUND:
+      return new NotSupportedError('method not supported by the server', context);
+    case INVALID_PARAMS:
+    case RESOURCE_NOT_FOUND:
+      return new NotFoundError(`not found (${detail})`, context);
+    default:
+      return new UnavailableError(`server error ${code}: ${detail}`, context);
+  }
+}
+
+/** "Session not found": the 2025 Streamable HTTP answer (with HTTP 404) to a session the server forgot. */
+const SESSION_NOT_FOUND = -32001;
+
+/**
+ * The JSON-RPC error response carried by a failed HTTP POST (the SDK throws it as an
+ * SdkHttpError for 404, 403, 409 and the 400s it does not unwrap itself; the legacy SSE
+ * transport as a plain Error): the server's answer to the request, not a lost connection.
+ * Undefined for every other error, for an error with a null id (not an answer to any
+ * request) and for a 404 "Session not found" (the session is gone: reconnect).
+ */
+export function jsonRpcAnswerIn(error: unknown): { code: number; message: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  let body: string | undefined;
+  if (error instanceof SdkHttpError) {
+    const text = (error.data as { text?: unknown } | undefined)?.text;
+    body = typeof text === 'string' ? text : undefined;
+  } else if (error.message.startsWith('Error POSTing to endpoint')) {
+    const start = error.message.indexOf('{');
+    body = start === -1 ? undefined : error.message.slice(start);
+  }
+  if (body === undefined || body.length > MAX_ANSWER_BODY_CHARS) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const response = parsed as { jsonrpc?: unknown; id?: unknown; error?: { code?: unknown; message?: unknown } } | null;
+  if (response === null || typeof response !== 'object' || response.jsonrpc !== '2.0') return undefined;
+  if (typeof response.id !== 'string' && typeof response.id !== 'number') return undefined;
+  const code = response.error?.code;
+  if (typeof code !== 'number' || !Number.isInteger(code)) return undefined;
+  if (code === SESSION_NOT_FOUND) return undefined;
+  const message = typeof response.error?.message === 'string' ? response.error.message : '';
+  return { code, message };
+}
+
+/** An error body longer than this is not parsed (the bounded fetch already caps it; this keeps mapping cheap). */
+const MAX_ANSWER_BODY_CHARS = 64 * 1024;
 
 /**
  * Why a failed handshake means the two sides share no usable revision, naming what each
@@ -103,6 +148,7 @@ const NETWORK_ERROR_CODES = new Set([
 
 /** True when a request or transport error means the connection is dead and must be replaced. */
 export function isConnectionLoss(error: unknown): boolean {
+  if (jsonRpcAnswerIn(error)) return false;
   // 404 on a request carrying a session id: the server restarted and forgot the session.
   if (error instanceof SdkHttpError) return error.status === 404;
   if (error instanceof SdkError && error.code === 'CONNECTION_CLOSED') return true;
@@ -114,6 +160,11 @@ export function isConnectionLoss(error: unknown): boolean {
     if (cause instanceof TypeError && cause.message === 'fetch failed') return true;
   }
   return false;
+}
+
+/** What a message over the mount's cap is called wherever it is refused (stdio and HTTP): the mount's limit, not the server hanging up. */
+export function oversizeMessage(maxBytes: number): string {
+  return `response larger than the mount's own cap of ${maxBytes} bytes (a message exceeds the ${maxBytes}-byte limit)`;
 }
 
 export function describeError(error: unknown): string {

@@ -41,6 +41,8 @@ export interface SourceFeatures {
 export type ConnectionStatus =
   | { status: 'connecting'; reason?: string }
   | { status: 'connected'; protocolVersion: string }
+  /** Connected, but the server refused (or never answered) every recent request; requests are still sent. */
+  | { status: 'degraded'; protocolVersion: string; reason: string }
   | { status: 'failed'; reason: string }
   /** The two sides share no protocol revision: not retried until restarted or reconfigured. */
   | { status: 'incompatible'; reason: string }

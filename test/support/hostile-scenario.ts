@@ -2,10 +2,12 @@
 // the config entry that runs the server. Shared by the hostile-* tests.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { StdioServerConfig } from '../../src/mcp/server-config.js';
 import { REPO } from './mount-harness.js';
 import { skillMd } from './skill-builder.js';
 
 export const HOSTILE_SERVER = path.join(REPO, 'test', 'support', 'hostile-server.mjs');
+export const SCRIPTED_SERVER = path.join(REPO, 'test', 'support', 'scripted-server.mjs');
 
 export interface HostileFile {
   text?: string;
@@ -47,4 +49,11 @@ export function requestCount(log: string, label: string, method: string, uri?: s
   const line = `[${label}] server: request ${method}${uri ? ` ${uri}` : ''}`;
   // Without a URI, requests of that method for any URI count.
   return log.split('\n').filter((entry) => entry.endsWith(line) || (uri === undefined && entry.includes(`${line} `))).length;
+}
+
+/** Writes the scenario and returns the stdio server config that runs `server` (hostile or scripted) on it, for a source without a mount. */
+export async function scriptedServer(dir: string, name: string, scenario: Record<string, unknown>, server: string = SCRIPTED_SERVER): Promise<StdioServerConfig> {
+  const file = path.join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify(scenario));
+  return { kind: 'stdio', command: process.execPath, args: [server, file], env: {}, cwd: undefined };
 }

@@ -14,16 +14,38 @@
 //   "skills": [{ "uri", "frontmatter", "dynamic"?: bool, "inListing"?: bool (default true),
 //                "files": { "<uri>": { "text"? , "blob"? (base64), "listedText"?, "listedDigest"?, "listedSize"? } },
 //                "getFiles"?: same shape, used by skills/get instead of "files" (a skill updated since the listing) }],
-//   "extraFiles": { "<uri>": { "text"|"blob" } } }
+//   "extraFiles": { "<uri>": { "text"|"blob" } },
+//   "syntheticSkills": N,            N more skills, skill://synthetic/sNNNNN/SKILL.md, one file each
+//   "listingDelayMs": N,             every skills/list answered N ms late
+//   "listChanged": bool,             declares resources.listChanged
+//   "storm": { "perSecond", "durationMs", "startAfterMs"?, "addsSkill"? },  list_changed notifications,
+//                                    from startAfterMs (default 500) after the first skills/list answer
+//                                    (2025: unsolicited; 2026-07-28: on the listen stream); at its end
+//                                    the skill skill://<addsSkill>/SKILL.md is added and announced once more
+//   "listenEndsAfterMs": N,          each subscriptions/listen acknowledged, then ended by the
+//                                    server N ms later (its final result); logged "request subscriptions/listen"
+//   "keepRunningAfterStdinEnds": bool, "ignoreSigterm": bool   a server that is hard to stop }
 import { readFileSync } from 'node:fs';
-import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { ProtocolError, ProtocolErrorCode, Server, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 import { sha256 } from './digest.mjs';
 import { directoryChildren, listedBytes, manifestEntry } from './scenario-catalog.mjs';
 
 const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const log = (line) => process.stderr.write(`${line}\n`);
+
+for (let i = 0; i < (scenario.syntheticSkills ?? 0); i++) {
+  const name = `s${String(i).padStart(5, '0')}`;
+  const uri = `skill://synthetic/${name}/SKILL.md`;
+  const description = `synthetic skill ${i}`;
+  (scenario.skills ??= []).push({ uri, frontmatter: { name, description }, files: { [uri]: { text: `---\nname: ${name}\ndescription: ${description}\n---\n# ${name}\n` } } });
+}
+if (scenario.ignoreSigterm) process.on('SIGTERM', () => log('SIGTERM ignored'));
+if (scenario.keepRunningAfterStdinEnds) setInterval(() => undefined, 1_000);
+if (scenario.ignoreSigterm || scenario.keepRunningAfterStdinEnds) log(`pid ${process.pid}`);
+// A storm's sends wait on a full pipe together: that is backpressure, not a leak.
+if (scenario.storm) process.stdout.setMaxListeners(0);
 
 const allFiles = new Map();
 for (const skill of scenario.skills ?? []) for (const [uri, file] of Object.entries(skill.getFiles ?? skill.files)) allFiles.set(uri, file);
@@ -51,8 +73,9 @@ const UriParams = z.looseObject({ uri: z.string() });
 function build() {
   const server = new Server(
     { name: 'scripted', version: '1.0.0' },
-    { capabilities: { resources: {}, extensions: { 'io.modelcontextprotocol/skills': extension } } },
+    { capabilities: { resources: scenario.listChanged ? { listChanged: true } : {}, extensions: { 'io.modelcontextprotocol/skills': extension } } },
   );
+  live = server;
 
   server.setRequestHandler('resources/read', (request) => {
     const { uri } = request.params;
@@ -63,9 +86,15 @@ function build() {
   });
 
   if (scenario.listing) {
-    server.setRequestHandler('skills/list', { params: Params }, () => {
+    server.setRequestHandler('skills/list', { params: Params }, async () => {
       log('request skills/list');
-      return { skills: (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => manifestEntry(skill, skill.files)) };
+      if (scenario.listingDelayMs) await new Promise((resolve) => setTimeout(resolve, scenario.listingDelayMs));
+      listing ??= (scenario.skills ?? []).filter((skill) => skill.inListing !== false).map((skill) => manifestEntry(skill, skill.files));
+      if (scenario.storm && !stormStarted) {
+        stormStarted = true;
+        setTimeout(startStorm, scenario.storm.startAfterMs ?? 500);
+      }
+      return { skills: listing };
     });
     server.setRequestHandler('skills/get', { params: UriParams }, ({ uri }) => {
       log(`request skills/get ${uri}`);
@@ -97,4 +126,57 @@ function build() {
   return server;
 }
 
-serveStdio(build);
+/** The instance serving the connection now (the last one built: the probe's is discarded). */
+let live;
+let listing;
+let stormStarted = false;
+
+function startStorm() {
+  const { perSecond, durationMs } = scenario.storm;
+  const perTick = Math.max(1, Math.round(perSecond / 100));
+  const endsAt = Date.now() + durationMs;
+  let sent = 0;
+  let busy = false;
+  log(`storm started: ${perSecond} list_changed a second for ${durationMs} ms`);
+  const timer = setInterval(() => {
+    // A tick whose predecessor still waits on a full pipe is skipped: the client's pace is the limit.
+    if (busy) return;
+    if (Date.now() >= endsAt) {
+      clearInterval(timer);
+      if (scenario.storm.addsSkill) {
+        const name = scenario.storm.addsSkill;
+        const uri = `skill://${name}/SKILL.md`;
+        const skill = { uri, frontmatter: { name, description: 'added at the end of the storm' }, files: { [uri]: { text: `---\nname: ${name}\ndescription: added at the end of the storm\n---\n` } } };
+        scenario.skills.push(skill);
+        allFiles.set(uri, skill.files[uri]);
+        listing = undefined;
+        void live?.sendResourceListChanged().catch(() => undefined);
+        sent += 1;
+      }
+      log(`storm ended: ${sent} notifications sent`);
+      return;
+    }
+    busy = true;
+    const sends = [];
+    for (let i = 0; i < perTick; i++) sends.push(live?.sendResourceListChanged().catch(() => undefined));
+    sent += perTick;
+    void Promise.all(sends).finally(() => (busy = false));
+  }, 10);
+}
+
+/** The stdio wire, watching for listen acknowledgements: counted, and ended soon when the scenario says so. */
+class WatchedTransport extends StdioServerTransport {
+  async send(message, options) {
+    if (message.method === 'notifications/subscriptions/acknowledged') {
+      log('request subscriptions/listen');
+      const id = message.params?._meta?.[SUBSCRIPTION_ID_META_KEY];
+      if (scenario.listenEndsAfterMs !== undefined && id !== undefined) {
+        // The spec's graceful close: the listen request's own (empty) result.
+        setTimeout(() => void super.send({ jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_META_KEY]: id } } }).catch(() => undefined), scenario.listenEndsAfterMs);
+      }
+    }
+    return super.send(message, options);
+  }
+}
+
+serveStdio(build, { transport: new WatchedTransport() });
