@@ -7,7 +7,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-scripts/setup.sh
+# A test run needs the libfuse 3 addon: its build failing is a failure here, not a fallback.
+SKILLS_FUSE_REQUIRED=1 scripts/setup.sh
 # The terminal tests (test/e2e/cli-terminal.test.ts) drive a real terminal through tmux.
 if ! command -v tmux >/dev/null 2>&1; then
   echo "test: installing Debian package tmux" >&2
@@ -39,6 +40,27 @@ for version in ${TEST_NODES:-20 24}; do
   "$node_bin" node_modules/vitest/vitest.mjs run --reporter=default --reporter=json --outputFile.json="$reports/node$version.json" "$@" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
 done
+passes=()
+for version in ${TEST_NODES:-20 24}; do passes+=("$reports/node$version.json"); done
+if [ $# -eq 0 ]; then
+  # The libfuse 2 fallback (fuse-native) serves the end-to-end mount tests too, for its last release.
+  echo "test: the end-to-end mount tests on the libfuse2 backend (Node 20)"
+  SKILLS_MOUNT_FUSE_BACKEND=libfuse2 node node_modules/vitest/vitest.mjs run --project mounts test/e2e --exclude test/e2e/kernel-cache.test.ts \
+    --reporter=default --reporter=json --outputFile.json="$reports/libfuse2.json" || status=$?
+  scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
+  passes+=("$reports/libfuse2.json")
+  # The addon built with AddressSanitizer and UBSan (its libfuse3.a is not instrumented), loaded
+  # into every daemon these tests start: the mount tests that reach every operation it serves.
+  echo "test: the libfuse3 addon under AddressSanitizer and UndefinedBehaviorSanitizer"
+  SKILLS_FUSE_REQUIRED=1 scripts/build-native.sh --sanitize
+  SKILLS_FUSE_ADDON="$root/native/build-sanitize/skills_fuse.node" \
+    LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+    ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/mount-behaviour.test.ts test/e2e/hostile-fuzz.test.ts \
+    --reporter=default --reporter=json --outputFile.json="$reports/sanitize.json" || status=$?
+  scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
+  passes+=("$reports/sanitize.json")
+fi
 # One plain closing line for CI: "N passed, N failed, N skipped" over every pass.
 node -e '
   const fs = require("fs");
@@ -51,5 +73,5 @@ node -e '
   console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   if (total === 0) { console.error("no tests ran"); process.exit(1); }
   if (failed > 0) process.exit(1);
-' $(for version in ${TEST_NODES:-20 24}; do echo "$reports/node$version.json"; done) || status=1
+' "${passes[@]}" || status=1
 exit "$status"

@@ -106,7 +106,8 @@ function parseMount(argv: readonly string[]): Command {
   if (metadataTtlSeconds !== undefined && (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400)) {
     throw new ConfigError(`--metadata-ttl must be a number of seconds from 0 to 86400, got "${metadataTtlText}"`);
   }
-  const backendText = values['fuse-backend'] as string | undefined;
+  // SKILLS_MOUNT_FUSE_BACKEND: the default for --fuse-backend (the test run's pass over libfuse2).
+  const backendText = (values['fuse-backend'] as string | undefined) ?? (process.env['SKILLS_MOUNT_FUSE_BACKEND'] || undefined);
   const fuseBackend = FUSE_BACKENDS.find((name) => name === backendText);
   if (backendText !== undefined && fuseBackend === undefined) {
     throw new ConfigError(`--fuse-backend must be one of ${FUSE_BACKENDS.join(', ')}, got "${backendText}"`);

@@ -3,7 +3,8 @@
 export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server LABEL=COMMAND|URL]... [--only LABEL,...]
                     [--timeout SECONDS] [--startup-timeout SECONDS] [--protocol-version VERSION]
                     [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB] [--no-disk-cache]
-                    [--metadata-ttl SECONDS] [--no-dynamic] [--approved-only LABEL,...] [--verbose]
+                    [--metadata-ttl SECONDS] [--fuse-backend libfuse3|libfuse2] [--no-dynamic]
+                    [--approved-only LABEL,...] [--verbose]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
        skills-mount approve PATH... [--yes [--grant-allowed-tools]]
@@ -37,9 +38,11 @@ Mount options:
   --disk-cache-size MIB   bound on the disk cache of this mount (default 1024; least recently
                           used files go first)
   --no-disk-cache         keep verified content in memory only
-  --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 30): a
-                          change on a server shows in ls/stat within this time (0: at once,
-                          at the cost of a daemon round trip per stat)
+  --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 600 on
+                          libfuse3, where every change the mount learns of is invalidated at
+                          once; 30 on libfuse2, where a change shows within this time)
+  --fuse-backend NAME     libfuse3 (the project's low-level addon; the default when it loads)
+                          or libfuse2 (fuse-native, the fallback for one release)
   --no-dynamic            hide skills whose files carry no digests ("resources": "dynamic")
   --approved-only LABEL,...
                           serve these servers' skills only in the approved view,

@@ -178,9 +178,10 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   if (!Number.isFinite(options.operationTimeoutMs) || options.operationTimeoutMs <= 0) {
     throw new ConfigError(`operationTimeoutMs must be a positive number, got ${String(options.operationTimeoutMs)}`);
   }
+  // Checks every timeout, whichever backend serves the mount.
+  const mountOptions = buildMountOptions(options);
   const backend = await chooseBackend(options);
   if (backend === 'libfuse3') return mountWithLibfuse3(core, dir, options);
-  const mountOptions = buildMountOptions(options);
   const mountpoint = await prepareMountpoint(dir);
   await checkFuseDevice();
   if ((options.autoUnmount ?? true) || process.getuid?.() !== 0) await checkFusermount();

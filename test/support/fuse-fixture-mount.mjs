@@ -99,6 +99,7 @@ async function main() {
   const mounting = mountFilesystem(createFixtureCore(), mountpoint, {
     operationTimeoutMs: Number(process.env.FIXTURE_OPERATION_TIMEOUT_MS ?? 20_000),
     autoUnmount: process.env.FIXTURE_AUTO_UNMOUNT !== '0',
+    ...(process.env.SKILLS_MOUNT_FUSE_BACKEND ? { backend: process.env.SKILLS_MOUNT_FUSE_BACKEND } : {}),
   });
   // Installed before "ready" is printed: the parent may signal the moment it reads it.
   process.once('SIGTERM', () => {

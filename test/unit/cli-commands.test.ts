@@ -19,13 +19,20 @@ describe('command line', () => {
         startupTimeoutMs: 30_000,
         cacheBytes: 64 * 1024 * 1024,
         diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 },
-        metadataTtlSeconds: 30,
+        metadataTtlSeconds: undefined,
+        fuseBackend: undefined,
         hideDynamic: true,
         approvedOnly: [],
         protocolVersion: undefined,
         verbose: true,
       },
     });
+  });
+
+  it('--fuse-backend and --metadata-ttl: the backend named, or its default left to the mount', () => {
+    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse2', '--metadata-ttl', '5'])).toMatchObject({ options: { fuseBackend: 'libfuse2', metadataTtlSeconds: 5 } });
+    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse3'])).toMatchObject({ options: { fuseBackend: 'libfuse3', metadataTtlSeconds: undefined } });
+    expect(() => parseCommandLine(['/m', '--fuse-backend', 'fuse4'])).toThrow(/--fuse-backend must be one of libfuse3, libfuse2, got "fuse4"/);
   });
 
   it('approve, revoke and approvals: their arguments, and what each refuses', () => {

@@ -1,0 +1,176 @@
+// The libfuse 3 edge without a kernel: a recording addon stands in for the C, the fixture core
+// for the filesystem. Every request gets exactly one reply; lookups are counted and forgotten;
+// a version change is a new inode; a change the core reports invalidates what the kernel holds.
+import { describe, expect, it } from 'vitest';
+import { NotFoundError } from '../../src/errors.js';
+import type { ChangeListener, FilesystemCore, NodeAttributes } from '../../src/fs/filesystem-core.js';
+import type { Addon, RequestHandler, Session } from '../../src/fuse/lowlevel/addon.js';
+import { ATTR } from '../../src/fuse/lowlevel/addon.js';
+import { LowLevelEdge } from '../../src/fuse/lowlevel/lowlevel-edge.js';
+
+const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15 };
+
+interface Reply {
+  id: number;
+  kind: string;
+  value?: unknown;
+}
+
+function recordingAddon() {
+  const replies: Reply[] = [];
+  const answered = new Set<number>();
+  const notifications: string[] = [];
+  const reply = (kind: string) => (_session: Session, id: number, value?: unknown) => {
+    if (answered.has(id)) return false;
+    answered.add(id);
+    replies.push({ id, kind, value });
+    return true;
+  };
+  const addon: Addon = {
+    mount: () => ({}) as Session,
+    unmount: () => true,
+    replyErr: (session, id, errno) => reply('err')(session, id, errno),
+    replyEntry: (session, id, attrs) => reply('entry')(session, id, Array.from(attrs)),
+    replyAttr: (session, id, attrs) => reply('attr')(session, id, Array.from(attrs)),
+    replyOpen: (session, id, fh, flags) => reply('open')(session, id, { fh, flags }),
+    replyBuf: (session, id, bytes) => reply('buf')(session, id, Buffer.from(bytes).toString()),
+    replyXattrSize: (session, id, size) => reply('xattr-size')(session, id, size),
+    replyStatfs: (session, id) => reply('statfs')(session, id),
+    replyDirectory: (session, id, _plus, _max, _first, names) => (reply('dir')(session, id, names) ? names.length : -1),
+    notifyInvalEntry: (_session, parent, name) => notifications.push(`entry ${parent} ${name}`) > 0,
+    notifyInvalInode: (_session, ino) => notifications.push(`inode ${ino}`) > 0,
+    stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0 }),
+    capabilities: { READDIRPLUS: 1 << 13, READDIRPLUS_AUTO: 1 << 14, AUTO_INVAL_DATA: 1 << 12, NO_OPEN_SUPPORT: 1 << 17, NO_OPENDIR_SUPPORT: 1 << 24 },
+    ops: OPS,
+  };
+  return { addon, replies, notifications };
+}
+
+/** A one-file core whose content version the test can change. */
+function versionedCore() {
+  let version = 1;
+  let listener: ChangeListener | undefined;
+  let hang = false;
+  const handles = new Map<number, { text: string; attrs: NodeAttributes }>();
+  let next = 1;
+  const file = (): NodeAttributes => ({ kind: 'file', sizeBytes: `v${version}`.length, mtimeMs: 1, inode: 100 + version });
+  const core: FilesystemCore = {
+    async getattr(path) {
+      if (path === '/') return { kind: 'directory', sizeBytes: 0, mtimeMs: 1, inode: 2 };
+      if (path === '/dir') return { kind: 'directory', sizeBytes: 0, mtimeMs: 1, inode: 3 };
+      if (path === '/dir/f') return file();
+      throw new NotFoundError(path);
+    },
+    async readdir(path) {
+      return path === '/' ? ['dir'] : ['f'];
+    },
+    async open() {
+      if (hang) await new Promise(() => undefined);
+      const handle = next++;
+      handles.set(handle, { text: `v${version}`, attrs: file() });
+      return handle;
+    },
+    fgetattr: (handle) => handles.get(handle)!.attrs,
+    read: (handle, position, length) => Buffer.from(handles.get(handle)!.text).subarray(position, position + length),
+    release: (handle) => void handles.delete(handle),
+    listxattr: async () => [],
+    getxattr: async () => Buffer.alloc(0),
+    onChange: (l) => void (listener = l),
+  };
+  return {
+    core,
+    bump: () => version++,
+    changed: (prefix: string) => listener?.(prefix),
+    hang: () => (hang = true),
+    openHandles: () => handles.size,
+  };
+}
+
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function edgeOver(fake = versionedCore(), timeoutMs = 1_000) {
+  const { addon, replies, notifications } = recordingAddon();
+  const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: timeoutMs }, await fake.core.getattr('/'));
+  edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
+  let id = 0;
+  const send = async (op: number, ino: number, a = 0, b = 0, c = 0, name?: string) => {
+    const requestId = ++id;
+    (edge.handle as RequestHandler)(op, requestId, ino, a, b, c, name);
+    await settle();
+    return replies.filter((reply) => reply.id === requestId);
+  };
+  return { edge, send, replies, notifications, fake };
+}
+
+describe('the libfuse 3 edge', () => {
+  it('answers each request once; a new content version is a new inode; an open handle keeps its version', async () => {
+    const { send, fake } = await edgeOver();
+    const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    const dirIno = (dir!.value as number[])[ATTR.ino]!;
+    const [first] = await send(OPS.LOOKUP, dirIno, 0, 0, 0, 'f');
+    const firstIno = (first!.value as number[])[ATTR.ino]!;
+    const [opened] = await send(OPS.OPEN, firstIno);
+    expect(opened).toMatchObject({ kind: 'open', value: { flags: 1 } }); // keep_cache
+    fake.bump();
+    const [second] = await send(OPS.LOOKUP, dirIno, 0, 0, 0, 'f');
+    expect((second!.value as number[])[ATTR.ino]).not.toBe(firstIno);
+    // The handle opened on the first version still reads it.
+    const [read] = await send(OPS.READ, firstIno, (opened!.value as { fh: number }).fh, 0, 100);
+    expect(read).toMatchObject({ kind: 'buf', value: 'v1' });
+    // getattr of the old inode answers its own attributes, not the new version's.
+    const [attr] = await send(OPS.GETATTR, firstIno);
+    expect((attr!.value as number[])[ATTR.size]).toBe(2);
+    // An open of the old inode after the change is ESTALE: the kernel retries with a fresh lookup.
+    const [stale] = await send(OPS.OPEN, firstIno);
+    expect(stale).toMatchObject({ kind: 'err', value: 116 });
+  });
+
+  it('counts lookups and forgets a node only when the kernel has forgotten every one', async () => {
+    const { edge, send } = await edgeOver();
+    const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    const ino = (dir!.value as number[])[ATTR.ino]!;
+    await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    const before = edge.nodeCount;
+    await send(OPS.FORGET, ino, 1);
+    expect(edge.nodeCount).toBe(before);
+    await send(OPS.FORGET, ino, 1);
+    expect(edge.nodeCount).toBe(before - 1);
+    // A forgotten inode is ESTALE, never another node's answer.
+    expect(await send(OPS.GETATTR, ino)).toEqual([expect.objectContaining({ kind: 'err', value: 116 })]);
+  });
+
+  it('answers ETIMEDOUT when the core does not answer in time, and drops the late answer', async () => {
+    const fake = versionedCore();
+    const { send, replies } = await edgeOver(fake, 50);
+    const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    const [file] = await send(OPS.LOOKUP, (dir!.value as number[])[ATTR.ino]!, 0, 0, 0, 'f');
+    fake.hang();
+    const id = replies.length + 1;
+    await send(OPS.OPEN, (file!.value as number[])[ATTR.ino]!);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(replies.filter((reply) => reply.kind === 'err' && reply.value === 110)).toHaveLength(1);
+    expect(replies.filter((reply) => reply.id >= id)).toHaveLength(1);
+  });
+
+  it('tells the kernel of a change: the names below the prefix, the directory listings, and misses', async () => {
+    const { send, notifications, fake } = await edgeOver();
+    const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    const dirIno = (dir!.value as number[])[ATTR.ino]!;
+    await send(OPS.LOOKUP, dirIno, 0, 0, 0, 'f');
+    const [miss] = await send(OPS.LOOKUP, dirIno, 0, 0, 0, 'new');
+    expect((miss!.value as number[])[ATTR.ino]).toBe(0); // a negative entry
+    fake.changed('/dir');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(notifications).toEqual(expect.arrayContaining([`entry 1 dir`, `inode ${dirIno}`, `entry ${dirIno} f`, `entry ${dirIno} new`]));
+  });
+
+  it('counts only the readdirplus entries that reached the kernel as lookups', async () => {
+    const { edge, send } = await edgeOver();
+    const before = edge.nodeCount;
+    const [listing] = await send(OPS.READDIRPLUS, 1, 0, 0, 4096);
+    expect(listing).toMatchObject({ kind: 'dir', value: ['.', '..', 'dir'] });
+    expect(edge.nodeCount).toBe(before + 1);
+  });
+});
