@@ -113,7 +113,8 @@ export async function runMount(options: MountOptions): Promise<void> {
     progress?.finish();
     log(`${signal}: unmounting ${mountpoint}`);
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
-    await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(1_000)]);
+    // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
+    await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(4_000)]);
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -24,7 +24,8 @@
 //                                    the skill skill://<addsSkill>/SKILL.md is added and announced once more
 //   "listenEndsAfterMs": N,          each subscriptions/listen acknowledged, then ended by the
 //                                    server N ms later (its final result); logged "request subscriptions/listen"
-//   "keepRunningAfterStdinEnds": bool, "ignoreSigterm": bool   a server that is hard to stop }
+//   "keepRunningAfterStdinEnds": bool, "ignoreSigterm": bool   a server that is hard to stop
+//   "sayPid": bool                   logs "pid N" (so do the two above) }
 import { readFileSync } from 'node:fs';
 import { ProtocolError, ProtocolErrorCode, Server, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
@@ -43,7 +44,7 @@ for (let i = 0; i < (scenario.syntheticSkills ?? 0); i++) {
 }
 if (scenario.ignoreSigterm) process.on('SIGTERM', () => log('SIGTERM ignored'));
 if (scenario.keepRunningAfterStdinEnds) setInterval(() => undefined, 1_000);
-if (scenario.ignoreSigterm || scenario.keepRunningAfterStdinEnds) log(`pid ${process.pid}`);
+if (scenario.ignoreSigterm || scenario.keepRunningAfterStdinEnds || scenario.sayPid) log(`pid ${process.pid}`);
 // A storm's sends wait on a full pipe together: that is backpressure, not a leak.
 if (scenario.storm) process.stdout.setMaxListeners(0);
 
