@@ -254,7 +254,7 @@ static void forward(fuse_req_t req, int op, fuse_ino_t ino, const char *name, ui
     // Tearing down (or out of memory): answered here, never handed to JS.
     free(r->name);
     free(r);
-    fuse_reply_err(req, EIO);
+    fuse_reply_err(req, ECONNABORTED);
     return;
   }
   r->op = op;
@@ -589,7 +589,7 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
   return external;
 }
 
-// unmount(session): answers every outstanding request (EIO), stops both threads, closes the
+// unmount(session): answers every outstanding request (ECONNABORTED), stops both threads, closes the
 // device (the kernel aborts what is left) and detaches the mount. Idempotent.
 static napi_value js_unmount(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -605,7 +605,8 @@ static napi_value js_unmount(napi_env env, napi_callback_info info) {
     s->slots[i].live = 0;
     s->free_list[s->nfree++] = i;
     s->outstanding--;
-    fuse_reply_err(req, EIO);
+    // As a kernel abort would answer: the reader sees "Software caused connection abort".
+    fuse_reply_err(req, ECONNABORTED);
   }
   pthread_mutex_unlock(&s->lock);
   uint64_t one = 1;

@@ -75,7 +75,11 @@ describe('the libfuse 3 edge keeps the kernel current', () => {
   it('shows a new skill, a removed skill and a renamed file in ls soon after the change, with 600 s kernel timeouts', async () => {
     await withMount(async (mount, skills) => {
       const root = path.join(mount.mountpoint, 's');
-      const ls = async (dir: string) => (await run('ls', [dir])).stdout.split('\n').filter(Boolean).sort();
+      const ls = async (dir: string) => {
+        const result = await run('ls', [dir]);
+        if (result.code !== 0) throw new Error(`ls ${dir}: ${result.stderr}\n${mount.log()}`);
+        return result.stdout.split('\n').filter(Boolean).sort();
+      };
       expect(await ls(root)).toEqual(['alpha', 'beta']);
       expect(await ls(path.join(root, 'alpha'))).toEqual(['SKILL.md', 'notes.md']);
       // A name looked up and missing: the negative entry must not hide the new skill either.
