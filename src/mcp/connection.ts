@@ -6,12 +6,12 @@ import { Client, SdkError, SSEClientTransport, StreamableHTTPClientTransport, ty
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { LimitExceededError, NotFoundError, NotSupportedError, UnavailableError } from '../errors.js';
+import { NotFoundError, NotSupportedError, UnavailableError } from '../errors.js';
 import { LEGACY_REVISION, MODERN_REVISION, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { MAX_BYTES_PER_SKILL } from '../protocol/skills-wire.js';
 import { boundedFetch } from './bounded-fetch.js';
 import { ChangeListener, type ListenTimings } from './change-listener.js';
-import { classifyConnectError, describeError, firstLine, isConnectionLoss, jsonRpcAnswerIn, mapRequestError } from './error-mapping.js';
+import { classifyConnectError, describeError, firstLine, isConnectionLoss, jsonRpcAnswerIn, mapRequestError, oversizeIn } from './error-mapping.js';
 import { headerRedactor, redactError } from './redaction.js';
 import { escapeForLog } from '../format/escape.js';
 import type { ServerConfig } from './server-config.js';
@@ -286,9 +286,13 @@ export class Connection {
       if (this.client !== client) return;
       // The request it answers fails with it; nothing is wrong with the connection.
       if (jsonRpcAnswerIn(error)) return;
-      if (error instanceof LimitExceededError) {
+      const over = oversizeIn(error);
+      if (over !== undefined) {
         // The transport drops the connection (stdio) or the request (HTTP): say it was the mount's cap.
-        oversize.reason = error.message;
+        oversize.reason = over;
+        // A 2025 response event stream cut mid-event leaves its request unanswered for good:
+        // replace the connection (rejecting the request with the reason) rather than wait out its deadline.
+        if (/^SSE stream disconnected/.test(error.message)) this.lose(client, `connection closed: ${over}`);
         return;
       }
       if (isConnectionLoss(error)) this.lose(client, `connection lost: ${firstLine(describeError(error))}`);

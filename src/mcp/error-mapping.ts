@@ -2,7 +2,7 @@
 // ones (SdkError: timeouts, closed connections, results that fail their schema), network
 // failures, and the connect-time failures that mean the two sides share no revision.
 import { ProtocolError as SdkProtocolError, SdkError, SdkHttpError, UnsupportedProtocolVersionError } from '@modelcontextprotocol/client';
-import { NotFoundError, NotSupportedError, ProtocolError, UnavailableError, type ErrorContext } from '../errors.js';
+import { LimitExceededError, NotFoundError, NotSupportedError, ProtocolError, UnavailableError, type ErrorContext } from '../errors.js';
 import { LEGACY_REVISION, MODERN_REVISION, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { escapeForLog } from '../format/escape.js';
 
@@ -148,7 +148,7 @@ const NETWORK_ERROR_CODES = new Set([
 
 /** True when a request or transport error means the connection is dead and must be replaced. */
 export function isConnectionLoss(error: unknown): boolean {
-  if (jsonRpcAnswerIn(error)) return false;
+  if (jsonRpcAnswerIn(error) || oversizeIn(error) !== undefined) return false;
   // 404 on a request carrying a session id: the server restarted and forgot the session.
   if (error instanceof SdkHttpError) return error.status === 404;
   if (error instanceof SdkError && error.code === 'CONNECTION_CLOSED') return true;
@@ -166,6 +166,21 @@ export function isConnectionLoss(error: unknown): boolean {
 export function oversizeMessage(maxBytes: number): string {
   return `response larger than the mount's own cap of ${maxBytes} bytes (a message exceeds the ${maxBytes}-byte limit)`;
 }
+
+/**
+ * The mount's own refusal of a message over its cap, however the SDK wrapped it (an SSE
+ * response stream reports it as "SSE stream disconnected: <error>"): only that request failed.
+ */
+export function oversizeIn(error: unknown): string | undefined {
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof LimitExceededError) return cause.message;
+    const match = OVERSIZE_TEXT.exec(cause.message);
+    if (match) return match[0];
+  }
+  return undefined;
+}
+
+const OVERSIZE_TEXT = /response larger than the mount's own cap of \d+ bytes \(a message exceeds the \d+-byte limit\)/;
 
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
