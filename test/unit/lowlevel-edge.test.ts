@@ -122,9 +122,21 @@ describe('the libfuse 3 edge', () => {
     // getattr of the old inode answers its own attributes, not the new version's.
     const [attr] = await send(OPS.GETATTR, firstIno);
     expect((attr!.value as number[])[ATTR.size]).toBe(2);
-    // An open of the old inode after the change is ESTALE: the kernel retries with a fresh lookup.
-    const [stale] = await send(OPS.OPEN, firstIno);
+    // Another open of the old inode (a path walked before the kernel was told) reads the old version too.
+    const [again] = await send(OPS.OPEN, firstIno);
+    expect(again).toMatchObject({ kind: 'open' });
+    expect(await send(OPS.READ, firstIno, (again!.value as { fh: number }).fh, 0, 100)).toEqual([expect.objectContaining({ value: 'v1' })]);
+    expect(fake.openHandles()).toBe(1); // one core handle per version, however often it is opened
+  });
+
+  it('answers ESTALE to an open of a version the core no longer holds, so the kernel looks the name up again', async () => {
+    const { send, fake } = await edgeOver();
+    const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    const [file] = await send(OPS.LOOKUP, (dir!.value as number[])[ATTR.ino]!, 0, 0, 0, 'f');
+    fake.bump();
+    const [stale] = await send(OPS.OPEN, (file!.value as number[])[ATTR.ino]!);
     expect(stale).toMatchObject({ kind: 'err', value: 116 });
+    expect(fake.openHandles()).toBe(0);
   });
 
   it('counts lookups and forgets a node only when the kernel has forgotten every one', async () => {

@@ -68,9 +68,14 @@ export interface Negotiated {
   autoInvalData: boolean;
 }
 
+/** A core handle holding one version's bytes, shared by every open of its inode. */
 interface Pinned {
   handle: number;
   sizeBytes: number;
+  /** Kernel file handles open on it (each open, until its release). */
+  opens: number;
+  /** Out of the LRU (byte limit, forget): the core handle goes at the last release. */
+  evicted: boolean;
 }
 
 export class LowLevelEdge {
@@ -79,6 +84,8 @@ export class LowLevelEdge {
   private negotiated: Negotiated = { zeroMessageOpen: false, zeroMessageOpendir: false, readdirPlus: false, autoInvalData: false };
   private readonly pinned: LRUCache<number, Pinned>;
   private readonly pinning = new Map<number, Promise<Pinned>>();
+  /** Every live pin by its core handle (the fh the kernel holds), evicted ones included. */
+  private readonly pins = new Map<number, Pinned>();
   /** A failed first read, kept for the kernel's immediate retry of the same page (readahead, then readpage). */
   private readonly failedReads = new Map<number, { error: unknown; atMs: number }>();
   private readonly misses = new LRUCache<string, { parent: number; name: string }>({ max: MAX_REMEMBERED_MISSES });
@@ -100,7 +107,10 @@ export class LowLevelEdge {
     this.pinned = new LRUCache<number, Pinned>({
       maxSize: Math.max(1, options.pinnedBytesLimit),
       sizeCalculation: (pin) => Math.max(1, pin.sizeBytes),
-      dispose: (pin) => this.core.release(pin.handle),
+      dispose: (pin) => {
+        pin.evicted = true;
+        this.unpin(pin);
+      },
     });
     core.onChange?.((prefix) => this.changed(prefix));
   }
@@ -156,7 +166,7 @@ export class LowLevelEdge {
       case ops.READ:
         return this.answer(id, 'read', ino, undefined, () => this.read(id, ino, a, b, c));
       case ops.RELEASE:
-        if (a !== 0) this.core.release(a);
+        this.release(a);
         this.addon.replyErr(this.session!, id, 0);
         return;
       case ops.OPENDIR:
@@ -284,13 +294,37 @@ export class LowLevelEdge {
       this.addon.replyErr(this.session!, id, ENOSYS);
       return;
     }
-    const handle = await this.openVersion(node);
-    if (handle === undefined) {
+    // Documents rendered from live state get a rendering of their own per open, read directly.
+    const live = node.cacheSeconds === 0;
+    const pin = live ? await this.ownPin(node) : await this.pinnedVersion(node, false);
+    if (pin === undefined) {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
     }
-    const flagsOut = node.cacheSeconds === 0 ? OPEN_FLAGS.directIo : OPEN_FLAGS.keepCache;
-    if (!this.addon.replyOpen(this.session!, id, handle, flagsOut)) this.core.release(handle);
+    pin.opens++;
+    if (!this.addon.replyOpen(this.session!, id, pin.handle, live ? OPEN_FLAGS.directIo : OPEN_FLAGS.keepCache)) this.release(pin.handle);
+  }
+
+  private async ownPin(node: KernelNode): Promise<Pinned | undefined> {
+    const handle = await this.openVersion(node);
+    if (handle === undefined) return undefined;
+    const pin = { handle, sizeBytes: 0, opens: 0, evicted: true };
+    this.pins.set(handle, pin);
+    return pin;
+  }
+
+  private release(handle: number): void {
+    const pin = this.pins.get(handle);
+    if (pin === undefined) return;
+    pin.opens--;
+    this.unpin(pin);
+  }
+
+  /** Releases the core handle once the pin is out of the LRU and no kernel handle is open on it. */
+  private unpin(pin: Pinned): void {
+    if (!pin.evicted || pin.opens > 0) return;
+    this.pins.delete(pin.handle);
+    this.core.release(pin.handle);
   }
 
   /**
@@ -327,7 +361,7 @@ export class LowLevelEdge {
     }
     let pin: Pinned | undefined;
     try {
-      pin = await this.pinnedVersion(this.node(ino));
+      pin = await this.pinnedVersion(this.node(ino), true);
     } catch (error) {
       this.failedReads.set(ino, { error, atMs: Date.now() });
       throw error;
@@ -339,18 +373,22 @@ export class LowLevelEdge {
     this.addon.replyBuf(this.session!, id, this.core.read(pin.handle, offset, sizeBytes));
   }
 
-  /** The version a zero-message open reads, pinned until the kernel forgets the inode (or the byte limit evicts it). */
-  private async pinnedVersion(node: KernelNode): Promise<Pinned | undefined> {
+  /**
+   * The inode's version, pinned until the kernel forgets the inode (or the byte limit evicts
+   * it): one core open per version, however often the kernel opens it. `fits`: see openVersion.
+   */
+  private async pinnedVersion(node: KernelNode, fits: boolean): Promise<Pinned | undefined> {
     const held = this.pinned.get(node.ino);
     if (held) return held;
     let pinning = this.pinning.get(node.ino);
     if (pinning === undefined) {
       pinning = (async () => {
-        const handle = await this.openVersion(node, true);
+        const handle = await this.openVersion(node, fits);
         if (handle === undefined) throw new StaleInode(node.ino);
-        const pin = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes };
+        const pin: Pinned = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes, opens: 0, evicted: false };
+        this.pins.set(handle, pin);
         if (this.table.get(node.ino) === node) this.pinned.set(node.ino, pin);
-        else this.core.release(handle);
+        else pin.evicted = true;
         return pin;
       })().finally(() => this.pinning.delete(node.ino));
       this.pinning.set(node.ino, pinning);
