@@ -20,26 +20,33 @@ export const realpathNative = (path: string): Promise<string> =>
 export const readdirEntries = (path: string): Promise<Dirent[]> =>
   new Promise((resolve, reject) => fs.readdir(path, { withFileTypes: true }, settle(resolve, reject)));
 
-/** Opens read-only with `flags` added, stats the descriptor, reads it whole, closes it. */
-export function readOpened(path: string, flags: number, check: (stat: BigIntStats) => void): Promise<{ bytes: Buffer; stat: BigIntStats }> {
-  return new Promise((resolve, reject) => {
-    fs.open(path, fs.constants.O_RDONLY | flags, (openError, fd) => {
-      if (openError) return reject(openError);
-      const finish = (error: unknown, result?: { bytes: Buffer; stat: BigIntStats }): void => {
-        fs.close(fd, () => (error ? reject(error) : resolve(result!)));
-      };
-      fs.fstat(fd, { bigint: true }, (statError, stat) => {
-        if (statError) return finish(statError);
-        try {
-          check(stat);
-        } catch (error) {
-          return finish(error);
-        }
-        readAll(fd, Number(stat.size), (readError, bytes) => finish(readError, bytes && { bytes, stat }));
-      });
-    });
-  });
+export const openFd = (path: string, flags: number): Promise<number> =>
+  new Promise((resolve, reject) => fs.open(path, flags, settle(resolve, reject)));
+
+
+export const readlinkText = (path: string): Promise<string> =>
+  new Promise((resolve, reject) => fs.readlink(path, settle(resolve, reject)));
+
+// Calls on a descriptor already open, and readlink of /proc/self/fd/N, never wait on a disk:
+// a thread-pool round trip costs more than the call itself, so these are synchronous.
+
+/** Closes `fd`, ignoring errors (it was open for reading only). */
+export function closeFd(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // EBADF cannot happen for a descriptor we own; EIO on close of a read-only fd means nothing.
+  }
 }
+
+export const fstatBig = (fd: number): BigIntStats => fs.fstatSync(fd, { bigint: true });
+
+/** Where the kernel says open descriptor `fd` is (Linux /proc). */
+export const descriptorPath = (fd: number): string => fs.readlinkSync(`/proc/self/fd/${fd}`);
+
+/** Reads an open regular file to its end; `expected` is its size at fstat. */
+export const readFd = (fd: number, expected: number): Promise<Buffer> =>
+  new Promise((resolve, reject) => readAll(fd, expected, (error, bytes) => (error ? reject(error) : resolve(bytes!))));
 
 // Reads to EOF: a file that grew since fstat is read whole, one that shrank is not padded.
 // The first buffer is one byte larger than expected, so the usual case is a single short read

@@ -1,7 +1,8 @@
 // Walks the served directory into a plain description of its directories and regular
 // files (with stat versions). Decides nothing about skills; follows no directory links.
 import type { Dirent } from 'node:fs';
-import { lstatBig, readdirEntries, realpathNative, statBig } from './fs-calls.js';
+import { openWithinRoot } from './confined-open.js';
+import { closeFd, lstatBig, readdirEntries, realpathNative, statBig } from './fs-calls.js';
 import { join } from 'node:path';
 import { createLimiter } from './limit.js';
 import { isWithin, versionKey } from './safe-read.js';
@@ -93,7 +94,11 @@ async function fileOf(entry: Dirent, rel: string, path: string, realRoot: string
       const targetStat = await fsLimit(() => statBig(target));
       if (targetStat.isDirectory()) return { rel, message: 'symlink to a directory; not followed' };
       if (!targetStat.isFile()) return { rel, message: 'symlink to a non-regular file; refused' };
-      return { name: entry.name, rel, path, size: Number(targetStat.size), version: versionKey(target, targetStat) };
+      // Followed the way reads follow it (openWithinRoot), so what is listed can be read.
+      const opened = await fsLimit(() => openWithinRoot(realRoot, rel)).catch((error: unknown) => error as Error);
+      if (opened instanceof Error) return { rel, message: `symlink cannot be followed within the served directory (${opened.message}); refused` };
+      closeFd(opened.fd);
+      return { name: entry.name, rel, path, size: Number(opened.stat.size), version: versionKey(opened.realPath, opened.stat) };
     }
     const fileStat = await fsLimit(() => lstatBig(path));
     if (!fileStat.isFile()) return undefined; // replaced since readdir: the watcher will rescan

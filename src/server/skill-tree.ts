@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { parseFrontmatter } from '../format/frontmatter.js';
 import { frontmatterLengthProblem, frontmatterStructureProblem } from '../format/skill-rules.js';
+import { checkConfinement } from './confined-open.js';
 import { createLimiter } from './limit.js';
 import { decodeText, mimeTypeForName } from './mime.js';
 import { readWithinRoot, versionKey } from './safe-read.js';
@@ -124,6 +125,7 @@ export class SkillTree {
       const why = code === 'ENOENT' ? 'does not exist' : code === 'ENOTDIR' ? 'is not a directory' : code === 'EACCES' ? 'permission denied' : (code ?? String(error));
       throw new ConfigError(`cannot serve ${options.root}: ${why}`);
     }
+    await checkConfinement(realRoot);
     const tree = new SkillTree(options.root, realRoot, options);
     await tree.rescan();
     const { skills, files } = tree.current;
