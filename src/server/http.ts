@@ -4,17 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createMcpHandler,
-  hostHeaderValidationResponse,
-  isLegacyRequest,
-  localhostAllowedHostnames,
-  localhostAllowedOrigins,
-  originValidationResponse,
-  WebStandardStreamableHTTPServerTransport,
-  type McpServer,
-} from '@modelcontextprotocol/server';
-import { BodyTooLargeError, sendWebResponse, toWebRequest } from './node-fetch-adapter.js';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
+import { isLoopbackHost, loopbackRefusal, urlHostname } from './loopback.js';
+import { escapeForLog } from '../format/escape.js';
+import { BadHostError, BodyTooLargeError, sendWebResponse, toWebRequest } from './node-fetch-adapter.js';
 import type { SkillsService } from './skills-server.js';
 import { logTraffic } from './traffic-log.js';
 
@@ -36,8 +29,6 @@ export interface HttpServing {
   close(): Promise<void>;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1']);
-
 /** Both eras' MCP endpoint as a web handler, for serveHttp or an embedder's own HTTP server. */
 export interface SkillsHttpHandler {
   /** Answers one request to /mcp; `body` is its buffered body. */
@@ -47,10 +38,17 @@ export interface SkillsHttpHandler {
   close(): Promise<void>;
 }
 
+export interface SkillsHttpHandlerOptions {
+  /** Refuse (403) a Host or Origin that is not loopback (localhost, 127.0.0.0/8, ::1) or in `allowedHosts`. */
+  loopbackOnly: boolean;
+  /** More hostnames to accept, as in a URL (lowercase, IPv6 in brackets): the name the server was bound to. */
+  allowedHosts?: readonly string[];
+}
+
 /** The /mcp endpoint for `service`; `loopbackOnly` adds the Host and Origin checks. */
-export function createSkillsHttpHandler(service: SkillsService, options: { loopbackOnly: boolean }): SkillsHttpHandler {
+export function createSkillsHttpHandler(service: SkillsService, options: SkillsHttpHandlerOptions): SkillsHttpHandler {
   const log = service.log;
-  const { loopbackOnly } = options;
+  const { loopbackOnly, allowedHosts = [] } = options;
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>();
 
   const modern = createMcpHandler((ctx) => service.build(ctx.era, false), {
@@ -83,7 +81,7 @@ export function createSkillsHttpHandler(service: SkillsService, options: { loopb
   const route = async (request: Request, body: Buffer | undefined): Promise<Response> => {
     if (new URL(request.url).pathname !== '/mcp') return new Response('not found: the MCP endpoint is /mcp\n', { status: 404 });
     if (loopbackOnly) {
-      const refused = hostHeaderValidationResponse(request, localhostAllowedHostnames()) ?? originValidationResponse(request, localhostAllowedOrigins());
+      const refused = loopbackRefusal(request, allowedHosts);
       if (refused) return refused;
     }
     let parsed: unknown;
@@ -122,21 +120,21 @@ export function createSkillsHttpHandler(service: SkillsService, options: { loopb
 export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
   const log = options.service.log;
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  // Bound to loopback: a page in a browser must not reach it through DNS rebinding.
-  const handler = createSkillsHttpHandler(options.service, { loopbackOnly: LOOPBACK_HOSTS.has(options.host) });
+  // Made once the address is known: the Host and Origin checks depend on where it is bound.
+  let handler: SkillsHttpHandler | undefined;
 
   let closing = false;
   const httpServer = createServer((req, res) => {
     void (async () => {
       try {
-        if (closing) return await sendWebResponse(res, new Response('shutting down\n', { status: 503 }));
+        if (closing || handler === undefined) return await sendWebResponse(res, new Response('shutting down\n', { status: 503 }));
         const { request, body } = await toWebRequest(req, res, maxBodyBytes);
         await sendWebResponse(res, await handler.handle(request, body));
       } catch (error) {
-        if (!(error instanceof BodyTooLargeError)) log(`http ${req.method ?? ''} ${req.url ?? ''} failed: ${(error as Error).message}`);
+        const refused = error instanceof BodyTooLargeError ? jsonRpcError(413, -32600, 'Request body too large') : error instanceof BadHostError ? jsonRpcError(400, -32600, 'Invalid Host header') : undefined;
+        if (!refused) log(`http ${req.method ?? ''} ${escapeForLog(req.url ?? '')} failed: ${(error as Error).message}`);
         if (res.headersSent) return void res.end();
-        const status = error instanceof BodyTooLargeError ? 413 : 500;
-        await sendWebResponse(res, jsonRpcError(status, status === 413 ? -32600 : -32603, status === 413 ? 'Request body too large' : 'Internal error')).catch(() => {});
+        await sendWebResponse(res, refused ?? jsonRpcError(500, -32603, 'Internal error')).catch(() => {});
       }
     })();
   });
@@ -149,16 +147,23 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   });
   const address = httpServer.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Bound to loopback (any of 127.0.0.0/8, ::1, or a name resolving there): a page in a
+  // browser must not reach it through DNS rebinding, so only loopback Host and Origin pass.
+  handler = createSkillsHttpHandler(options.service, {
+    loopbackOnly: isLoopbackHost(address.address),
+    allowedHosts: [urlHostname(options.host), urlHostname(address.address)],
+  });
+  const serving = handler;
 
   return {
     url: `http://${host}:${address.port}/mcp`,
-    sessionCount: () => handler.sessionCount(),
+    sessionCount: () => serving.sessionCount(),
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
       // listen streams get their final result, 2025 GET streams end; then idle keep-alive
       // sockets are cut, which otherwise hold the process for keepAliveTimeout.
-      await handler.close();
+      await serving.close();
       httpServer.closeAllConnections();
       await closed;
     },

@@ -15,6 +15,6 @@ export {
   type SkillsServiceOptions,
 } from './skills-server.js';
 export { treeSkillSource, type TreeSkillSource, type TreeSourceOptions } from './skill-source.js';
-export { createSkillsHttpHandler, serveHttp, type HttpServeOptions, type HttpServing, type SkillsHttpHandler } from './http.js';
+export { createSkillsHttpHandler, serveHttp, type HttpServeOptions, type HttpServing, type SkillsHttpHandler, type SkillsHttpHandlerOptions } from './http.js';
 export { sendWebResponse, toWebRequest } from './node-fetch-adapter.js';
 export { parseSkillUri, uriForPath, encodeSegment } from './skill-uri.js';

@@ -8,7 +8,16 @@ export class BodyTooLargeError extends SkillsMountError {
   readonly code = 'BODY_TOO_LARGE';
 }
 
-/** The request as a web Request with its body buffered (at most `maxBodyBytes`); aborted when the client goes. */
+/** A request no URL can be made of: a Host header that is not a bare host[:port]. */
+export class BadHostError extends SkillsMountError {
+  override name = 'BadHostError';
+  readonly code = 'BAD_HOST';
+}
+
+// host[:port], IPv6 in brackets; no credentials, path or spaces (`evil.example@127.0.0.1`).
+const BARE_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s@/?#\\[\]:]+)(?::\d{1,5})?$/;
+
+/** The request as a web Request with its body buffered (at most `maxBodyBytes`); aborted when the client goes. Throws BadHostError, BodyTooLargeError. */
 export async function toWebRequest(req: IncomingMessage, res: ServerResponse, maxBodyBytes: number): Promise<{ request: Request; body: Buffer | undefined }> {
   const aborter = new AbortController();
   // 'close' on the response fires when it ends or when the socket dies first.
@@ -26,11 +35,13 @@ export async function toWebRequest(req: IncomingMessage, res: ServerResponse, ma
     }
     body = Buffer.concat(chunks);
   }
+  const host = req.headers.host ?? 'localhost';
+  if (!BARE_HOST.test(host)) throw new BadHostError(`invalid Host header ${JSON.stringify(host)}`);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
-  const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+  const request = new Request(`http://${host}${req.url ?? '/'}`, {
     method: req.method ?? 'GET',
     headers,
     ...(body !== undefined && { body: new Uint8Array(body) }),
