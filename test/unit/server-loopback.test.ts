@@ -22,7 +22,8 @@ describe('loopbackRefusal', () => {
     }
   });
   it('refuses a foreign Host, a foreign or opaque Origin, and a Host with credentials in it', async () => {
-    for (const headers of [{ host: 'evil.example' }, { host: 'evil.example@127.0.0.1' }, { host: '127.0.0.1', origin: 'http://evil.example' }, { host: '127.0.0.1', origin: 'null' }, { host: '127.0.0.1', origin: 'file://' }, { host: '127.0.0.1', origin: 'http://x@127.0.0.1' }]) {
+    const refusedHeaders: Array<Record<string, string>> = [{ host: 'evil.example' }, { host: 'evil.example@127.0.0.1' }, { host: '127.0.0.1', origin: 'http://evil.example' }, { host: '127.0.0.1', origin: 'null' }, { host: '127.0.0.1', origin: 'file://' }, { host: '127.0.0.1', origin: 'http://x@127.0.0.1' }];
+    for (const headers of refusedHeaders) {
       const refused = loopbackRefusal(at(headers));
       expect(refused?.status, JSON.stringify(headers)).toBe(403);
       expect(await refused!.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
