@@ -1,5 +1,6 @@
 // One lock file per protected directory, without flock(2): created with O_EXCL holding
-// "pid\nhost\ntoken\n". A lock whose pid no longer runs on this host is stale and is taken over
+// "pid\nhost\ntoken\n" and, for a lock taken for a moment (the disk cache removing a subtree),
+// a fourth line naming why. A lock whose pid no longer runs on this host is stale and is taken over
 // (removed only if it is still the same file, by inode); two takers of one stale lock in the
 // same instant can both win, the inode check narrows that to the gap between lstat and unlink.
 // The disk cache refuses a held lock at once; the approvals store waits for it.
@@ -27,6 +28,8 @@ export interface LockHolder {
   pid: number | undefined;
   host: string | undefined;
   token: string | undefined;
+  /** The fourth line: why a short-lived lock was taken (e.g. "prune"); undefined for a daemon's lock. */
+  purpose: string | undefined;
   ino: number;
   ageMs: number;
 }
@@ -39,9 +42,13 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * One attempt to take the lock: its token, or who holds it. `onStale` hears of each stale lock
- * taken over. Throws when the lock keeps changing hands.
+ * taken over; `purpose` (one word) is written as the fourth line. Throws when the lock keeps changing hands.
  */
-export async function tryLock(lockPath: string, onStale: (holder: LockHolder) => void = () => {}): Promise<{ token: string } | { heldBy: string; holder: LockHolder }> {
+export async function tryLock(
+  lockPath: string,
+  onStale: (holder: LockHolder) => void = () => {},
+  purpose?: string,
+): Promise<{ token: string } | { heldBy: string; holder: LockHolder }> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const token = randomBytes(8).toString('hex');
     let handle: FileHandle | undefined;
@@ -52,7 +59,7 @@ export async function tryLock(lockPath: string, onStale: (holder: LockHolder) =>
     }
     if (handle !== undefined) {
       try {
-        await handle.writeFile(`${process.pid}\n${hostname()}\n${token}\n`);
+        await handle.writeFile(`${process.pid}\n${hostname()}\n${token}\n${purpose === undefined ? '' : `${purpose}\n`}`);
         await handle.sync();
       } catch (error) {
         await handle.close().catch(() => {});
@@ -85,17 +92,18 @@ export function lockHeldBy(holder: LockHolder): string | undefined {
 export async function readLock(lockPath: string): Promise<LockHolder | undefined> {
   const stats = await lstatOrUndefined(lockPath);
   if (stats === undefined) return undefined;
-  const holder: LockHolder = { pid: undefined, host: undefined, token: undefined, ino: stats.ino, ageMs: Date.now() - stats.mtimeMs };
+  const holder: LockHolder = { pid: undefined, host: undefined, token: undefined, purpose: undefined, ino: stats.ino, ageMs: Date.now() - stats.mtimeMs };
   if (!stats.isFile()) return holder;
   try {
     const handle = await open(lockPath, READ_FLAGS);
     try {
       const buffer = Buffer.alloc(512);
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-      const [pidLine, hostLine, tokenLine] = buffer.subarray(0, bytesRead).toString('utf8').split('\n');
+      const [pidLine, hostLine, tokenLine, purposeLine] = buffer.subarray(0, bytesRead).toString('utf8').split('\n');
       if (pidLine !== undefined && /^[1-9][0-9]{0,9}$/.test(pidLine)) holder.pid = Number(pidLine);
       if (hostLine !== undefined && hostLine !== '') holder.host = hostLine;
       if (tokenLine !== undefined && tokenLine !== '') holder.token = tokenLine;
+      if (purposeLine !== undefined && purposeLine !== '') holder.purpose = purposeLine;
     } finally {
       await handle.close();
     }

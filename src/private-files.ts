@@ -9,17 +9,21 @@ import path from 'node:path';
 export const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
- * Writes `name` in `dir` atomically: a temp file (`<tempPrefix><pid>-<random>`, O_EXCL, 0600)
- * in the same directory, written, fsynced, renamed into place, then the directory fsynced.
+ * Writes `name` in `dir` atomically: a temp file (`<tempPrefix><pid>-<random>`, O_EXCL,
+ * O_NOFOLLOW, 0600) in the same directory, written, fsynced, renamed into place, then the
+ * directory fsynced. `durable: false` skips both fsyncs: readers see the old file or the whole
+ * new one, but a crash may leave the new name on a torn or empty file, so only data that is
+ * checked on every read (the disk cache hashes each file it reads back) may use it.
  */
-export async function writeAtomically(dir: string, name: string, data: string | Uint8Array, tempPrefix: string): Promise<void> {
+export async function writeAtomically(dir: string, name: string, data: string | Uint8Array, tempPrefix: string, options: { durable?: boolean } = {}): Promise<void> {
+  const durable = options.durable ?? true;
   const temp = path.join(dir, `${tempPrefix}${process.pid}-${randomBytes(6).toString('hex')}`);
   const handle = await open(temp, CREATE_FLAGS, 0o600);
   try {
     try {
       await handle.chmod(0o600); // whatever the umask
       await handle.writeFile(data);
-      await handle.sync();
+      if (durable) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -28,7 +32,7 @@ export async function writeAtomically(dir: string, name: string, data: string | 
     await unlink(temp).catch(() => {});
     throw error;
   }
-  await syncDirectory(dir);
+  if (durable) await syncDirectory(dir);
 }
 
 /** Makes a rename durable; platforms that cannot fsync a directory just skip it. */

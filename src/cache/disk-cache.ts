@@ -3,16 +3,28 @@
 // "Cache integrity" requires; a mismatch is discarded and reads as a miss. Best effort: a failing
 // disk never fails a read. Knows nothing of MCP, the catalog or the filesystem.
 //
-// Layout (every directory 0700, every file 0600):
+// Layout (every directory 0700, every file 0600; names in layout.ts):
 //   <root>/<mountKey>/.lock                          pid and host of the daemon serving this mount
+//   <root>/<mountKey>/.mount.json                    { mountpoint, bytes }; its mtime is the last use (cache-root.ts)
 //   <root>/<mountKey>/<label>/listing.json           { savedAt, document }: the last verified listing
 //   <root>/<mountKey>/<label>/files/<hh>/<hex>       hex = sha256(uri NUL digest), hh = hex[0..1]
 //   .tmp-<pid>-<random> beside its target            a write in progress (removed on open after a crash)
-// Labels never start with '.', so `.lock` and temp names can never collide with them.
+//   <root>/.trash-<mountKey>-<random>                a subtree being removed (cache-root.ts)
+// Labels never start with '.', so `.lock`, the record and temp names can never collide with them.
 // No sidecar keeps the URI and digest of a file: a read names both and the bytes are checked
 // against that digest, and status, eviction and pruning need only label and size. A sidecar
 // would double the files and be one more thing a tamperer could edit.
-import { createHash } from 'node:crypto';
+//
+// The root and the subtree are held open (held-directory.ts) from the moment they were checked:
+// every later file operation starts from those descriptors, so moving the root away or putting a
+// link in its place cannot redirect a write (issue 22, item 10); a write first checks that the
+// root's path still names the held directory and stops writing, logged, when it does not.
+//
+// Writes are off the serving path (issue 22, item 6): put() queues them (at most
+// MAX_WRITES_IN_FLIGHT at once, MAX_QUEUED_BYTES waiting), and they start only after the read
+// that produced the bytes has returned. A write is a temp file renamed into place with no fsync:
+// a crash can leave a cache file torn or empty under its final name, and that is safe because
+// every read hashes the file again and discards one that does not match its digest.
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -20,10 +32,38 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
-import { discoveryFolderProblem } from './discovery-folders.js';
 import type { Log } from '../log.js';
-import { LockHeldError, lockHeldBy, readLock, releaseLock, tryLock } from '../lock-file.js';
+import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
+import {
+  DEFAULT_ROOT_LIMIT_BYTES,
+  DEFAULT_UNUSED_GRACE_MS,
+  RECORD_REFRESH_MS,
+  mountpointExists,
+  readSubtreeFacts,
+  removeTemps,
+  tidyCacheRoot,
+  writeSubtreeRecord,
+} from './cache-root.js';
+import { discoveryFolderProblem } from './discovery-folders.js';
+import { HeldDirectory, withShownPaths } from './held-directory.js';
+import {
+  BUCKET_PATTERN,
+  DIGEST_PATTERN,
+  FILES_DIR,
+  KEY_PATTERN,
+  LISTING_NAME,
+  LOCK_NAME,
+  SUBTREE_KEY_PATTERN,
+  TEMP_PREFIX,
+  cacheFileName,
+  countLabelFiles,
+  labelsOnDisk,
+  mountKey,
+} from './layout.js';
+
+export { cacheFileName, mountKey } from './layout.js';
+export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -34,6 +74,10 @@ export interface DiskCacheOptions {
   mountpoint: string;
   /** Bound on the bytes of cached files in this mount's subtree (all labels together; listings not counted). */
   limitBytes: number;
+  /** Bound on the cached files of every mount's subtree together (default DEFAULT_ROOT_LIMIT_BYTES). */
+  rootLimitBytes?: number | undefined;
+  /** Another mount's subtree whose mountpoint is gone is removed once unused this long (default 7 days). */
+  unusedGraceMs?: number | undefined;
   /** One line per event; the sink escapes server-supplied text. */
   log: Log;
   /** Home directory for the discovery-folder check; default os.homedir(). */
@@ -54,8 +98,19 @@ export interface LabelStatus {
 export interface CacheStatus {
   /** The mount's subtree: <root>/<mountKey>. */
   subtree: string;
+  /** Its name under the root. */
+  key: string;
+  /** The mountpoint it serves, from its record; undefined for a subtree an older version wrote. */
+  mountpoint: string | undefined;
+  /** Whether that mountpoint still exists (undefined when it is not known). */
+  mountpointExists: boolean | undefined;
+  /** ISO time of its last use (its record's or its lock's mtime). */
+  lastUsedAt: string | undefined;
   /** Pid of the live daemon holding the subtree's lock, if any. */
   lockHolderPid: number | undefined;
+  /** Files and bytes of every label together. */
+  files: number;
+  bytes: number;
   /** Sorted by label. */
   labels: LabelStatus[];
 }
@@ -74,7 +129,10 @@ export interface ServerCache {
    * failed a check (then it is removed and one line logged). `sizeBytes`, when given, must match too.
    */
   get(uri: string, digest: string, sizeBytes?: number): Promise<Buffer | undefined>;
-  /** Stores bytes that just verified against `digest`; true when they are in the cache afterwards. Never throws. */
+  /**
+   * Queues bytes that just verified against `digest`; resolves true once they are in the cache.
+   * The write starts after the caller's current work (the read being served). Never throws.
+   */
   put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean>;
   /** Keeps the server's last verified listing; true when written. Never throws. */
   saveListing(document: unknown): Promise<boolean>;
@@ -91,49 +149,24 @@ export class CacheLockedError extends LockHeldError {
   readonly code = 'CACHE_LOCKED';
 }
 
-const TEMP_PREFIX = '.tmp-';
-const LOCK_NAME = '.lock';
-const LISTING_NAME = 'listing.json';
-const FILES_DIR = 'files';
-const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
-const KEY_PATTERN = /^[0-9a-f]{64}$/;
-/** What mountKey makes: a label-safe name and 12 hex digits. */
-const SUBTREE_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*-[0-9a-f]{12}$/;
-const BUCKET_PATTERN = /^[0-9a-f]{2}$/;
 // A listing.json bigger than this is not read into memory (a real one is far smaller).
 const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
+/** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
+const MAX_WRITES_IN_FLIGHT = 2;
+/** Bytes waiting to be written; past this a verified file is simply not cached. */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/** A daemon starting on a subtree that another one is removing waits this long, at most, for the removal. */
+const PRUNE_WAIT_MS = 50;
+const PRUNE_WAIT_ATTEMPTS = 40;
+/** Error codes that say a folder cannot be written here. */
+const UNWRITABLE_CODES = new Set(['EROFS', 'EACCES', 'EPERM']);
 
 /** `$XDG_CACHE_HOME/skills-mount` when that is an absolute path (the XDG rule), else `<home>/.cache/skills-mount`. */
 export function defaultCacheRoot(env: Env, home: string): string {
   const xdg = env.XDG_CACHE_HOME;
   const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache');
   return path.join(base, 'skills-mount');
-}
-
-/**
- * The subtree name for a canonical mountpoint: its last segment made label-safe (for people
- * reading the cache) and 12 hex digits of its sha256 (so two mounts never share), e.g.
- * `/home/me/mcp-skills` -> `mcp-skills-3f2a9c1b0d4e`.
- */
-export function mountKey(canonicalMountpoint: string): string {
-  const readable = path
-    .basename(canonicalMountpoint)
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9_-]+/g, '-')
-    .replace(/-{2,}/g, '-')
-    .replace(/^[-_]+|[-_]+$/g, '')
-    .slice(0, 40)
-    .replace(/[-_]+$/g, '');
-  const hash = createHash('sha256').update(canonicalMountpoint).digest('hex').slice(0, 12);
-  return `${readable || 'root'}-${hash}`;
-}
-
-/** The file name (relative to a label's directory) that holds (uri, digest). */
-export function cacheFileName(uri: string, digest: string): string {
-  const hex = createHash('sha256').update(uri).update('\0').update(digest).digest('hex');
-  return path.join(FILES_DIR, hex.slice(0, 2), hex);
 }
 
 interface IndexEntry {
@@ -143,69 +176,146 @@ interface IndexEntry {
   sizeBytes: number;
 }
 
+/** A label's directory and its files/ directory, held open. */
+interface LabelDirectories {
+  label: HeldDirectory;
+  files: HeldDirectory;
+}
+
 /**
  * The verified content store of one mount subtree. open() takes the subtree's lock, so one
  * daemon per mountpoint; daemons of other mountpoints share the root and keep their own subtree
- * and their own limitBytes bound. prune() and clear() need that lock too: run while a daemon
- * serves the mount, open() refuses with CacheLockedError (the daemon itself can prune through
- * its instance). readCacheStatus() reads a subtree without the lock.
+ * and their own limitBytes bound, and open() keeps the root as a whole within rootLimitBytes
+ * (cache-root.ts). prune() and clear() need that lock too: run while a daemon serves the mount,
+ * openSubtree() refuses with CacheLockedError (the daemon itself can prune through its instance).
+ * readCacheStatus() reads a subtree without the lock.
  */
 export class DiskCache {
   /** Files by index key, least recently used first (a Map keeps insertion order; a hit re-inserts). */
   private readonly index = new Map<string, IndexEntry>();
   private totalBytesValue = 0;
   private readonly stores = new Map<string, ServerCache>();
-  /** Writes under way by index key, so two puts of one key write once. */
+  /** Writes under way or queued by index key, so two puts of one key write once. */
   private readonly pending = new Map<string, Promise<boolean>>();
-  /** Every write under way (files and listings), for close() to wait on. */
+  /** Every operation under way (reads, writes, listings), for close() to wait on before the descriptors go. */
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Writes waiting for a slot, in order. */
+  private readonly queue: Array<() => void> = [];
+  private writesRunning = 0;
+  private queuedBytes = 0;
+  private pumpScheduled = false;
   /** Bumped by clear/prune so a write that raced the removal does not resurrect its file. */
   private readonly generations = new Map<string, number>();
   /** Error codes of failed writes already logged; cleared by a write that succeeds. */
   private readonly silencedWriteErrors = new Set<string>();
+  private readonly labelDirs = new Map<string, Promise<LabelDirectories>>();
+  /** Label directories of removed labels: closed only at close(), so no descriptor number is reused under a write in flight. */
+  private readonly retired: Array<Promise<LabelDirectories>> = [];
+  /** Set once the root's path stops naming the held root: nothing more is written. */
+  private writesStopped = false;
+  private recordWrittenMs = 0;
   private closed = false;
 
   private constructor(
-    /** <root>/<mountKey>. */
-    readonly subtree: string,
-    readonly lockPath: string,
+    private readonly rootDir: HeldDirectory,
+    private readonly subtreeDir: HeldDirectory,
     private readonly lockToken: string,
-    readonly limitBytes: number,
+    private limit: number,
     private readonly log: Log,
+    /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
+    private readonly mountpoint: string | undefined,
   ) {}
 
-  /** Creates the directories (0700), takes the mount's lock, removes crash leftovers and indexes what is there. */
+  /**
+   * Creates the directories (0700), takes the mount's lock, removes crash leftovers, indexes
+   * what is there, and keeps the root within rootLimitBytes (removing other mounts' subtrees
+   * that are not in use: gone mountpoints after the grace period, then least recently used).
+   */
   static async open(options: DiskCacheOptions): Promise<DiskCache> {
-    return DiskCache.openSubtree({ ...options, key: mountKey(path.resolve(options.mountpoint)) });
+    const mountpoint = path.resolve(options.mountpoint);
+    const key = mountKey(mountpoint);
+    const cache = await DiskCache.openKey(options, key, mountpoint);
+    try {
+      await cache.tidyRoot(options.rootLimitBytes ?? DEFAULT_ROOT_LIMIT_BYTES, options.unusedGraceMs ?? DEFAULT_UNUSED_GRACE_MS);
+      await cache.writeRecord();
+    } catch (error) {
+      await cache.close();
+      throw error;
+    }
+    return cache;
   }
 
   /**
    * The same for a subtree named by its key (one of listSubtrees), for `skills-mount cache`:
-   * it takes the lock, so it refuses while a daemon serves that mount.
+   * it takes the lock, so it refuses while a daemon serves that mount; the root is left as it is.
    */
   static async openSubtree(options: Omit<DiskCacheOptions, 'mountpoint'> & { key: string }): Promise<DiskCache> {
+    return DiskCache.openKey(options, options.key, undefined);
+  }
+
+  private static async openKey(options: Omit<DiskCacheOptions, 'mountpoint'>, key: string, mountpoint: string | undefined): Promise<DiskCache> {
     const { limitBytes, log } = options;
     if (!Number.isFinite(limitBytes) || limitBytes < 0) throw new ConfigError(`disk cache: limitBytes must be a number >= 0, got ${String(limitBytes)}`);
-    if (!SUBTREE_KEY_PATTERN.test(options.key)) throw new ConfigError(`disk cache: ${JSON.stringify(options.key)} is not a mount subtree name`);
+    if (!SUBTREE_KEY_PATTERN.test(key)) throw new ConfigError(`disk cache: ${JSON.stringify(key)} is not a mount subtree name`);
     const root = path.resolve(options.root);
+    const checks = { home: options.home ?? homedir(), env: options.env ?? process.env };
     // Checked before anything is created. The root is enough: below it no segment starts with '.'
     // (labels cannot) and mount keys end in a hash, so no deeper path can spell a discovery folder.
-    const problem = await discoveryFolderProblem(root, { home: options.home ?? homedir(), env: options.env ?? process.env });
+    const problem = await discoveryFolderProblem(root, checks);
     if (problem !== undefined) throw new ConfigError(`disk cache root: ${problem}`);
-    await ensurePrivateDirectory(root, log);
-    const subtree = path.join(root, options.key);
-    await ensurePrivateDirectory(subtree, log);
-    const lockPath = path.join(subtree, LOCK_NAME);
-    const lockToken = await lockSubtree(lockPath, subtree, log);
-    const cache = new DiskCache(subtree, lockPath, lockToken, limitBytes, log);
+    await createMissingDirectories(root);
+    const rootDir = await holdPrivateDirectory(root, undefined, log);
+    let handedOver = false;
     try {
-      await cache.scan();
-      await cache.evict(undefined);
-    } catch (error) {
-      await releaseLock(lockPath, lockToken);
-      throw error;
+      // The check ran on a path; what is held is what the kernel opened then: check that too.
+      const opened = await rootDir.currentPath();
+      if (opened !== root) {
+        const heldProblem = await discoveryFolderProblem(opened, checks);
+        if (heldProblem !== undefined) throw new ConfigError(`disk cache root: ${heldProblem}`);
+      }
+      for (let attempt = 0; ; attempt++) {
+        const subtreeDir = await holdPrivateDirectory(path.join(root, key), rootDir, log);
+        const locked = await lockSubtree(subtreeDir, log).catch(async (error: unknown) => {
+          await subtreeDir.close();
+          throw error;
+        });
+        if (locked === 'pruning' || !(await namesHeld(rootDir, key, subtreeDir))) {
+          // Another daemon is removing this subtree (or just renamed it away): start over on the name.
+          if (locked !== 'pruning') await releaseLock(subtreeDir.at(LOCK_NAME), locked);
+          await subtreeDir.close();
+          if (attempt >= PRUNE_WAIT_ATTEMPTS) throw new CacheLockedError(`disk cache ${subtreeDir.shownPath}: another skills-mount keeps removing it; try again`, subtreeDir.shown(LOCK_NAME), undefined);
+          await new Promise((resolve) => setTimeout(resolve, PRUNE_WAIT_MS));
+          continue;
+        }
+        const cache = new DiskCache(rootDir, subtreeDir, locked, limitBytes, log, mountpoint);
+        handedOver = true;
+        try {
+          await cache.scan();
+          await cache.evict(undefined);
+        } catch (error) {
+          await cache.close();
+          throw error;
+        }
+        return cache;
+      }
+    } finally {
+      if (!handedOver) await rootDir.close();
     }
-    return cache;
+  }
+
+  /** <root>/<mountKey>. */
+  get subtree(): string {
+    return this.subtreeDir.shownPath;
+  }
+
+  /** <root>/<mountKey>/.lock. */
+  get lockPath(): string {
+    return this.subtreeDir.shown(LOCK_NAME);
+  }
+
+  /** Bound on this subtree's files: the one asked for, or less when the root's bound leaves less. */
+  get limitBytes(): number {
+    return this.limit;
   }
 
   /** The store of one server label (validated like a config label). */
@@ -230,20 +340,10 @@ export class DiskCache {
     return this.totalBytesValue;
   }
 
-  /** Per label: files and bytes as indexed, and when its listing was saved. */
+  /** The subtree as readCacheStatus sees it: per label files, bytes and when its listing was saved. */
   async status(): Promise<CacheStatus> {
-    const rows: LabelStatus[] = [];
-    for (const label of await this.knownLabels()) {
-      let files = 0;
-      let bytes = 0;
-      for (const entry of this.index.values()) {
-        if (entry.label !== label) continue;
-        files += 1;
-        bytes += entry.sizeBytes;
-      }
-      rows.push({ label, files, bytes, listingSavedAt: (await readListing(path.join(this.subtree, label, LISTING_NAME))).listing?.savedAt });
-    }
-    return { subtree: this.subtree, lockHolderPid: this.closed ? undefined : process.pid, labels: rows };
+    const status = await statusAt(this.subtreeDir.at(''), this.subtree, path.basename(this.subtree));
+    return { ...status, lockHolderPid: this.closed ? undefined : process.pid };
   }
 
   /** Removes the subtree of every label not in `keepLabels` (a server the user removed); returns the labels removed. */
@@ -268,30 +368,123 @@ export class DiskCache {
     return labels;
   }
 
-  /** Waits for writes under way, then releases the lock. Later reads miss and writes are ignored. */
+  /** Waits for the queued writes and everything under way, saves the record, then releases the lock. Later reads miss and writes are ignored. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled([...this.inflight]);
-    await releaseLock(this.lockPath, this.lockToken);
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    if (this.mountpoint !== undefined && !this.writesStopped) await this.writeRecord().catch(() => {});
+    await releaseLock(this.subtreeDir.at(LOCK_NAME), this.lockToken);
+    for (const dirs of [...this.labelDirs.values(), ...this.retired]) {
+      const held = await dirs.catch(() => undefined);
+      await held?.files.close();
+      await held?.label.close();
+    }
+    this.labelDirs.clear();
+    await this.subtreeDir.close();
+    await this.rootDir.close();
+  }
+
+  // ---- the root ----
+
+  /** Keeps the root within its bound (cache-root.ts), and this subtree within what that leaves. */
+  private async tidyRoot(rootLimitBytes: number, graceMs: number): Promise<void> {
+    if (!Number.isFinite(rootLimitBytes) || rootLimitBytes < 0) throw new ConfigError(`disk cache: rootLimitBytes must be a number >= 0, got ${String(rootLimitBytes)}`);
+    // This subtree counts with what it may grow to, so the room it will take is made now.
+    const ownBytes = Math.max(this.totalBytesValue, Math.min(this.limit, rootLimitBytes));
+    const tidy = await tidyCacheRoot({ root: this.rootDir, ownKey: path.basename(this.subtree), ownBytes, limitBytes: rootLimitBytes, graceMs, isLabel: isValidLabel, log: this.log });
+    const room = Math.max(0, rootLimitBytes - tidy.othersBytes);
+    if (room < this.limit) {
+      this.log(
+        `disk cache: this mount keeps at most ${mib(room)} (the cache root's bound ${mib(rootLimitBytes)}, less ${mib(tidy.othersBytes)} in other mounts' subtrees` +
+          `${tidy.liveOthersBytes > 0 ? `, ${mib(tidy.liveOthersBytes)} of it in use by running daemons` : ''})`,
+      );
+      this.limit = room;
+      await this.evict(undefined);
+    }
+  }
+
+  /** Writes `.mount.json` (mountpoint and bytes); its mtime says when the subtree was last used. */
+  private async writeRecord(): Promise<void> {
+    if (this.mountpoint === undefined) return;
+    this.recordWrittenMs = Date.now();
+    try {
+      await writeSubtreeRecord(this.subtreeDir, { mountpoint: this.mountpoint, bytes: this.totalBytesValue });
+    } catch (error) {
+      this.writeFailed(undefined, '.mount.json', error);
+    }
+  }
+
+  /** A running daemon's last use, refreshed at most once per RECORD_REFRESH_MS of activity. */
+  private refreshRecord(): void {
+    if (this.mountpoint === undefined || this.closed || Date.now() - this.recordWrittenMs < RECORD_REFRESH_MS) return;
+    void this.track(this.writeRecord());
+  }
+
+  /** Whether writes may go on: the root's path still names the directory held since open (else logged once, and never again). */
+  private async rootStillHeld(): Promise<boolean> {
+    if (this.writesStopped) return false;
+    if (await this.rootDir.stillNamed()) return true;
+    if (this.writesStopped) return false;
+    this.writesStopped = true;
+    this.log(
+      `disk cache: ${this.rootDir.shownPath} no longer names the cache root opened at start (moved away, or replaced by a link or another directory); ` +
+        `nothing more is written to the disk cache until skills-mount restarts, and nothing was written anywhere else`,
+    );
+    return false;
   }
 
   // ---- one label's files ----
 
-  private async getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
-    if (this.closed || !DIGEST_PATTERN.test(digest)) return undefined;
-    try {
-      return await this.lookup(label, uri, digest, sizeBytes);
-    } catch (error) {
-      // An I/O error is a miss: the caller fetches again, and the file is left for the next open's scan.
-      this.log(`[${label}] disk cache: ${uri}: cannot read (${errorMessage(error)}); treated as a miss`);
-      return undefined;
+  /** The label's directory and its files/ directory, created 0700 when missing, held open; never links. */
+  private labelDirectories(label: string): Promise<LabelDirectories> {
+    let dirs = this.labelDirs.get(label);
+    if (dirs === undefined) {
+      const opening = (async () => {
+        const labelDir = await this.subtreeDir.child(label, { create: true });
+        try {
+          return { label: labelDir, files: await labelDir.child(FILES_DIR, { create: true }) };
+        } catch (error) {
+          await labelDir.close();
+          throw error;
+        }
+      })();
+      dirs = opening;
+      this.labelDirs.set(label, opening);
+      // A failure is not kept: the next operation tries again.
+      opening.catch(() => {
+        if (this.labelDirs.get(label) === opening) this.labelDirs.delete(label);
+      });
     }
+    return dirs;
+  }
+
+  private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
+    if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
+    return this.track(
+      this.lookup(label, uri, digest, sizeBytes).catch((error: unknown) => {
+        // An I/O error is a miss: the caller fetches again, and the file is left for the next open's scan.
+        this.log(`[${label}] disk cache: ${uri}: cannot read (${withShownPaths(errorMessage(error))}); treated as a miss`);
+        return undefined;
+      }),
+    );
   }
 
   private async lookup(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
-    const file = path.join(label, cacheFileName(uri, digest));
-    const absolute = path.join(this.subtree, file);
+    const name = cacheFileNameIn(uri, digest);
+    const file = path.join(label, FILES_DIR, name);
+    let dirs: LabelDirectories;
+    try {
+      dirs = await this.labelDirectories(label);
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') {
+        this.forget(file);
+        return undefined;
+      }
+      throw error;
+    }
+    const absolute = dirs.files.at(name);
     const discard = async (reason: string): Promise<undefined> => {
       this.forget(file);
       await rm(absolute, { recursive: true, force: true }).catch(() => {});
@@ -308,80 +501,132 @@ export class DiskCache {
         return undefined;
       }
       // O_NOFOLLOW refuses a symlink with ELOOP (EMLINK on FreeBSD).
-      return discard(code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${errorMessage(error)})`);
+      return discard(code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${withShownPaths(errorMessage(error))})`);
     }
+    let closeLater = false;
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) return await discard(`${kindOf(stats)}, not a regular file`);
       const expected = sizeBytes ?? this.index.get(file)?.sizeBytes;
       if (expected !== undefined && stats.size !== expected) return await discard(`${stats.size} bytes where ${expected} are expected (truncated or replaced)`);
       // Never read a file into memory that the cache could not have stored.
-      if (stats.size > this.limitBytes) return await discard(`${stats.size} bytes, more than the cache limit`);
+      if (stats.size > this.limit) return await discard(`${stats.size} bytes, more than the cache limit`);
       const bytes = await readExactly(handle, stats.size);
       if (bytes === undefined) return await discard('changed size while being read');
       if (sha256Digest(bytes) !== digest) return await discard('content does not match its digest');
       this.touch({ label, file, sizeBytes: bytes.length });
+      this.refreshRecord();
       // Recency survives a restart through the mtime (the scan orders by it); content is untouched.
+      // Not awaited: the bytes are served now, the handle closes when the mtime is set.
+      closeLater = true;
       const now = new Date();
-      await handle.utimes(now, now).catch(() => {});
+      void handle
+        .utimes(now, now)
+        .catch(() => {})
+        .finally(() => handle.close().catch(() => {}));
       return bytes;
     } finally {
-      await handle.close().catch(() => {});
+      if (!closeLater) await handle.close().catch(() => {});
     }
   }
 
-  private async putFile(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
-    if (this.closed) return false;
-    // Callers put only bytes that just verified; checking again is cheap next to the write.
-    if (!DIGEST_PATTERN.test(digest) || sha256Digest(bytes) !== digest) {
-      this.log(`[${label}] disk cache: ${uri}: bytes do not match ${digest}; not stored`);
-      return false;
+  private putFile(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
+    if (this.closed || this.writesStopped) return Promise.resolve(false);
+    if (!DIGEST_PATTERN.test(digest)) {
+      this.log(`[${label}] disk cache: ${uri}: ${digest} is not a sha256 digest; not stored`);
+      return Promise.resolve(false);
     }
-    if (bytes.length > this.limitBytes) return false;
-    const file = path.join(label, cacheFileName(uri, digest));
+    if (bytes.length > this.limit) return Promise.resolve(false);
+    const file = path.join(label, FILES_DIR, cacheFileNameIn(uri, digest));
     const entry = this.index.get(file);
     if (entry !== undefined) {
       // Never rewritten: a file that went bad is caught (and removed) by the next get.
       this.touch(entry);
-      return true;
+      return Promise.resolve(true);
     }
     const running = this.pending.get(file);
     if (running !== undefined) return running;
-    const job = this.track(this.writeFile(label, uri, file, bytes)).finally(() => this.pending.delete(file));
+    if (this.queuedBytes + bytes.length > MAX_QUEUED_BYTES) {
+      if (!this.silencedWriteErrors.has('QUEUE_FULL')) {
+        this.silencedWriteErrors.add('QUEUE_FULL');
+        this.log(`[${label}] disk cache: ${uri}: ${mib(this.queuedBytes)} of writes are already waiting; not cached (logged once until a write succeeds)`);
+      }
+      return Promise.resolve(false);
+    }
+    const job = this.track(this.enqueue(bytes.length, () => this.writeFile(label, uri, digest, file, bytes))).finally(() => this.pending.delete(file));
     this.pending.set(file, job);
     return job;
   }
 
-  private async writeFile(label: string, uri: string, file: string, bytes: Uint8Array): Promise<boolean> {
+  /** Runs `job` once a write slot is free, never before the current turn of the event loop has ended. */
+  private enqueue(sizeBytes: number, job: () => Promise<boolean>): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      this.queuedBytes += sizeBytes;
+      this.queue.push(() => {
+        this.queuedBytes -= sizeBytes;
+        this.writesRunning += 1;
+        void job()
+          .catch(() => false)
+          .then((stored) => {
+            this.writesRunning -= 1;
+            resolve(stored);
+            this.pump();
+          });
+      });
+      if (!this.pumpScheduled) {
+        this.pumpScheduled = true;
+        // setImmediate: after the read that produced the bytes has answered its caller.
+        setImmediate(() => {
+          this.pumpScheduled = false;
+          this.pump();
+        });
+      }
+    });
+  }
+
+  private pump(): void {
+    while (this.writesRunning < MAX_WRITES_IN_FLIGHT && this.queue.length > 0) this.queue.shift()!();
+  }
+
+  private async writeFile(label: string, uri: string, digest: string, file: string, bytes: Uint8Array): Promise<boolean> {
+    // Callers put only bytes that just verified; checking again here costs the read path nothing.
+    if (sha256Digest(bytes) !== digest) {
+      this.log(`[${label}] disk cache: ${uri}: bytes do not match ${digest}; not stored`);
+      return false;
+    }
+    if (!(await this.rootStillHeld())) return false;
     const generation = this.generation(label);
-    const absolute = path.join(this.subtree, file);
+    const hex = path.basename(file);
+    let bucket: HeldDirectory | undefined;
     try {
-      await mkdir(path.dirname(absolute), { recursive: true, mode: 0o700 });
-      await writeAtomically(path.dirname(absolute), path.basename(absolute), bytes, TEMP_PREFIX);
+      const dirs = await this.labelDirectories(label);
+      bucket = await dirs.files.child(hex.slice(0, 2), { create: true });
+      await writeAtomically(bucket.at(''), hex, bytes, TEMP_PREFIX, { durable: false });
     } catch (error) {
       // A clear() that removed the directory mid-write is not a disk problem.
       if (generation === this.generation(label)) this.writeFailed(label, uri, error);
       return false;
+    } finally {
+      await bucket?.close();
     }
-    if (generation !== this.generation(label)) {
-      await rm(absolute, { force: true }).catch(() => {});
-      return false;
-    }
+    if (generation !== this.generation(label)) return false;
     this.silencedWriteErrors.clear();
     this.touch({ label, file, sizeBytes: bytes.length });
+    this.refreshRecord();
     await this.evict(file);
     return true;
   }
 
   private async saveListing(label: string, document: unknown): Promise<boolean> {
-    if (this.closed) return false;
+    if (this.closed || this.writesStopped) return false;
     const generation = this.generation(label);
-    const labelDir = path.join(this.subtree, label);
     const job = (async () => {
       try {
         const text = JSON.stringify({ savedAt: new Date().toISOString(), document });
-        await mkdir(labelDir, { recursive: true, mode: 0o700 });
-        await writeAtomically(labelDir, LISTING_NAME, Buffer.from(text, 'utf8'), TEMP_PREFIX);
+        if (!(await this.rootStillHeld())) return false;
+        const dirs = await this.labelDirectories(label);
+        // Not fsynced either: a torn listing fails to parse and is discarded with one line.
+        await writeAtomically(dirs.label.at(''), LISTING_NAME, Buffer.from(text, 'utf8'), TEMP_PREFIX, { durable: false });
       } catch (error) {
         if (generation === this.generation(label)) this.writeFailed(label, LISTING_NAME, error);
         return false;
@@ -394,12 +639,12 @@ export class DiskCache {
 
   private async loadListing(label: string): Promise<SavedListing | undefined> {
     if (this.closed) return undefined;
-    const file = path.join(this.subtree, label, LISTING_NAME);
+    const file = this.subtreeDir.at(path.join(label, LISTING_NAME));
     let found: Awaited<ReturnType<typeof readListing>>;
     try {
       found = await readListing(file);
     } catch (error) {
-      this.log(`[${label}] disk cache: ${LISTING_NAME}: cannot read (${errorMessage(error)}); not used`);
+      this.log(`[${label}] disk cache: ${LISTING_NAME}: cannot read (${withShownPaths(errorMessage(error))}); not used`);
       return undefined;
     }
     if (found.problem !== undefined) {
@@ -427,18 +672,19 @@ export class DiskCache {
 
   /** Removes least recently used files (any label) until the bound holds; `keep` is never evicted. */
   private async evict(keep: string | undefined): Promise<void> {
-    while (this.totalBytesValue > this.limitBytes) {
-      let victim: string | undefined;
-      for (const file of this.index.keys()) {
-        if (file !== keep) {
-          victim = file;
+    while (this.totalBytesValue > this.limit) {
+      let victim: IndexEntry | undefined;
+      for (const entry of this.index.values()) {
+        if (entry.file !== keep) {
+          victim = entry;
           break;
         }
       }
       if (victim === undefined) return;
       // Out of the index before the await, so concurrent evictions never pick the same file.
-      this.forget(victim);
-      await rm(path.join(this.subtree, victim), { force: true }).catch(() => {});
+      this.forget(victim.file);
+      const dirs = await this.labelDirectories(victim.label).catch(() => undefined);
+      if (dirs !== undefined) await rm(dirs.files.at(path.relative(path.join(victim.label, FILES_DIR), victim.file)), { force: true }).catch(() => {});
     }
   }
 
@@ -448,18 +694,20 @@ export class DiskCache {
     return this.generations.get(label) ?? 0;
   }
 
-  /** Runs a write so close() can wait for it. */
+  /** Runs an operation so close() can wait for it. */
   private track<T>(job: Promise<T>): Promise<T> {
     this.inflight.add(job);
     void job.finally(() => this.inflight.delete(job)).catch(() => {});
     return job;
   }
 
-  private writeFailed(label: string, what: string, error: unknown): void {
+  private writeFailed(label: string | undefined, what: string, error: unknown): void {
     const code = errorCode(error) ?? 'error';
     if (this.silencedWriteErrors.has(code)) return;
     this.silencedWriteErrors.add(code);
-    this.log(`[${label}] disk cache: ${what}: cannot write (${errorMessage(error)}); not cached, and further ${code} write errors are not logged until a write succeeds`);
+    this.log(
+      `${label === undefined ? '' : `[${label}] `}disk cache: ${what}: cannot write (${withShownPaths(errorMessage(error))}); not cached, and further ${code} write errors are not logged until a write succeeds`,
+    );
   }
 
   private assertOpen(operation: string): void {
@@ -467,7 +715,7 @@ export class DiskCache {
   }
 
   private async knownLabels(): Promise<string[]> {
-    const labels = new Set(await labelsOnDisk(this.subtree));
+    const labels = new Set(await labelsOnDisk(this.subtreeDir.at(''), isValidLabel));
     for (const entry of this.index.values()) labels.add(entry.label);
     return [...labels].sort();
   }
@@ -475,22 +723,28 @@ export class DiskCache {
   private async removeLabel(label: string): Promise<void> {
     this.generations.set(label, this.generation(label) + 1);
     for (const [file, entry] of [...this.index]) if (entry.label === label) this.forget(file);
-    await rm(path.join(this.subtree, label), { recursive: true, force: true });
+    const dirs = this.labelDirs.get(label);
+    if (dirs !== undefined) {
+      this.labelDirs.delete(label);
+      this.retired.push(dirs);
+    }
+    await rm(this.subtreeDir.at(label), { recursive: true, force: true });
   }
 
   /** Indexes the subtree with mtimes as recency; removes temp files (the lock says no writer is alive) and anything of the wrong type. */
   private async scan(): Promise<void> {
     const found: Array<IndexEntry & { mtimeMs: number }> = [];
-    for (const entry of await readdir(this.subtree, { withFileTypes: true })) {
+    await removeTemps(this.subtreeDir.at(''));
+    for (const entry of await readdir(this.subtreeDir.at(''), { withFileTypes: true })) {
       if (!isValidLabel(entry.name)) continue;
       const label = entry.name;
-      const labelDir = path.join(this.subtree, label);
+      const labelDir = this.subtreeDir.at(label);
       const discard = (relative: string, reason: string) => this.discardAtScan(label, relative, reason);
       if (!entry.isDirectory()) {
         await discard('', `${kindOf(entry)} where a directory belongs`);
         continue;
       }
-      await ensurePrivateDirectory(labelDir, this.log);
+      await ensurePrivateMode(labelDir, this.subtreeDir.shown(label), this.log);
       await removeTemps(labelDir);
       const filesDir = path.join(labelDir, FILES_DIR);
       const filesStats = await lstatOrUndefined(filesDir);
@@ -499,7 +753,7 @@ export class DiskCache {
         await discard(FILES_DIR, `${kindOf(filesStats)} where a directory belongs`);
         continue;
       }
-      await ensurePrivateDirectory(filesDir, this.log);
+      await ensurePrivateMode(filesDir, this.subtreeDir.shown(path.join(label, FILES_DIR)), this.log);
       for (const bucket of await readdir(filesDir, { withFileTypes: true })) {
         if (!BUCKET_PATTERN.test(bucket.name)) continue;
         const bucketRelative = path.join(FILES_DIR, bucket.name);
@@ -508,7 +762,7 @@ export class DiskCache {
           continue;
         }
         const bucketDir = path.join(labelDir, bucketRelative);
-        await ensurePrivateDirectory(bucketDir, this.log);
+        await ensurePrivateMode(bucketDir, this.subtreeDir.shown(path.join(label, bucketRelative)), this.log);
         for (const file of await readdir(bucketDir, { withFileTypes: true })) {
           const relative = path.join(bucketRelative, file.name);
           if (file.name.startsWith(TEMP_PREFIX)) {
@@ -532,9 +786,14 @@ export class DiskCache {
   }
 
   private async discardAtScan(label: string, relative: string, reason: string): Promise<void> {
-    await rm(path.join(this.subtree, label, relative), { recursive: true, force: true }).catch(() => {});
+    await rm(this.subtreeDir.at(path.join(label, relative)), { recursive: true, force: true }).catch(() => {});
     this.log(`[${label}] disk cache: ${relative === '' ? 'label directory' : relative}: ${reason}; discarded`);
   }
+}
+
+/** A cached file's name below its label's files/ directory: `<hh>/<hex>`. */
+function cacheFileNameIn(uri: string, digest: string): string {
+  return path.relative(FILES_DIR, cacheFileName(uri, digest));
 }
 
 /**
@@ -544,54 +803,50 @@ export class DiskCache {
 export async function readCacheStatus(options: { root: string; mountpoint: string } | { root: string; key: string }): Promise<CacheStatus> {
   const key = 'key' in options ? options.key : mountKey(path.resolve(options.mountpoint));
   const subtree = path.join(path.resolve(options.root), key);
-  const holder = await readLock(path.join(subtree, LOCK_NAME));
-  const lockHolderPid = holder?.pid !== undefined && lockHeldBy(holder) !== undefined ? holder.pid : undefined;
-  const labels: LabelStatus[] = [];
-  for (const label of await labelsOnDisk(subtree)) {
-    let files = 0;
-    let bytes = 0;
-    const filesDir = path.join(subtree, label, FILES_DIR);
-    for (const bucket of await readdirOrEmpty(filesDir)) {
-      if (!BUCKET_PATTERN.test(bucket)) continue;
-      for (const name of await readdirOrEmpty(path.join(filesDir, bucket))) {
-        if (!KEY_PATTERN.test(name) || !name.startsWith(bucket)) continue;
-        const stats = await lstatOrUndefined(path.join(filesDir, bucket, name));
-        if (stats === undefined || !stats.isFile()) continue;
-        files += 1;
-        bytes += stats.size;
-      }
-    }
-    labels.push({ label, files, bytes, listingSavedAt: (await readListing(path.join(subtree, label, LISTING_NAME))).listing?.savedAt });
-  }
-  return { subtree, lockHolderPid, labels };
+  return statusAt(subtree, subtree, key);
 }
 
-/** The mount subtrees under a cache root (one per mountpoint that ever used it), sorted. */
-export async function listSubtrees(root: string): Promise<string[]> {
-  const names = await readdirOrEmpty(path.resolve(root));
-  const keys: string[] = [];
-  for (const name of names) {
-    if (!SUBTREE_KEY_PATTERN.test(name)) continue;
-    const stats = await lstatOrUndefined(path.join(path.resolve(root), name));
-    if (stats?.isDirectory()) keys.push(name);
+/** Status of the subtree reached at `at` and shown as `subtree`. */
+async function statusAt(at: string, subtree: string, key: string): Promise<CacheStatus> {
+  const facts = await readSubtreeFacts(at, key, isValidLabel);
+  const labels: LabelStatus[] = [];
+  for (const label of await labelsOnDisk(at, isValidLabel)) {
+    const { files, bytes } = await countLabelFiles(path.join(at, label));
+    labels.push({ label, files, bytes, listingSavedAt: (await readListing(path.join(at, label, LISTING_NAME))).listing?.savedAt });
   }
-  return keys.sort();
+  const mountpoint = facts?.mountpoint;
+  return {
+    subtree,
+    key,
+    mountpoint,
+    mountpointExists: mountpoint === undefined ? undefined : await mountpointExists(mountpoint),
+    lastUsedAt: facts === undefined ? undefined : new Date(facts.lastUsedMs).toISOString(),
+    lockHolderPid: facts?.holderPid,
+    files: labels.reduce((sum, label) => sum + label.files, 0),
+    bytes: labels.reduce((sum, label) => sum + label.bytes, 0),
+    labels,
+  };
 }
 
 // ---- the lock ----
 
-/** Takes the mount subtree's lock (one daemon per mountpoint), or says who holds it. */
-async function lockSubtree(lockPath: string, subtree: string, log: Log): Promise<string> {
+/** Takes the mount subtree's lock (one daemon per mountpoint): its token, 'pruning' while another daemon removes the subtree, or says who holds it. */
+async function lockSubtree(subtreeDir: HeldDirectory, log: Log): Promise<string | 'pruning'> {
+  const lockPath = subtreeDir.shown(LOCK_NAME);
+  const subtree = subtreeDir.shownPath;
   let taken;
   try {
-    taken = await tryLock(lockPath, (stale) =>
+    taken = await tryLock(subtreeDir.at(LOCK_NAME), (stale) =>
       log(`disk cache: took over the stale lock ${lockPath} (${stale.pid === undefined ? 'it named no process' : `pid ${stale.pid} is not running`})`),
     );
   } catch (error) {
-    if (errorCode(error) !== undefined) throw error; // I/O, not a lock changing hands
+    const code = errorCode(error);
+    if (code !== undefined && UNWRITABLE_CODES.has(code)) throw unwritable(lockPath, subtree, error);
+    if (code !== undefined) throw error; // I/O, not a lock changing hands
     throw new CacheLockedError(`disk cache ${subtree}: ${errorMessage(error)}; is another skills-mount starting on this mountpoint?`, lockPath, undefined);
   }
   if ('token' in taken) return taken.token;
+  if (taken.holder.purpose === 'prune') return 'pruning';
   throw new CacheLockedError(
     `disk cache ${subtree} is in use: ${taken.heldBy} holds the lock file ${lockPath}; one skills-mount per mountpoint (if that process is not a skills-mount serving this mountpoint, remove the lock file)`,
     lockPath,
@@ -599,35 +854,103 @@ async function lockSubtree(lockPath: string, subtree: string, log: Log): Promise
   );
 }
 
+/** Whether `key` under the root still names the held subtree (a removal may have renamed it away). */
+async function namesHeld(rootDir: HeldDirectory, key: string, subtreeDir: HeldDirectory): Promise<boolean> {
+  const now = await lstatOrUndefined(rootDir.at(key));
+  return now !== undefined && now.dev === subtreeDir.stats.dev && now.ino === subtreeDir.stats.ino;
+}
+
 // ---- files and directories ----
 
 /**
- * Makes `dir` (and missing parents) with mode 0700. An existing one must be a real directory
- * owned by us, else ConfigError; group or other bits on it are removed (logged). Symlinked
- * ancestors are fine: only the cache's own directories must be what they claim.
+ * Creates `dir` and its missing parents (0700), one at a time. A folder that refuses (read-only
+ * filesystem, no permission, or a filesystem such as /proc that answers ENOENT for a folder that
+ * exists) is a ConfigError naming the folder and the two ways out.
  */
-async function ensurePrivateDirectory(dir: string, log: Log): Promise<void> {
-  let stats = await lstatOrUndefined(dir);
-  if (stats === undefined) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    stats = await lstat(dir);
+async function createMissingDirectories(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let at = dir; ; ) {
+    let stats;
+    try {
+      stats = await lstatOrUndefined(at);
+    } catch (error) {
+      throw unwritable(dir, path.dirname(at), error);
+    }
+    if (stats !== undefined) break;
+    missing.push(at);
+    const parent = path.dirname(at);
+    if (parent === at) break;
+    at = parent;
   }
-  if (stats.isSymbolicLink()) throw new ConfigError(`disk cache: ${dir} is a symbolic link; refusing to use it (configure the real directory instead)`);
-  if (!stats.isDirectory()) throw new ConfigError(`disk cache: ${dir} exists and is not a directory`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) {
-    throw new ConfigError(`disk cache: ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing a cache directory someone else controls`);
-  }
-  const mode = stats.mode & 0o777;
-  if (mode !== 0o700) {
-    await chmod(dir, 0o700);
-    if ((mode & 0o077) !== 0) log(`disk cache: ${dir} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
+  for (const each of missing.reverse()) {
+    try {
+      await mkdir(each, { mode: 0o700 });
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'EEXIST') continue;
+      const parentExists = (await lstatOrUndefined(path.dirname(each)).catch(() => undefined)) !== undefined;
+      if ((code !== undefined && UNWRITABLE_CODES.has(code)) || (code === 'ENOENT' && parentExists)) throw unwritable(dir, path.dirname(each), error);
+      throw error;
+    }
   }
 }
 
-async function removeTemps(dir: string): Promise<void> {
-  for (const name of await readdirOrEmpty(dir)) {
-    if (name.startsWith(TEMP_PREFIX)) await rm(path.join(dir, name), { recursive: true, force: true });
+function unwritable(target: string, folder: string, error: unknown): ConfigError {
+  const code = errorCode(error) ?? 'error';
+  const what = code === 'EROFS' ? 'is on a read-only filesystem' : 'is read-only or not writable by this user';
+  return new ConfigError(
+    `disk cache: cannot create ${target}: the cache folder ${folder} ${what} (${code}); ` +
+      `choose a writable one with --cache-dir DIR, or run without a disk cache with --no-disk-cache`,
+  );
+}
+
+/**
+ * Opens `dir` (through `parent`, making it 0700 when missing): it must be a real directory owned
+ * by us, else ConfigError; group or other bits on it are removed (logged). Symlinked ancestors
+ * of the root are fine: only the cache's own directories must be what they claim.
+ */
+async function holdPrivateDirectory(dir: string, parent: HeldDirectory | undefined, log: Log): Promise<HeldDirectory> {
+  let held: HeldDirectory;
+  try {
+    held = parent === undefined ? await HeldDirectory.open(dir) : await parent.child(path.basename(dir), { create: true });
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ELOOP' || code === 'EMLINK') throw new ConfigError(`disk cache: ${dir} is a symbolic link; refusing to use it (configure the real directory instead)`);
+    if (code === 'ENOTDIR') throw new ConfigError(`disk cache: ${dir} exists and is not a directory`);
+    if (code !== undefined && UNWRITABLE_CODES.has(code)) throw unwritable(dir, path.dirname(dir), error);
+    throw error;
+  }
+  try {
+    const stats = held.stats;
+    const uid = process.getuid?.();
+    if (uid !== undefined && stats.uid !== uid) {
+      throw new ConfigError(`disk cache: ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing a cache directory someone else controls`);
+    }
+    const mode = stats.mode & 0o777;
+    if (mode !== 0o700) {
+      await held.chmod(0o700);
+      if ((mode & 0o077) !== 0) log(`disk cache: ${dir} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
+    }
+  } catch (error) {
+    await held.close();
+    throw error;
+  }
+  return held;
+}
+
+/** The scan's check of a directory inside the subtree (reached at `at`, shown as `shown`): a real directory, ours, 0700. */
+async function ensurePrivateMode(at: string, shown: string, log: Log): Promise<void> {
+  const stats = await lstat(at);
+  if (stats.isSymbolicLink()) throw new ConfigError(`disk cache: ${shown} is a symbolic link; refusing to use it (configure the real directory instead)`);
+  if (!stats.isDirectory()) throw new ConfigError(`disk cache: ${shown} exists and is not a directory`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) {
+    throw new ConfigError(`disk cache: ${shown} belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing a cache directory someone else controls`);
+  }
+  const mode = stats.mode & 0o777;
+  if (mode !== 0o700) {
+    await chmod(at, 0o700);
+    if ((mode & 0o077) !== 0) log(`disk cache: ${shown} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
   }
 }
 
@@ -651,7 +974,7 @@ async function readListing(file: string): Promise<{ listing?: SavedListing; prob
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') return {};
-    return { problem: code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${errorMessage(error)})` };
+    return { problem: code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${withShownPaths(errorMessage(error))})` };
   }
   try {
     const stats = await handle.stat();
@@ -674,25 +997,7 @@ async function readListing(file: string): Promise<{ listing?: SavedListing; prob
   }
 }
 
-/** Label directories in a subtree (not the lock, temp files or strangers). */
-async function labelsOnDisk(subtree: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(subtree, { withFileTypes: true });
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return [];
-    throw error;
-  }
-  return entries.filter((entry) => entry.isDirectory() && isValidLabel(entry.name)).map((entry) => entry.name).sort();
-}
-
-async function readdirOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw error;
-  }
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 

@@ -97,7 +97,7 @@ describe('cache location', () => {
     for (const dir of [s.root, cache.subtree, path.join(cache.subtree, 'alpha'), path.dirname(path.dirname(file)), path.dirname(file)]) {
       expect((await stat(dir)).mode & 0o777, dir).toBe(0o700);
     }
-    for (const f of [file, path.join(cache.subtree, 'alpha/listing.json'), cache.lockPath]) {
+    for (const f of [file, path.join(cache.subtree, 'alpha/listing.json'), cache.lockPath, path.join(cache.subtree, '.mount.json')]) {
       expect((await stat(f)).mode & 0o777, f).toBe(0o600);
     }
     expect(path.dirname(cache.subtree)).toBe(s.root);
@@ -499,7 +499,7 @@ describe('management', () => {
     const s = await setup();
     const cache = await filled(s);
     expect(await cache.prune(['alpha'])).toEqual(['beta', 'gamma']);
-    expect((await readdir(cache.subtree)).sort()).toEqual(['.lock', 'alpha']);
+    expect((await readdir(cache.subtree)).sort()).toEqual(['.lock', '.mount.json', 'alpha']);
     expect(cache.totalBytes).toBe(7);
     expect((await cache.server('alpha').get('u:1', digestOf('one')))?.toString()).toBe('one');
     expect(await cache.server('beta').get('u:3', digestOf('three'))).toBeUndefined();
@@ -510,7 +510,7 @@ describe('management', () => {
     expect(cache.totalBytes).toBe(5);
     expect(await cache.clear()).toEqual(['beta']);
     expect(cache.totalBytes).toBe(0);
-    expect(await readdir(cache.subtree)).toEqual(['.lock']);
+    expect((await readdir(cache.subtree)).sort()).toEqual(['.lock', '.mount.json']);
     // The store still works after a clear.
     expect(await cache.server('alpha').put('u:1', digestOf('one'), bytesOf('one'))).toBe(true);
     await closeAndForget(cache);

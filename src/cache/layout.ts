@@ -1,0 +1,86 @@
+// The names of the disk cache on disk (see disk-cache.ts for the whole layout) and the
+// read-only walks that count what a subtree holds. Knows nothing of MCP or the mount.
+import { createHash } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { errorCode, lstatOrUndefined } from '../private-files.js';
+
+export const TEMP_PREFIX = '.tmp-';
+export const LOCK_NAME = '.lock';
+/** `<root>/<mountKey>/.mount.json`: which mountpoint the subtree serves and its bytes, for pruning and status. */
+export const RECORD_NAME = '.mount.json';
+/** `<root>/.trash-<mountKey>-<random>`: a subtree being removed (renamed away first, so its name is free at once). */
+export const TRASH_PREFIX = '.trash-';
+export const LISTING_NAME = 'listing.json';
+export const FILES_DIR = 'files';
+export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+export const KEY_PATTERN = /^[0-9a-f]{64}$/;
+/** What mountKey makes: a label-safe name and 12 hex digits. */
+export const SUBTREE_KEY_PATTERN = /^[a-z0-9][a-z0-9_-]*-[0-9a-f]{12}$/;
+export const BUCKET_PATTERN = /^[0-9a-f]{2}$/;
+
+/**
+ * The subtree name for a canonical mountpoint: its last segment made label-safe (for people
+ * reading the cache) and 12 hex digits of its sha256 (so two mounts never share), e.g.
+ * `/home/me/mcp-skills` -> `mcp-skills-3f2a9c1b0d4e`.
+ */
+export function mountKey(canonicalMountpoint: string): string {
+  const readable = path
+    .basename(canonicalMountpoint)
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[-_]+|[-_]+$/g, '')
+    .slice(0, 40)
+    .replace(/[-_]+$/g, '');
+  const hash = createHash('sha256').update(canonicalMountpoint).digest('hex').slice(0, 12);
+  return `${readable || 'root'}-${hash}`;
+}
+
+/** The file name (relative to a label's directory) that holds (uri, digest). */
+export function cacheFileName(uri: string, digest: string): string {
+  const hex = createHash('sha256').update(uri).update('\0').update(digest).digest('hex');
+  return path.join(FILES_DIR, hex.slice(0, 2), hex);
+}
+
+/** Files and bytes of one label's cached files, read without changing anything. */
+export async function countLabelFiles(labelDir: string): Promise<{ files: number; bytes: number }> {
+  let files = 0;
+  let bytes = 0;
+  const filesDir = path.join(labelDir, FILES_DIR);
+  for (const bucket of await readdirOrEmpty(filesDir)) {
+    if (!BUCKET_PATTERN.test(bucket)) continue;
+    for (const name of await readdirOrEmpty(path.join(filesDir, bucket))) {
+      if (!KEY_PATTERN.test(name) || !name.startsWith(bucket)) continue;
+      const stats = await lstatOrUndefined(path.join(filesDir, bucket, name));
+      if (stats === undefined || !stats.isFile()) continue;
+      files += 1;
+      bytes += stats.size;
+    }
+  }
+  return { files, bytes };
+}
+
+/** Label directories in a subtree (not the lock, the record, temp files or strangers). */
+export async function labelsOnDisk(subtree: string, isLabel: (name: string) => boolean): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(subtree, { withFileTypes: true });
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw error;
+  }
+  return entries.filter((entry) => entry.isDirectory() && isLabel(entry.name)).map((entry) => entry.name).sort();
+}
+
+export async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw error;
+  }
+}
