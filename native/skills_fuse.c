@@ -639,6 +639,22 @@ static napi_value js_unmount(napi_env env, napi_callback_info info) {
   fuse_req_t req = slot_take(s, double_arg(env, argv[1])); \
   if (req == NULL) return boolean(env, 0)
 
+// The request a reply names, for replies whose argv[2] is a Float64Array of at least
+// `fields` numbers; NULL when already answered (*thrown set when an exception is pending).
+static fuse_req_t take_with_fields(napi_env env, napi_callback_info info, size_t argc, napi_value *argv, double **a, size_t fields, int *thrown) {
+  struct session *s;
+  size_t n;
+  *thrown = 1;
+  if (!get_args(env, info, argc, argv, &s) || !attrs_arg(env, argv[2], a, &n)) return NULL;
+  if (n < fields) {
+    napi_throw_range_error(env, NULL, "too few fields");
+    return NULL;
+  }
+  *thrown = 0;
+  if (s->closed) return NULL;
+  return slot_take(s, double_arg(env, argv[1]));
+}
+
 // replyErr(session, id, errno)
 static napi_value js_reply_err(napi_env env, napi_callback_info info) {
   REPLY_PROLOGUE(3);
@@ -649,17 +665,10 @@ static napi_value js_reply_err(napi_env env, napi_callback_info info) {
 // replyEntry(session, id, attrs, entryTimeout, attrTimeout)
 static napi_value js_reply_entry(napi_env env, napi_callback_info info) {
   napi_value argv[5];
-  struct session *s;
   double *a;
-  size_t n;
-  if (!get_args(env, info, 5, argv, &s) || !attrs_arg(env, argv[2], &a, &n)) return NULL;
-  if (n < A_FIELDS) {
-    napi_throw_range_error(env, NULL, "attributes too short");
-    return NULL;
-  }
-  if (s->closed) return boolean(env, 0);
-  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
-  if (req == NULL) return boolean(env, 0);
+  int thrown;
+  fuse_req_t req = take_with_fields(env, info, 5, argv, &a, A_FIELDS, &thrown);
+  if (req == NULL) return thrown ? NULL : boolean(env, 0);
   struct fuse_entry_param e;
   fill_entry(&e, a, double_arg(env, argv[3]), double_arg(env, argv[4]));
   fuse_reply_entry(req, &e);
@@ -669,17 +678,10 @@ static napi_value js_reply_entry(napi_env env, napi_callback_info info) {
 // replyAttr(session, id, attrs, attrTimeout)
 static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
   napi_value argv[4];
-  struct session *s;
   double *a;
-  size_t n;
-  if (!get_args(env, info, 4, argv, &s) || !attrs_arg(env, argv[2], &a, &n)) return NULL;
-  if (n < A_FIELDS) {
-    napi_throw_range_error(env, NULL, "attributes too short");
-    return NULL;
-  }
-  if (s->closed) return boolean(env, 0);
-  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
-  if (req == NULL) return boolean(env, 0);
+  int thrown;
+  fuse_req_t req = take_with_fields(env, info, 4, argv, &a, A_FIELDS, &thrown);
+  if (req == NULL) return thrown ? NULL : boolean(env, 0);
   struct stat st;
   fill_stat(&st, a);
   fuse_reply_attr(req, &st, double_arg(env, argv[3]));
@@ -725,17 +727,10 @@ static napi_value js_reply_xattr_size(napi_env env, napi_callback_info info) {
 // replyStatfs(session, id, Float64Array[bsize, frsize, blocks, bfree, bavail, files, ffree, favail, fsid, flag, namemax])
 static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  struct session *s;
   double *a;
-  size_t n;
-  if (!get_args(env, info, 3, argv, &s) || !attrs_arg(env, argv[2], &a, &n)) return NULL;
-  if (n < 11) {
-    napi_throw_range_error(env, NULL, "statfs fields too short");
-    return NULL;
-  }
-  if (s->closed) return boolean(env, 0);
-  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
-  if (req == NULL) return boolean(env, 0);
+  int thrown;
+  fuse_req_t req = take_with_fields(env, info, 3, argv, &a, 11, &thrown);
+  if (req == NULL) return thrown ? NULL : boolean(env, 0);
   struct statvfs st;
   memset(&st, 0, sizeof st);
   st.f_bsize = (unsigned long)a[0];

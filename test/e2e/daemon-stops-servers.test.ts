@@ -3,6 +3,7 @@
 // gone: a server that keeps running after stdin closes, and one that also ignores SIGTERM,
 // are both dead when the daemon has exited, and the daemon took at most a few seconds.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAlive } from '../support/children.js';
 import { SCRIPTED_SERVER } from '../support/hostile-scenario.js';
 import { makeTestDir, startMount, type RunningMount } from '../support/mount-harness.js';
 import { requireFuse } from '../support/require-fuse.js';
@@ -11,14 +12,6 @@ import path from 'node:path';
 
 requireFuse();
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('the daemon stops its stdio servers when it stops', () => {
   let mount: RunningMount;
@@ -44,17 +37,17 @@ describe('the daemon stops its stdio servers when it stops', () => {
   });
   afterAll(async () => {
     await mount?.stop();
-    for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   });
 
   it('SIGTERM: exit 0 within the bound, and neither server outlives the daemon', async () => {
     expect(pids).toHaveLength(2);
-    expect(pids.map(alive)).toEqual([true, true]);
+    expect(pids.map(isAlive)).toEqual([true, true]);
     const startedAt = performance.now();
     const code = await mount.stop('SIGTERM');
     const tookMs = performance.now() - startedAt;
     expect(code).toBe(0);
-    expect(pids.map(alive)).toEqual([false, false]);
+    expect(pids.map(isAlive)).toEqual([false, false]);
     // stdin, SIGTERM, SIGKILL: about 2 s for the stubborn one. Exit code 0 also says the harness
     // did not have to SIGKILL the daemon after its 5 s grace; the bound includes the unmount cleanup.
     expect(tookMs).toBeLessThan(9_000);

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitOf } from '../support/children.js';
+import { exitOf, isAlive } from '../support/children.js';
 import { childPids, proxiedServeEntry } from '../support/fault-harness.js';
 import { run, runBytes } from '../support/fuse-harness.js';
 import { CORPUS_DIR, serveEntry, startMount } from '../support/mount-harness.js';
@@ -14,14 +14,6 @@ import { requireFuse } from '../support/require-fuse.js';
 
 requireFuse();
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('a daemon killed with SIGKILL', () => {
   it('leaves a stale mount when auto_unmount cannot act; the next start at the same mountpoint recovers it', async () => {
@@ -78,7 +70,7 @@ describe('SIGTERM during heavy reads', () => {
       expect(elapsedMs).toBeLessThan(2_000);
       expect(await readFile('/proc/mounts', 'utf8')).not.toContain(mount.mountpoint);
       // The daemon's servers go with it (their stdin closes).
-      await waitFor(() => !alive(servers[0]!), 5_000, 'the server to exit');
+      await waitFor(() => !isAlive(servers[0]!), 5_000, 'the server to exit');
     } finally {
       for (const reader of readers) {
         try {

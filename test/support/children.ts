@@ -32,3 +32,13 @@ export async function stopChild(child: ChildProcess, { signal = 'SIGTERM', grace
     clearTimeout(timer);
   }
 }
+
+/** Whether a process with this pid exists (signal 0 delivers nothing). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
