@@ -5,6 +5,10 @@
 //   node scripts/measure-limits.mjs listing [ENTRIES] [FRONTMATTER_BYTES]
 //                                                  the whole daemon, mounted, listing ENTRIES skills of
 //                                                  ~FRONTMATTER_BYTES of frontmatter each; then skills.json read
+//   node --expose-gc scripts/measure-limits.mjs catalog [ENTRIES] [FRONTMATTER_BYTES] [--no-disk-cache]
+//                                                  the same without a mount (no /dev/fuse needed): the daemon's
+//                                                  parts in one process (source over stdio, catalog, disk cache,
+//                                                  filesystem core), skills.json read through as the kernel would
 // Prints one JSON line: peak RSS, outcome, log lines. Needs the built dist (npm run build).
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +29,8 @@ const toMiB = (bytes) => Math.round(bytes / 2 ** 20);
 
 if (what === 'listing') {
   await measureListing(Number(mibText ?? 200_000), Number(process.argv[4] ?? 1024));
+} else if (what === 'catalog') {
+  await measureCatalog(Number(mibText ?? 200_000), Number(process.argv[4] ?? 1024), !process.argv.includes('--no-disk-cache'));
 } else if (what === 'stderr') {
   // The child writes `mib` MiB of 'A' to stderr without a newline, then idles.
   const spew = `const c=Buffer.alloc(1<<20,65);let n=${mib};const w=()=>{while(n-->0){if(!process.stderr.write(c))return process.stderr.once('drain',w)}};w();setInterval(()=>{},1e3)`;
@@ -105,6 +111,68 @@ async function measureListing(entries, frontmatterBytes) {
     );
   } finally {
     await mount.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What measureListing measures, in this process and without a mount: the hostile listing over
+ * stdio into a catalog with the disk cache the daemon has by default, then skills.json opened
+ * and read through in 128 KiB reads from the filesystem core. Peak RSS is this process's maxRSS.
+ */
+async function measureCatalog(entries, frontmatterBytes, diskCacheOn) {
+  const { McpSkillSource } = await import('../dist/mcp/mcp-skill-source.js');
+  const { DEFAULT_CATALOG_TIMINGS, ServerCatalog } = await import('../dist/catalog/server-catalog.js');
+  const { ContentCache } = await import('../dist/catalog/content-cache.js');
+  const { SkillsFilesystem } = await import('../dist/fs/skills-filesystem.js');
+  const { DiskCache } = await import('../dist/cache/disk-cache.js');
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'measure-catalog-'));
+  const hostile = fileURLToPath(new URL('../test/support/hostile-server.mjs', import.meta.url));
+  const scenarioFile = path.join(workDir, 'scenario.json');
+  await writeFile(scenarioFile, JSON.stringify({ listing: true, listingFault: 'huge', hugeEntries: entries, hugePageSize: 5_000, hugeFrontmatterBytes: frontmatterBytes }));
+  const log = () => undefined;
+  const peakMiB = () => Math.round(process.resourceUsage().maxRSS / 1024);
+  const rssMiB = () => toMiB(process.memoryUsage().rss);
+  const source = new McpSkillSource('huge', { kind: 'stdio', command: process.execPath, args: [hostile, scenarioFile], env: {}, cwd: undefined }, { timeoutMs: 600_000, protocolVersion: 'negotiate', log, verbose: false });
+  const diskCache = diskCacheOn ? await DiskCache.open({ root: path.join(workDir, 'cache'), mountpoint: path.join(workDir, 'mnt'), limitBytes: 2 ** 30, log, home: workDir, env: {} }) : undefined;
+  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache: new ContentCache(32 * 2 ** 20), durable: diskCache?.server('huge'), hideDynamic: false });
+  try {
+    const started = performance.now();
+    await source.start();
+    await catalog.refresh();
+    const readyMs = Math.round(performance.now() - started);
+    // The kept listing is written in the background: give it time, as a running daemon would.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const ready = { rssMiB: rssMiB(), peakRssMiB: peakMiB() };
+    const filesystem = new SkillsFilesystem([catalog], { metadataTtlMs: 0 });
+    const readStarted = performance.now();
+    const { sizeBytes } = await filesystem.getattr('/skills.json');
+    const handle = await filesystem.open('/skills.json');
+    for (let position = 0; position < sizeBytes; position += 128 * 1024) filesystem.read(handle, position, 128 * 1024);
+    const skillsJsonReadMs = Math.round(performance.now() - readStarted);
+    globalThis.gc?.();
+    const heapWithSkillsJsonOpenMiB = toMiB(process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers);
+    filesystem.release(handle);
+    console.log(
+      JSON.stringify({
+        what: 'catalog',
+        entries,
+        frontmatterBytes,
+        diskCache: diskCacheOn,
+        skills: catalog.health().skills,
+        readyMs,
+        rssReadyMiB: ready.rssMiB,
+        peakRssReadyMiB: ready.peakRssMiB,
+        skillsJsonBytes: sizeBytes,
+        skillsJsonReadMs,
+        rssAfterSkillsJsonMiB: rssMiB(),
+        heapWithSkillsJsonOpenMiB,
+        peakRssMiB: peakMiB(),
+      }),
+    );
+  } finally {
+    await source.close();
+    await diskCache?.close();
     await rm(workDir, { recursive: true, force: true });
   }
 }

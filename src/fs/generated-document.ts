@@ -6,9 +6,23 @@
 // Rendering is off the FUSE path's critical section: it runs in slices of a few milliseconds
 // (other operations proceed in between), at most once per TTL however many callers wait, and
 // builds the text as a list of chunks that are served as they are (no joined copy, no padded
-// copy). A rendering nobody holds open is dropped once the kernel can no longer ask for it.
+// copy). The bulk of a large document is segments that render their text again when read
+// (skills.json holds what each skill shows, not its bytes: a fraction of the document's size).
+// A rendering nobody holds open is dropped once the kernel can no longer ask for it.
 import { createHash, type Hash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { IntegrityError } from '../errors.js';
+
+/**
+ * A piece of a document that renders the same text each time it is asked (it holds a snapshot
+ * of what it shows): only its length is kept, and its bytes are rendered again when read.
+ */
+export interface DocumentSegment {
+  text(): string;
+}
+
+/** What a document's parts are: text, '' (a place to pause), or a segment rendered again on read. */
+export type DocumentPart = string | DocumentSegment;
 
 /** The bytes of an open handle: a plain buffer, or a rendering padded to a size. */
 export interface ByteSource {
@@ -45,7 +59,7 @@ export class GeneratedDocument {
 
   /** `parts` yields the document's text (without its final newline) in pieces; '' marks a place to pause. */
   constructor(
-    private readonly parts: () => Iterable<string>,
+    private readonly parts: () => Iterable<DocumentPart>,
     private readonly options: DocumentOptions,
   ) {}
 
@@ -83,7 +97,8 @@ export class GeneratedDocument {
     const builder = new TextBuilder();
     let sliceStart = performance.now();
     for (const part of this.parts()) {
-      if (part.length > 0) builder.add(part);
+      if (typeof part !== 'string') builder.addSegment(part);
+      else if (part.length > 0) builder.add(part);
       else if (performance.now() - sliceStart > SLICE_MS) {
         await nextTurn();
         sliceStart = performance.now();
@@ -112,18 +127,24 @@ export class GeneratedDocument {
   }
 }
 
-/** A rendered text: its chunks, total size and the hash state after its last byte. */
+/** A rendered text: its pieces, total size and the hash state after its last byte. */
 interface Text {
-  chunks: Buffer[];
-  /** Byte offset of each chunk. */
+  /** Bytes as rendered, or a segment that renders them again. */
+  pieces: Array<Buffer | DocumentSegment>;
+  /** Byte offset of each piece; a piece ends where the next begins (the last at `bytes`). */
   offsets: number[];
   bytes: number;
   hash: Hash;
   renderedAtMs: number;
+  /** The segments rendered again most recently, by piece index (a reader or two reading on). */
+  recent: Map<number, Buffer>;
 }
 
+/** Segments whose bytes stay rendered at once per text: two readers reading through it. */
+const RECENT_SEGMENTS = 2;
+
 class TextBuilder {
-  private readonly chunks: Buffer[] = [];
+  private readonly pieces: Array<Buffer | DocumentSegment> = [];
   private readonly offsets: number[] = [];
   private pending: string[] = [];
   private pendingLength = 0;
@@ -136,9 +157,17 @@ class TextBuilder {
     if (this.pendingLength >= CHUNK_BYTES) this.flush();
   }
 
+  /** A segment is rendered now for its length and digest, and its bytes let go. */
+  addSegment(segment: DocumentSegment): void {
+    this.flush();
+    const bytes = Buffer.from(segment.text(), 'utf8');
+    if (bytes.length === 0) return;
+    this.append(bytes, segment);
+  }
+
   finish(renderedAtMs: number): Text {
     this.flush();
-    return { chunks: this.chunks, offsets: this.offsets, bytes: this.bytes, hash: this.hash, renderedAtMs };
+    return { pieces: this.pieces, offsets: this.offsets, bytes: this.bytes, hash: this.hash, renderedAtMs, recent: new Map() };
   }
 
   private flush(): void {
@@ -146,11 +175,30 @@ class TextBuilder {
     const chunk = Buffer.from(this.pending.join(''), 'utf8');
     this.pending = [];
     this.pendingLength = 0;
-    this.hash.update(chunk);
-    this.offsets.push(this.bytes);
-    this.chunks.push(chunk);
-    this.bytes += chunk.length;
+    this.append(chunk, chunk);
   }
+
+  private append(bytes: Buffer, piece: Buffer | DocumentSegment): void {
+    this.hash.update(bytes);
+    this.offsets.push(this.bytes);
+    this.pieces.push(piece);
+    this.bytes += bytes.length;
+  }
+}
+
+/** The bytes of piece `index`: as held, or its segment rendered again (checked to be the bytes it was). */
+function pieceBytes(text: Text, index: number): Buffer {
+  const piece = text.pieces[index]!;
+  if (Buffer.isBuffer(piece)) return piece;
+  const recent = text.recent.get(index);
+  if (recent) return recent;
+  const bytes = Buffer.from(piece.text(), 'utf8');
+  const expectedBytes = (text.offsets[index + 1] ?? text.bytes) - text.offsets[index]!;
+  // A segment holds a snapshot, so this cannot differ; if it ever did, no mixed bytes are served.
+  if (bytes.length !== expectedBytes) throw new IntegrityError(`a generated document's segment rendered ${bytes.length} bytes, not the ${expectedBytes} it had`);
+  if (text.recent.size >= RECENT_SEGMENTS) text.recent.delete(text.recent.keys().next().value!);
+  text.recent.set(index, bytes);
+  return bytes;
 }
 
 /** A text padded with spaces and a final newline to exactly `length` bytes. */
@@ -170,18 +218,20 @@ class PaddedView implements Rendering {
   slice(position: number, length: number): Buffer {
     const end = Math.min(this.length, position + length);
     if (position >= end) return Buffer.alloc(0);
-    const { chunks, offsets, bytes } = this.text;
-    // Within one chunk (the common case): a view, no copy.
+    const { offsets, bytes } = this.text;
+    // Within one piece (the common case): a view, no copy.
     const first = chunkAt(offsets, position);
-    if (first >= 0 && end <= offsets[first]! + chunks[first]!.length) {
-      return chunks[first]!.subarray(position - offsets[first]!, end - offsets[first]!);
+    const firstEnd = first >= 0 ? (offsets[first + 1] ?? bytes) : 0;
+    if (first >= 0 && end <= firstEnd) {
+      return pieceBytes(this.text, first).subarray(position - offsets[first]!, end - offsets[first]!);
     }
     const out = Buffer.alloc(end - position, ' ');
-    for (let index = Math.max(first, 0); index < chunks.length && offsets[index]! < end; index++) {
-      const chunk = chunks[index]!;
-      const from = Math.max(position, offsets[index]!);
-      const to = Math.min(end, offsets[index]! + chunk.length);
-      if (from < to) chunk.copy(out, from - position, from - offsets[index]!, to - offsets[index]!);
+    for (let index = Math.max(first, 0); index < offsets.length && offsets[index]! < end; index++) {
+      const pieceStart = offsets[index]!;
+      const pieceEnd = offsets[index + 1] ?? bytes;
+      const from = Math.max(position, pieceStart);
+      const to = Math.min(end, pieceEnd);
+      if (from < to) pieceBytes(this.text, index).copy(out, from - position, from - pieceStart, to - pieceStart);
     }
     if (end === this.length && this.length > bytes) out[out.length - 1] = 0x0a;
     return out;
@@ -191,7 +241,7 @@ class PaddedView implements Rendering {
 const SPACES = Buffer.alloc(64 * 1024, ' ');
 const NEWLINE = Buffer.from('\n');
 
-/** Index of the chunk holding byte `position`, or -1 when it lies in the padding. */
+/** Index of the last piece starting at or before byte `position` (-1 when there is none); past `bytes` is padding. */
 function chunkAt(offsets: number[], position: number): number {
   let low = 0;
   let high = offsets.length - 1;

@@ -1,8 +1,9 @@
 // Renders MOUNTPOINT/skills.json: every server's state and skills, with qualified names
 // that are unique across the mount and collisions shown, never silently resolved.
 import { randomUUID } from 'node:crypto';
-import type { CatalogHealth, CatalogSummary } from '../catalog/server-catalog.js';
+import type { CatalogHealth, CatalogSummary, SkillSummary } from '../catalog/server-catalog.js';
 import type { SkillApproval } from './approved-view.js';
+import type { DocumentPart, DocumentSegment } from './generated-document.js';
 
 export interface SkillsJsonSkill {
   name: string;
@@ -96,21 +97,22 @@ export function serverState(catalog: Pick<CatalogHealth, 'label' | 'connection' 
 
 /** The skills.json document for the given catalogs, as pretty-printed JSON text. */
 export function renderSkillsJson(catalogs: readonly CatalogSummary[], mount?: MountStatus, approvalOf?: ApprovalLookup): string {
-  return `${[...skillsJsonParts(catalogs, mount, approvalOf)].join('')}\n`;
+  return `${[...skillsJsonParts(catalogs, mount, approvalOf)].map(String).join('')}\n`;
 }
 
 /** A skill's approval state by (label, skill URI); undefined for a skill nobody approved. */
 export type ApprovalLookup = (label: string, skillUri: string) => SkillApproval | undefined;
 
-/** How many skills are rendered between two places where rendering may pause. */
+/** How many skills are rendered between two places where rendering may pause (and make one segment). */
 const SKILLS_PER_PAUSE = 500;
 
 /**
- * skills.json as text pieces (no final newline), the same text JSON.stringify(document, null, 2)
- * gives, produced one skill at a time so a catalog of any size is never one string; '' marks a
- * place where the caller may pause. Skills are sorted by qualified name (code-unit order: cheap).
+ * skills.json in parts (no final newline), the same text JSON.stringify(document, null, 2)
+ * gives: the outline as text, the skills as segments of SKILLS_PER_PAUSE that render their text
+ * when asked, so a catalog of any size is never one string; '' marks a place where the caller
+ * may pause. Skills are sorted by qualified name (code-unit order: cheap).
  */
-export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: MountStatus, approvalOf?: ApprovalLookup): Generator<string> {
+export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: MountStatus, approvalOf?: ApprovalLookup): Generator<DocumentPart> {
   // Stands for an array in a rendered outline, replaced by the array's rendering; random, so
   // no server-supplied string (a reason, a problem) can contain it.
   const HOLE = `\u0000${randomUUID()}\u0000`;
@@ -140,32 +142,67 @@ export function* skillsJsonParts(catalogs: readonly CatalogSummary[], mount?: Mo
     const named = ordered[serverIndex]!;
     if (named.length === 0) yield '[]';
     else yield '[\n';
-    for (const [skillIndex, { skill, qualifiedName }] of named.entries()) {
-      const rendered: SkillsJsonSkill = {
-        name: skill.name,
-        qualifiedName,
-        description: skill.description,
-        uri: skill.uri,
-        path: `${catalog.label}/${skill.path}`,
-        digest: skill.digest ?? null,
-        integrity: skill.integrity,
-        ...(skill.declined ? { declined: skill.declined } : {}),
-        state: skill.declined ? 'declined' : skill.rejected ? 'rejected' : skill.changedAt ? 'changed' : 'ok',
-        ...(skill.rejected ? { rejected: skill.rejected } : {}),
-        ...(skill.changedAt ? { changedAt: skill.changedAt } : {}),
-        resourcesDigest: skill.resourcesDigest,
-        ...(skill.breaks ? { breaks: skill.breaks } : {}),
-      };
-      const collidesWith = collisions(byName.get(skill.name)!, qualifiedName);
-      if (collidesWith) rendered.collidesWith = collidesWith;
-      const approval = approvalOf?.(catalog.label, skill.uri);
-      if (approval) rendered.approval = approval;
-      yield `        ${indent(jsonText(rendered), '        ')}${skillIndex === named.length - 1 ? '\n      ]' : ',\n'}`;
-      if (skillIndex % SKILLS_PER_PAUSE === SKILLS_PER_PAUSE - 1) yield '';
+    // Each group of skills is one segment: it holds the summaries it shows (their strings are
+    // the catalog's) while the document is held, and its bytes only while they are read.
+    for (let start = 0; start < named.length; start += SKILLS_PER_PAUSE) {
+      const group = named.slice(start, start + SKILLS_PER_PAUSE);
+      const extras = new Map<number, Pick<SkillsJsonSkill, 'collidesWith' | 'approval'>>();
+      for (const [i, { skill, qualifiedName }] of group.entries()) {
+        const collidesWith = collisions(byName.get(skill.name)!, qualifiedName);
+        const approval = approvalOf?.(catalog.label, skill.uri);
+        if (collidesWith || approval) extras.set(i, { collidesWith, approval });
+      }
+      yield new SkillsSegment(catalog.label, group, extras, start + SKILLS_PER_PAUSE >= named.length);
+      yield '';
     }
     yield `${serverTail}${serverIndex === catalogs.length - 1 ? '\n  ]' : ',\n'}`;
   }
   yield documentTail;
+}
+
+/** A skill as skills.json shows it. */
+function renderedSkill(label: string, skill: SkillSummary, qualifiedName: string, extra: Pick<SkillsJsonSkill, 'collidesWith' | 'approval'> | undefined): SkillsJsonSkill {
+  const rendered: SkillsJsonSkill = {
+    name: skill.name,
+    qualifiedName,
+    description: skill.description,
+    uri: skill.uri,
+    path: `${label}/${skill.path}`,
+    digest: skill.digest ?? null,
+    integrity: skill.integrity,
+    ...(skill.declined ? { declined: skill.declined } : {}),
+    state: skill.declined ? 'declined' : skill.rejected ? 'rejected' : skill.changedAt ? 'changed' : 'ok',
+    ...(skill.rejected ? { rejected: skill.rejected } : {}),
+    ...(skill.changedAt ? { changedAt: skill.changedAt } : {}),
+    resourcesDigest: skill.resourcesDigest,
+    ...(skill.breaks ? { breaks: skill.breaks } : {}),
+  };
+  if (extra?.collidesWith) rendered.collidesWith = extra.collidesWith;
+  if (extra?.approval) rendered.approval = extra.approval;
+  return rendered;
+}
+
+/**
+ * Consecutive skills of one server's array, the last one closing the array: a snapshot (the
+ * summaries, their qualified names, collisions and approvals as they were), so its text is the
+ * same each time it is rendered. Joined as a string, it is its text.
+ */
+class SkillsSegment implements DocumentSegment {
+  constructor(
+    private readonly label: string,
+    private readonly skills: ReadonlyArray<{ skill: SkillSummary; qualifiedName: string }>,
+    private readonly extras: ReadonlyMap<number, Pick<SkillsJsonSkill, 'collidesWith' | 'approval'>>,
+    private readonly closesArray: boolean,
+  ) {}
+
+  text(): string {
+    const pieces = this.skills.map(({ skill, qualifiedName }, i) => `        ${indent(jsonText(renderedSkill(this.label, skill, qualifiedName, this.extras.get(i))), '        ')}`);
+    return `${pieces.join(',\n')}${this.closesArray ? '\n      ]' : ',\n'}`;
+  }
+
+  toString(): string {
+    return this.text();
+  }
 }
 
 /**
