@@ -15,8 +15,8 @@ export interface SkillSummary {
   /** Skill directory, relative to the label directory. */
   path: string;
   digest: string | undefined;
-  /** verified: every file checked against a manifest; skill-md-verified: index generation; dynamic: nothing checkable. */
-  integrity: 'verified' | 'skill-md-verified' | 'dynamic';
+  /** verified: every file checked against a manifest; skill-md-verified: index generation; dynamic: nothing checkable; none: declined, nothing served. */
+  integrity: 'verified' | 'skill-md-verified' | 'dynamic' | 'none';
   declined: string | undefined;
   /** The SKILL.md failed verification against the held entry: no file of the skill is served. */
   rejected: string | undefined;
@@ -108,7 +108,8 @@ export class CatalogReport {
       uri: record.uri,
       path: skillDirectory(record),
       digest: record.skillMdDigest,
-      integrity: record.files === 'dynamic' ? 'dynamic' : record.files === 'unlisted' ? 'skill-md-verified' : 'verified',
+      // A declined skill has no file served, so none is vouched for, whatever its entry lists.
+      integrity: record.declined ? 'none' : record.files === 'dynamic' ? 'dynamic' : record.files === 'unlisted' ? 'skill-md-verified' : 'verified',
       declined: record.declined,
       rejected: this.held.rejection(record.uri),
       changedAt: isoTime(this.held.changedAtMs(record.uri)),

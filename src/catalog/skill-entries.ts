@@ -9,7 +9,7 @@ import { sameEntry, type HeldEntries } from './held-entries.js';
 import type { PathObservations } from './path-observations.js';
 import type { ServerLog } from './server-log.js';
 import { recordFromListing } from './skill-record.js';
-import { addRecordToNamespace, layOut, layoutConflict } from './tree-layout.js';
+import { addRecordToNamespace, declineForLayout, layOut, layoutConflict } from './tree-layout.js';
 
 export interface SkillEntriesOptions {
   hideDynamic: boolean;
@@ -65,7 +65,7 @@ export class SkillEntries {
     // skill found by path must not rebuild the tree of every listed one.
     const conflict = layoutConflict(this.state.namespace, record);
     if (conflict) {
-      record.declined = `its files cannot be laid out as a tree: ${conflict}`;
+      declineForLayout(record, conflict);
       this.log.remember(`skill ${record.uri} declined: ${record.declined}`);
       return false;
     }

@@ -4,6 +4,15 @@ import { Namespace } from './namespace.js';
 import type { SkillRecord } from './skill-record.js';
 import { segmentsToUri } from './uri-path.js';
 
+/** Records declined only because their files did not fit the tree they met: laid out again with the next tree. */
+const declinedByLayout = new WeakSet<SkillRecord>();
+
+/** Declines a record whose files cannot be laid out in the tree as it is (see layoutConflict). */
+export function declineForLayout(record: SkillRecord, conflict: string): void {
+  record.declined = `its files cannot be laid out as a tree: ${conflict}`;
+  declinedByLayout.add(record);
+}
+
 /** Adds a served skill's files to the tree: its manifest's, or just its SKILL.md. */
 export function addRecordToNamespace(namespace: Namespace, record: SkillRecord): void {
   if (record.declined) return;
@@ -35,13 +44,15 @@ export function layoutConflict(namespace: Namespace, record: SkillRecord): strin
  * its encloser lists too). A skill whose files cannot all be laid out as a tree (a file `x`
  * and a file `x/y.md`; a skill whose directory is another's file) is declined whole, with the
  * reason: never half a skill. Checked before anything of it is added, so one pass suffices.
+ * A skill declined by an earlier tree is laid out again: the file in its way may have gone.
  */
 export function layOut(records: Iterable<SkillRecord>): Namespace {
   const namespace = new Namespace(segmentsToUri([]));
   for (const record of [...records].sort((a, b) => a.depth - b.depth)) {
+    if (declinedByLayout.delete(record)) record.declined = undefined;
     if (record.declined) continue;
     const conflict = layoutConflict(namespace, record);
-    if (conflict) record.declined = `its files cannot be laid out as a tree: ${conflict}`;
+    if (conflict) declineForLayout(record, conflict);
     else addRecordToNamespace(namespace, record);
   }
   return namespace;

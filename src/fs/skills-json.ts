@@ -14,7 +14,8 @@ export interface SkillsJsonSkill {
   /** Path of the skill directory relative to the mountpoint. */
   path: string;
   digest: string | null;
-  integrity: 'verified' | 'skill-md-verified' | 'dynamic';
+  /** What a reader finds verified: every file, SKILL.md only (index), nothing (dynamic), or nothing served (none: declined). */
+  integrity: 'verified' | 'skill-md-verified' | 'dynamic' | 'none';
   /** Qualified names of the other skills, on any server, with the same name. */
   collidesWith?: string[];
   declined?: string;
