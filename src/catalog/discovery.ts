@@ -88,7 +88,11 @@ export class Discovery {
     const records = kept.generation === 'listing' ? kept.entries.map((entry) => recordFromListing(entry, this.options)) : kept.entries.map(recordFromIndex);
     this.install(kept.generation, records, kept.problems, true, [], true);
     this.keptSavedAt = saved.savedAt;
-    this.log.note(`not reachable: showing the listing kept on disk (saved ${saved.savedAt}): ${records.length} skills`);
+    // The skills shown, as the startup summary counts them: not the entries kept (some refused, repeated or declined).
+    let shown = 0;
+    for (const record of this.state.records.values()) if (!record.declined) shown += 1;
+    const entries = records.length + kept.problems.length;
+    this.log.note(`not reachable: showing the listing kept on disk (saved ${saved.savedAt}): ${shown} skills${shown < entries ? `; ${entries - shown} of its ${entries} entries not shown (see problems)` : ''}`);
     return true;
   }
 

@@ -94,7 +94,8 @@ export async function runMount(options: MountOptions): Promise<void> {
       }
       progress?.serverConnected();
       await catalogs[i]!.refresh();
-      progress?.serverListed(catalogs[i]!.summary().skills.filter((skill) => !skill.declined).length);
+      // Counts, not summary(): a summary builds an object per skill (200,000 of them for a hostile listing).
+      progress?.serverListed(catalogs[i]!.health().skills);
     }),
   );
   const onTime = await Promise.race([firstListings.then(() => true), delay(options.startupTimeoutMs).then(() => false)]);
@@ -152,12 +153,16 @@ export async function runMount(options: MountOptions): Promise<void> {
   } finally {
     progress.finish();
   }
-  // Counted from the catalogs: skills shown from a kept listing count too.
-  const skillCount = catalogs.reduce((sum, catalog) => sum + catalog.health().skills, 0);
-  const offline = catalogs.filter((catalog) => catalog.offline() !== null).map((catalog) => catalog.label);
   const seconds = progress.elapsedSeconds();
   progress = undefined;
-  log(`mounted ${mountpoint} (${summary(sources, skillCount, seconds, offline)}); Ctrl-C to unmount`);
+  // Counted from the catalogs: skills shown from a kept listing count too.
+  const servers = catalogs.map((catalog, i) => ({
+    label: catalog.label,
+    connected: sources[i]!.connection().status === 'connected',
+    offline: catalog.offline() !== null,
+    skills: catalog.health().skills,
+  }));
+  log(`mounted ${mountpoint} (${startupSummary(servers, approvedOnly, seconds)}); Ctrl-C to unmount`);
 }
 
 /** Labels whose config entry says "approvedOnly", and those --approved-only names (each must be configured). */
@@ -181,15 +186,39 @@ async function openDiskCache(settings: { root: string | undefined; limitBytes: n
   return cache;
 }
 
-/** "2/3 servers connected: a, b; failed: c; 1,234 skills; ready in 2.1 s" */
-function summary(sources: readonly McpSkillSource[], skillCount: number, seconds: number, offline: readonly string[]): string {
-  const connected = sources.filter((source) => source.connection().status === 'connected').map((source) => source.label);
-  const failed = sources.filter((source) => source.connection().status !== 'connected').map((source) => source.label);
-  const parts = [`${connected.length}/${sources.length} servers connected${connected.length ? `: ${labels(connected)}` : ''}`];
+/** One server as the startup summary counts it: its skills are those shown (declined ones are not). */
+export interface StartupServer {
+  label: string;
+  connected: boolean;
+  /** Its skills are shown although it cannot be reached (from the disk cache). */
+  offline: boolean;
+  skills: number;
+}
+
+/**
+ * "2/3 servers connected: a, b; not connected: c; 1,234 skills; ready in 2.1 s". The skills are
+ * the ones the mount shows; an approvedOnly server's are counted apart, as its directory is not.
+ */
+export function startupSummary(servers: readonly StartupServer[], approvedOnly: ReadonlySet<string>, seconds: number): string {
+  const connected = servers.filter((server) => server.connected).map((server) => server.label);
+  const failed = servers.filter((server) => !server.connected).map((server) => server.label);
+  const offline = servers.filter((server) => server.offline).map((server) => server.label);
+  const parts = [`${connected.length}/${servers.length} servers connected${connected.length ? `: ${labels(connected)}` : ''}`];
   if (failed.length > 0) parts.push(`not connected: ${labels(failed)}`);
   if (offline.length > 0) parts.push(`offline, shown from the disk cache: ${labels(offline)}`);
-  parts.push(`${skillCount.toLocaleString('en-US')} skill${skillCount === 1 ? '' : 's'}`, `ready in ${seconds.toFixed(1)} s`);
+  let shown = 0;
+  let approvedViewOnly = 0;
+  for (const server of servers) {
+    if (approvedOnly.has(server.label)) approvedViewOnly += server.skills;
+    else shown += server.skills;
+  }
+  parts.push(`${countOf(shown, 'skill')}${approvedViewOnly > 0 ? ` (and ${countOf(approvedViewOnly, 'skill')} served only in ${APPROVED_DIR}/ once approved)` : ''}`);
+  parts.push(`ready in ${seconds.toFixed(1)} s`);
   return parts.join('; ');
+}
+
+function countOf(count: number, noun: string): string {
+  return `${count.toLocaleString('en-US')} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function labels(list: readonly string[]): string {
