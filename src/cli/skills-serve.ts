@@ -3,7 +3,7 @@
 // Streamable HTTP. Argument parsing, wiring and signals only; the server lives in src/server.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
-import { DEFAULT_CACHE_SCOPE, DEFAULT_PAGE_SIZE, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log } from '../server/index.js';
+import { DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log } from '../server/index.js';
 
 const USAGE = `usage: skills-serve DIR [options]
 
@@ -23,6 +23,8 @@ options:
                            the old opposite, is gone: refusing is now the default)
   --ttl SECONDS            ttlMs on every cacheable 2026-07-28 result (default ${DEFAULT_TTL_MS / 1000})
   --cache-scope S          public | private (default ${DEFAULT_CACHE_SCOPE}): cacheScope on those results
+  --session-idle SECONDS   with --http: close a 2025 session idle this long (default ${DEFAULT_SESSION_IDLE_MS / 1000})
+  --max-sessions N         with --http: most 2025 sessions open at once; the longest idle makes room (default ${DEFAULT_MAX_SESSIONS})
   --verbose                log every request
   -h, --help               show this help
 `;
@@ -38,6 +40,7 @@ interface Options {
   lenient: boolean;
   ttlMs: number;
   cacheScope: 'public' | 'private';
+  sessions: { idleMs: number; maxSessions: number };
   verbose: boolean;
 }
 
@@ -54,6 +57,8 @@ function parseOptions(argv: string[]): Options | 'help' {
       lenient: { type: 'boolean' },
       ttl: { type: 'string' },
       'cache-scope': { type: 'string' },
+      'session-idle': { type: 'string' },
+      'max-sessions': { type: 'string' },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -89,8 +94,18 @@ function parseOptions(argv: string[]): Options | 'help' {
     lenient: values.lenient ?? false,
     ttlMs,
     cacheScope,
+    sessions: {
+      idleMs: positiveInteger('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_MS / 1000) * 1000,
+      maxSessions: positiveInteger('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
+    },
     verbose: values.verbose ?? false,
   };
+}
+
+function positiveInteger(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value) * 1000) || Number(value) < 1) throw new ConfigError(`${flag} must be a positive integer, not "${value}"`);
+  return Number(value);
 }
 
 function parseHostPort(value: string): { host: string; port: number } {
@@ -153,7 +168,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   if (options.http) {
-    const serving = await serveHttp({ service, host: options.http.host, port: options.http.port });
+    const serving = await serveHttp({ service, host: options.http.host, port: options.http.port, sessions: options.sessions });
     stop = () => serving.close();
     log(`listening on ${serving.url}`);
   } else {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
+import { SessionTable, untilBodyEnds, type SessionLimits } from './http-sessions.js';
 import { isLoopbackHost, loopbackRefusal, urlHostname } from './loopback.js';
 import { escapeForLog } from '../format/escape.js';
 import { BadHostError, BodyTooLargeError, sendWebResponse, toWebRequest } from './node-fetch-adapter.js';
@@ -18,6 +19,8 @@ export interface HttpServeOptions {
   port: number;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes?: number;
+  /** Idle expiry and cap of 2025 sessions (10 min, 1,000). */
+  sessions?: SessionLimits;
 }
 
 export interface HttpServing {
@@ -43,13 +46,19 @@ export interface SkillsHttpHandlerOptions {
   loopbackOnly: boolean;
   /** More hostnames to accept, as in a URL (lowercase, IPv6 in brackets): the name the server was bound to. */
   allowedHosts?: readonly string[];
+  /** Idle expiry and cap of 2025 sessions (10 min, 1,000). */
+  sessions?: SessionLimits;
 }
 
 /** The /mcp endpoint for `service`; `loopbackOnly` adds the Host and Origin checks. */
 export function createSkillsHttpHandler(service: SkillsService, options: SkillsHttpHandlerOptions): SkillsHttpHandler {
   const log = service.log;
   const { loopbackOnly, allowedHosts = [] } = options;
-  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>();
+  const sessions = new SessionTable<{ transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>(
+    options.sessions ?? {},
+    ({ mcp }) => mcp.close(),
+    log,
+  );
 
   const modern = createMcpHandler((ctx) => service.build(ctx.era, false), {
     legacy: 'reject',
@@ -61,21 +70,41 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
   });
 
   const openSession = async (request: Request, body: unknown): Promise<Response> => {
+    // Every session busy at the cap: a new one is refused, and no idle one is there to close.
+    if (!sessions.reserve()) {
+      const refused = jsonRpcError(503, -32000, `Too many sessions: all ${sessions.size} open sessions are active; try again later`);
+      refused.headers.set('retry-after', '30');
+      return refused;
+    }
     const mcp = service.build('legacy');
+    let opened: (() => void) | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, mcp });
+        opened = sessions.add(id, { transport, mcp });
         log(`session ${id} opened (${sessions.size} open)`);
       },
-      onsessionclosed: (id) => void mcp.close(),
+      onsessionclosed: () => void mcp.close(),
     });
     transport.onclose = () => {
       const id = transport.sessionId;
       if (id !== undefined && sessions.delete(id)) log(`session ${id} closed (${sessions.size} open)`);
     };
-    await mcp.connect(service.verbose ? logTraffic(transport, log) : transport);
-    return transport.handleRequest(request, { parsedBody: body });
+    try {
+      await mcp.connect(service.verbose ? logTraffic(transport, log) : transport);
+      const response = await transport.handleRequest(request, { parsedBody: body });
+      if (opened === undefined) {
+        // Not an initialize (the transport refused it): nothing to keep.
+        sessions.unreserve();
+        void mcp.close();
+        return response;
+      }
+      // The initialize is in flight until its response ends.
+      return untilBodyEnds(response, opened);
+    } catch (error) {
+      if (opened === undefined) sessions.unreserve();
+      throw error;
+    }
   };
 
   const route = async (request: Request, body: Buffer | undefined): Promise<Response> => {
@@ -96,7 +125,15 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
       const id = request.headers.get('mcp-session-id');
       if (id === null) return openSession(request, parsed);
       const session = sessions.get(id);
-      return session ? session.transport.handleRequest(request, { parsedBody: parsed }) : jsonRpcError(404, -32001, 'Session not found');
+      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      // Busy until the answer (or the GET stream of notifications) ends: only then can it idle.
+      const leave = sessions.enter(id);
+      try {
+        return untilBodyEnds(await session.transport.handleRequest(request, { parsedBody: parsed }), leave);
+      } catch (error) {
+        leave();
+        throw error;
+      }
     }
     const started = performance.now();
     const response = await modern.fetch(request, { parsedBody: parsed });
@@ -110,8 +147,9 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
     close: async () => {
       stopSink();
       await modern.close().catch(() => {});
-      await Promise.allSettled([...sessions.values()].map(({ mcp }) => mcp.close()));
-      sessions.clear();
+      const open = sessions.values();
+      sessions.stop();
+      await Promise.allSettled(open.map(({ mcp }) => mcp.close()));
     },
   };
 }
@@ -152,6 +190,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   handler = createSkillsHttpHandler(options.service, {
     loopbackOnly: isLoopbackHost(address.address),
     allowedHosts: [urlHostname(options.host), urlHostname(address.address)],
+    ...(options.sessions && { sessions: options.sessions }),
   });
   const serving = handler;
 

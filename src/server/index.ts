@@ -16,5 +16,6 @@ export {
 } from './skills-server.js';
 export { treeSkillSource, type TreeSkillSource, type TreeSourceOptions } from './skill-source.js';
 export { createSkillsHttpHandler, serveHttp, type HttpServeOptions, type HttpServing, type SkillsHttpHandler, type SkillsHttpHandlerOptions } from './http.js';
+export { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, type SessionLimits } from './http-sessions.js';
 export { sendWebResponse, toWebRequest } from './node-fetch-adapter.js';
 export { parseSkillUri, uriForPath, encodeSegment } from './skill-uri.js';

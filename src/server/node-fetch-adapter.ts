@@ -60,6 +60,8 @@ export async function sendWebResponse(res: ServerResponse, response: Response): 
   if (cookies.length > 0) headers['set-cookie'] = cookies;
   res.writeHead(response.status, headers);
   if (!response.body) return void res.end();
+  // An event stream may wait long for its first event; its client learns at once that it is open.
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) res.flushHeaders();
   const reader = response.body.getReader();
   res.once('close', () => void reader.cancel().catch(() => {}));
   try {

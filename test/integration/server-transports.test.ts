@@ -57,6 +57,8 @@ describe('command line', () => {
     [[EXAMPLES, '--strict'], /Unknown option/],
     [[EXAMPLES, '--ttl', '1.5'], /--ttl must be/],
     [[EXAMPLES, '--cache-scope', 'shared'], /--cache-scope must be/],
+    [[EXAMPLES, '--max-sessions', '0'], /--max-sessions must be a positive integer/],
+    [[EXAMPLES, '--session-idle', '1.5'], /--session-idle must be a positive integer/],
     [['/does/not/exist'], /does not exist/],
     [[join(EXAMPLES, 'hello-mount/SKILL.md')], /is not a directory/],
   ])('exits 2 with a clear error for %j', async (args, message) => {
