@@ -1,4 +1,4 @@
-// Parses the command line into one of: mount, status, unmount, help, version. Subcommands
+// Parses the command line into one of: mount, snapshot, verify, status, unmount, cache, approve, revoke, approvals, help, version. Subcommands
 // are recognized only as the first argument and only by their exact name, so any other
 // spelling of a path (./status) mounts.
 import { parseArgs } from 'node:util';
@@ -39,8 +39,27 @@ export interface MountOptions {
   verbose: boolean;
 }
 
+/** `snapshot DEST`: the mount's view written as read-only files (src/snapshot/). */
+export interface SnapshotOptions {
+  dest: string;
+  configPath: string | undefined;
+  serverFlags: string[];
+  only: string[];
+  timeoutMs: number;
+  /** The verified disk cache, as for the mount; undefined with --no-disk-cache. */
+  diskCache: { root: string | undefined; limitBytes: number } | undefined;
+  /** Only the approved view (`_approved/`). */
+  approved: boolean;
+  includeDynamic: boolean;
+  watch: boolean;
+  protocolVersion: ProtocolVersionChoice | undefined;
+  verbose: boolean;
+}
+
 export type Command =
   | { command: 'mount'; options: MountOptions }
+  | { command: 'snapshot'; options: SnapshotOptions }
+  | { command: 'verify'; dest: string; json: boolean }
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
@@ -62,6 +81,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'approve') return parseApprove(rest);
   if (first === 'revoke') return parseRevoke(rest);
   if (first === 'approvals') return parseApprovals(rest);
+  if (first === 'snapshot') return parseSnapshot(rest);
+  if (first === 'verify') return parseVerify(rest);
   return parseMount(argv);
 }
 
@@ -198,6 +219,59 @@ function parseApprovals(argv: readonly string[]): Command {
   if (values.help) return { command: 'help' };
   if (positionals.length > 0) throw new ConfigError('approvals takes no arguments');
   return { command: 'approvals', json: (values.json as boolean | undefined) ?? false };
+}
+
+function parseSnapshot(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, {
+    config: { type: 'string' },
+    server: { type: 'string', multiple: true },
+    only: { type: 'string', multiple: true },
+    approved: { type: 'boolean' },
+    'include-dynamic': { type: 'boolean' },
+    watch: { type: 'boolean' },
+    timeout: { type: 'string' },
+    'cache-dir': { type: 'string' },
+    'disk-cache-size': { type: 'string' },
+    'no-disk-cache': { type: 'boolean' },
+    'protocol-version': { type: 'string' },
+    verbose: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) return { command: 'help' };
+  if (positionals.length !== 1) throw new ConfigError(positionals.length === 0 ? 'snapshot takes a DEST: skills-mount snapshot DEST' : `snapshot takes one DEST, got ${positionals.length}: ${positionals.join(' ')}`);
+  const noDiskCache = (values['no-disk-cache'] as boolean | undefined) ?? false;
+  if (noDiskCache && (values['cache-dir'] !== undefined || values['disk-cache-size'] !== undefined)) {
+    throw new ConfigError('--no-disk-cache cannot be combined with --cache-dir or --disk-cache-size');
+  }
+  const protocolText = values['protocol-version'] as string | undefined;
+  const protocolVersion = protocolText === undefined ? undefined : parseProtocolVersionChoice(protocolText);
+  if (protocolText !== undefined && protocolVersion === undefined) {
+    throw new ConfigError(`--protocol-version must be one of ${PROTOCOL_VERSION_CHOICES.join(', ')}, got "${protocolText}"`);
+  }
+  const diskCacheMiB = positiveNumber((values['disk-cache-size'] as string | undefined) ?? '1024', '--disk-cache-size');
+  return {
+    command: 'snapshot',
+    options: {
+      dest: positionals[0]!,
+      configPath: values.config as string | undefined,
+      serverFlags: (values.server as string[] | undefined) ?? [],
+      only: (values.only as string[] | undefined) ?? [],
+      timeoutMs: Math.round(positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout') * 1000),
+      diskCache: noDiskCache ? undefined : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB) },
+      approved: (values.approved as boolean | undefined) ?? false,
+      includeDynamic: (values['include-dynamic'] as boolean | undefined) ?? false,
+      watch: (values.watch as boolean | undefined) ?? false,
+      protocolVersion,
+      verbose: (values.verbose as boolean | undefined) ?? false,
+    },
+  };
+}
+
+function parseVerify(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length !== 1) throw new ConfigError('verify takes exactly one DEST: skills-mount verify DEST');
+  return { command: 'verify', dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

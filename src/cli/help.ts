@@ -5,6 +5,9 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB] [--no-disk-cache]
                     [--metadata-ttl SECONDS] [--fuse-backend libfuse3|libfuse2] [--no-dynamic]
                     [--approved-only LABEL,...] [--verbose]
+       skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
+                    [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
+       skills-mount verify DEST [--json]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
        skills-mount approve PATH... [--yes [--grant-allowed-tools]]
@@ -50,6 +53,15 @@ Mount options:
   --verbose               log every MCP request with its duration
 
 Commands:
+  snapshot DEST           where no FUSE is: writes the mount's view to DEST as read-only
+                          files (0444), every one verified, published at once (DEST is a
+                          symlink into .DEST.snapshots/), only changed files fetched again.
+                          --approved: only _approved/; --include-dynamic: "dynamic" skills
+                          too (unverified); --watch: again on every change, until SIGTERM.
+                          Fetches every listed file (the mount fetches on read). Exit 0, or
+                          1 when some server could not be snapshotted whole
+  verify DEST             re-hashes DEST against its .snapshot.json; names each file that
+                          differs, is missing or is extra; exit 1 if any
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.
@@ -65,7 +77,7 @@ Commands:
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"status", "unmount", "cache", "approve", "revoke" and "approvals" are commands only as the first argument; to mount on a
+"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke" and "approvals" are commands only as the first argument; to mount on a
 directory of that name, write a path: skills-mount ./status
 
 Examples:
@@ -74,6 +86,8 @@ Examples:
   skills-mount ~/skills --config .vscode/mcp.json       # \${input:ID} from $SKILLS_MOUNT_INPUT_ID
   skills-mount /tmp/s --server 'local=node dist/cli/skills-serve.js examples/skills'
   skills-mount /tmp/s --server docs=https://docs.example.com/mcp
+  skills-mount snapshot /skills/current --config ~/.cursor/mcp.json --watch
+  skills-mount verify /skills/current
   skills-mount status
   skills-mount status ~/.cache/mcp-skills --json
   skills-mount unmount ~/.cache/mcp-skills

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // skills-mount: mounts MCP servers' skills read-only (the default command), or reports on
-// (`status`) and removes (`unmount`) mounts, manages the disk cache (`cache`) and the
+// (`status`) and removes (`unmount`) mounts, writes them as files where no FUSE is (`snapshot`,
+// `verify`), manages the disk cache (`cache`) and the
 // approvals of the approved view (`approve`, `revoke`, `approvals`).
 // Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-comma
 import { runCacheCommand } from './cache-command.js';
 import { HELP, USAGE } from './help.js';
 import { runMount } from './mount-command.js';
+import { runSnapshot } from './snapshot-command.js';
+import { runVerify } from './verify-command.js';
 import { collectStatus, renderStatusText } from './status.js';
 import { unmount } from './unmount.js';
 
@@ -52,6 +55,13 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(await runApprovals(command.json, terminalIo()));
     case 'mount':
       return runMount(command.options);
+    case 'snapshot':
+      return process.exit(await runSnapshot(command.options));
+    case 'verify': {
+      const { text, exitCode } = await runVerify(command.dest, command.json);
+      process.stdout.write(text);
+      return process.exit(exitCode);
+    }
   }
 }
 

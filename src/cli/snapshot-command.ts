@@ -1,0 +1,191 @@
+// `skills-mount snapshot DEST`: starts every configured server, builds the same filesystem core
+// the mount serves, and writes its view to DEST as verified read-only files, published
+// atomically (src/snapshot/); with --watch, again whenever anything changes, until SIGTERM.
+// No kernel mount anywhere: the core is walked in this process. Wires; decides little.
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { ApprovalLedger } from '../approvals/approval-ledger.js';
+import { defaultApprovalsPath } from '../approvals/approval-store.js';
+import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
+import { discoveryFolderProblem } from '../cache/discovery-folders.js';
+import { ContentCache } from '../catalog/content-cache.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
+import { ConfigError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
+import { APPROVED_DIR } from '../fs/mount-layout.js';
+import { SkillsFilesystem } from '../fs/skills-filesystem.js';
+import { McpSkillSource } from '../mcp/mcp-skill-source.js';
+import { SnapshotProgress } from '../snapshot/snapshot-progress.js';
+import { SnapshotStore, snapshotsDirOf } from '../snapshot/snapshot-store.js';
+import { watchSnapshots } from '../snapshot/snapshot-watch.js';
+import { writeSnapshot, type SnapshotResult } from '../snapshot/snapshot-writer.js';
+import { commandProblem } from './command-check.js';
+import type { SnapshotOptions } from './command-line.js';
+import { loadMountConfig } from './config.js';
+import { StartupProgress } from './progress.js';
+
+/** Memory for verified contents while a snapshot is written (the disk cache and earlier snapshots hold the rest). */
+const CONTENT_CACHE_BYTES = 256 * 1024 * 1024;
+const MIB = 1024 * 1024;
+
+/** Runs the snapshot (or the watch until a signal); resolves the exit code: 0 all servers whole, 1 some failed. */
+export async function runSnapshot(options: SnapshotOptions): Promise<number> {
+  let sink: { log(line: string): void } | undefined;
+  const log = (line: string): void => {
+    // Whatever a server put into a line, no control character survives (as in the mount's log).
+    const text = `skills-mount: ${escapeForLog(line)}`;
+    if (sink) sink.log(text);
+    else process.stderr.write(`${text}\n`);
+  };
+
+  const config = await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only });
+  const dest = path.resolve(options.dest);
+  for (const note of config.notes) log(note);
+  // The mount's list and message: a snapshot in a harness's skill folder would install what it should only show.
+  for (const candidate of [dest, snapshotsDirOf(dest)]) {
+    const problem = await discoveryFolderProblem(candidate, { home: homedir(), env: process.env });
+    if (problem !== undefined) throw new ConfigError(`destination ${dest}: ${problem}`);
+  }
+  const store = await SnapshotStore.open({ dest, log });
+  const controller = new AbortController();
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    log(`${signal}: stopping; the published snapshot stays as it is`);
+    controller.abort();
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  let diskCache: DiskCache | undefined;
+  let sources: McpSkillSource[] = [];
+  let approvals: ApprovalLedger | undefined;
+  try {
+    diskCache = options.diskCache && (await openDiskCache(options.diskCache, dest, store.snapshotsDir, log));
+    approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
+    const approvedOnly = new Set(config.servers.filter((server) => server.approvedOnly).map((server) => server.label));
+    const cache = new ContentCache(CONTENT_CACHE_BYTES);
+    sources = config.servers.map(
+      ({ label, config: serverConfig, protocolVersion }) =>
+        new McpSkillSource(label, serverConfig, { timeoutMs: options.timeoutMs, protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate', log, verbose: options.verbose }),
+    );
+    const catalogs = sources.map(
+      (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, durable: diskCache?.server(source.label), hideDynamic: !options.includeDynamic }),
+    );
+    log(`snapshot of ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/)` : ''}`);
+    for (const { label, config: serverConfig } of config.servers) {
+      if (serverConfig.kind !== 'stdio') continue;
+      const problem = await commandProblem(serverConfig.command, serverConfig.cwd, { ...process.env, ...serverConfig.env });
+      if (problem) log(`[${label}] ${problem}`);
+    }
+    const startup = new StartupProgress(process.stderr, sources.length);
+    sink = startup;
+    await Promise.all(
+      sources.map(async (source, i) => {
+        await source.start();
+        if (source.connection().status !== 'connected') {
+          await catalogs[i]!.restoreKeptListing();
+          return startup.serverFailed();
+        }
+        startup.serverConnected();
+        await catalogs[i]!.refresh();
+        startup.serverListed(catalogs[i]!.health().skills);
+      }),
+    );
+    startup.finish();
+    const progress = new SnapshotProgress(process.stderr, sources.length);
+    sink = progress;
+
+    const filesystem = new SkillsFilesystem(catalogs, { approvals, approvedOnly, log });
+    let changes = 0;
+    filesystem.onChange(() => {
+      changes += 1;
+    });
+    const once = async (): Promise<SnapshotResult> => {
+      progress.start();
+      try {
+        return await writeSnapshot({
+          core: filesystem,
+          store,
+          view: options.approved ? 'approved' : 'mount',
+          includeDynamic: options.includeDynamic,
+          log,
+          changes: () => changes,
+          progress,
+          signal: controller.signal,
+        });
+      } finally {
+        progress.stop();
+      }
+    };
+    const report = (result: SnapshotResult, startedAtMs: number): void => {
+      for (const failure of result.failures) log(`[${failure.label}] not snapshotted whole: ${failure.reason}`);
+      log(summary(result, dest, sources.length, (Date.now() - startedAtMs) / 1000));
+    };
+
+    if (!options.watch) {
+      const startedAtMs = Date.now();
+      const result = await once();
+      report(result, startedAtMs);
+      return result.failures.length > 0 ? 1 : 0;
+    }
+    await watchSnapshots({
+      subscribe: (listener) => filesystem.onChange(listener),
+      run: async () => {
+        const startedAtMs = Date.now();
+        const result = await once();
+        if (result.outcome === 'published' || result.failures.length > 0) report(result, startedAtMs);
+        return { failed: result.failures.length > 0 };
+      },
+      // What a reader of the mount does: an operation on each label refreshes a listing past its ttlMs.
+      tick: () => {
+        for (const catalog of catalogs) void catalog.lookup('').catch(() => {});
+        if (options.approved) void filesystem.getattr(`/${APPROVED_DIR}`).catch(() => {});
+      },
+      signal: controller.signal,
+      log,
+    });
+    return 0;
+  } catch (error) {
+    if (controller.signal.aborted) {
+      log('stopped before the snapshot was finished; the published snapshot is unchanged');
+      return options.watch ? 0 : 1;
+    }
+    throw error;
+  } finally {
+    sink = undefined;
+    // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL).
+    await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals?.idle()]), delay(4_000)]);
+    await store.close();
+  }
+}
+
+/** The disk cache for DEST, as the mount keeps one per mountpoint; never inside DEST's snapshots. */
+async function openDiskCache(settings: { root: string | undefined; limitBytes: number }, dest: string, snapshotsDir: string, log: (line: string) => void): Promise<DiskCache> {
+  const root = path.resolve(settings.root ?? defaultCacheRoot(process.env, homedir()));
+  for (const inside of [dest, snapshotsDir]) {
+    if (root === inside || root.startsWith(`${inside}/`)) throw new ConfigError(`--cache-dir ${root} is inside ${inside}`);
+  }
+  const cache = await DiskCache.open({ root, mountpoint: dest, limitBytes: settings.limitBytes, log });
+  log(`disk cache ${cache.subtree} (${Math.round(cache.totalBytes / MIB)} of ${Math.round(settings.limitBytes / MIB)} MiB used)`);
+  return cache;
+}
+
+/** "snapshot 2026...-a1b2c3 published at /dest: 2/2 servers; 1,234 skills, 3,456 files, 12.3 MiB (3,400 linked, 56 fetched); 2.1 s" */
+function summary(result: SnapshotResult, dest: string, servers: number, seconds: number): string {
+  const what = result.outcome === 'published' ? `snapshot ${result.id} published at ${dest}` : `snapshot ${result.id} at ${dest} unchanged`;
+  const whole = servers - result.failures.length;
+  const failed = result.failures.length > 0 ? ` (failed: ${result.failures.map((failure) => failure.label).join(', ')})` : '';
+  const omitted = result.manifest.omitted.length > 0 ? `, ${result.manifest.omitted.length} left out` : '';
+  const counts = `${result.skills.toLocaleString('en-US')} skill${result.skills === 1 ? '' : 's'}${omitted}, ${result.files.toLocaleString('en-US')} files, ${(result.bytes / MIB).toFixed(1)} MiB`;
+  const work = `${result.linked.toLocaleString('en-US')} linked, ${result.fetched.toLocaleString('en-US')} fetched`;
+  return `${what}: ${whole}/${servers} servers whole${failed}; ${counts} (${work}); ${seconds.toFixed(1)} s`;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,23 @@
+// `skills-mount verify DEST`: re-hashes the published snapshot against its manifest and prints
+// each file that differs, is missing or is extra; exit 0 when none, 1 when any.
+import { escapeForLog } from '../format/escape.js';
+import { verifySnapshot, type VerifyReport } from '../snapshot/snapshot-verify.js';
+
+/** The report as text (or JSON) and the exit code. Throws ConfigError when DEST is no snapshot. */
+export async function runVerify(dest: string, json: boolean): Promise<{ text: string; exitCode: number }> {
+  const report = await verifySnapshot(dest);
+  return { text: json ? `${JSON.stringify(report, null, 2)}\n` : renderVerifyText(report), exitCode: report.problems.length === 0 ? 0 : 1 };
+}
+
+/** "differs  acme/x/SKILL.md: hashes to ..., expected ..." per problem, then one summary line. */
+export function renderVerifyText(report: VerifyReport): string {
+  // Paths come from a server: escaped, so no name can forge a line.
+  const lines = report.problems.map((problem) => `${problem.kind.padEnd(8)} ${escapeForLog(problem.path || '.')}: ${escapeForLog(problem.detail)}`);
+  const files = `${report.files.toLocaleString('en-US')} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  lines.push(
+    report.problems.length === 0
+      ? `snapshot ${report.id} at ${report.dest}: verified (${files})`
+      : `snapshot ${report.id} at ${report.dest}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,439 @@
+// Writes one snapshot: walks the same filesystem core the mount serves (readdir, getattr, the
+// digest xattr, open/read/release), in process, and writes each file's verified bytes, or links
+// an earlier snapshot's file whose bytes still hash to the listed digest (no request at all).
+// A skill any of whose files cannot be fetched and verified is left out whole. Knows the core's
+// interface and the mount's layout, nothing of MCP, catalogs or FUSE.
+import { IntegrityError, NoAttributeError, SkillsMountError } from '../errors.js';
+import type { FilesystemCore } from '../fs/filesystem-core.js';
+import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, STATUS_JSON } from '../fs/mount-layout.js';
+import { XATTR } from '../fs/skills-filesystem.js';
+import type { SkillsJsonServer } from '../fs/skills-json.js';
+import { sha256Digest } from '../format/digest.js';
+import type { Log } from '../log.js';
+import { errorCode, errorMessage } from '../private-files.js';
+import { MANIFEST_FORMAT, safeName, type ManifestFile, type ManifestOmission, type ManifestServer, type SnapshotManifest } from './snapshot-manifest.js';
+import type { PublishedSnapshot, SnapshotBuild, SnapshotStore } from './snapshot-store.js';
+import type { SnapshotFs } from './snapshot-fs.js';
+import { nodeSnapshotFs } from './snapshot-fs.js';
+
+/** Files fetched or linked at once. */
+const DEFAULT_CONCURRENCY = 8;
+/** A build during which the core reported a change is built again (incrementally), at most this often. */
+const DEFAULT_MAX_ATTEMPTS = 3;
+const LINK_FALLBACK_CODES = new Set(['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP']);
+
+export type SnapshotViewName = 'mount' | 'approved';
+
+/** What a snapshot run reports as it goes (the terminal's progress line). */
+export interface SnapshotProgressSink {
+  walked?(files: number): void;
+  fileDone?(bytes: number, how: 'linked' | 'fetched'): void;
+}
+
+export interface WriteSnapshotOptions {
+  core: FilesystemCore;
+  store: SnapshotStore;
+  view: SnapshotViewName;
+  includeDynamic: boolean;
+  log: Log;
+  /** Counts the core's change notifications; a change while a build runs builds it again. */
+  changes?: () => number;
+  concurrency?: number;
+  maxAttempts?: number;
+  progress?: SnapshotProgressSink;
+  signal?: AbortSignal;
+  /** How earlier snapshots' files are read back (default node:fs). */
+  fs?: SnapshotFs;
+  now?: () => number;
+}
+
+export interface SnapshotResult {
+  /** published: DEST names a new snapshot; unchanged: the published one already holds exactly this. */
+  outcome: 'published' | 'unchanged';
+  id: string;
+  manifest: SnapshotManifest;
+  /** Servers whose part is incomplete (unreachable, a listing cut short, a file that could not be read). */
+  failures: Array<{ label: string; reason: string }>;
+  files: number;
+  bytes: number;
+  linked: number;
+  fetched: number;
+  skills: number;
+}
+
+interface WalkedFile {
+  /** Relative to the snapshot root. */
+  path: string;
+  corePath: string;
+  sizeBytes: number;
+  digest: string | undefined;
+  verified: boolean;
+}
+
+interface WalkResult {
+  files: WalkedFile[];
+  directories: string[];
+  /** Generated documents at the view's root (skills.json), read after every file so they show what the reads found. */
+  documents: string[];
+  failures: Array<{ path: string; error: unknown }>;
+}
+
+/** Builds a snapshot of the core's view and publishes it, unless it equals the published one. */
+export async function writeSnapshot(options: WriteSnapshotOptions): Promise<SnapshotResult> {
+  const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  for (let attempt = 1; ; attempt++) {
+    const before = options.changes?.() ?? 0;
+    const published = await options.store.published();
+    const walk = await walkView(options.core, options.view, options.signal);
+    // Nothing differs from what is published: no build, and no file of it read again.
+    if (published?.manifest !== undefined && (await unchangedSince(published.manifest, walk, options))) {
+      return unchangedResult(published.id, published.manifest);
+    }
+    const build = await options.store.begin();
+    let result: SnapshotResult;
+    try {
+      result = await buildInto(build, walk, published, options);
+    } catch (error) {
+      await build.abort().catch(() => {});
+      throw error;
+    }
+    const changed = (options.changes?.() ?? 0) !== before;
+    if (changed && attempt < maxAttempts) {
+      options.log(`snapshot: the servers changed while snapshot ${build.id} was built; building again`);
+      await build.abort();
+      continue;
+    }
+    if (published?.manifest !== undefined && sameContent(published.manifest, result.manifest)) {
+      await build.abort();
+      return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest };
+    }
+    await build.commit(result.manifest);
+    return result;
+  }
+}
+
+async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, options: WriteSnapshotOptions): Promise<SnapshotResult> {
+  const { core, view } = options;
+  const fs = options.fs ?? nodeSnapshotFs;
+  options.progress?.walked?.(walk.files.length);
+  for (const dir of walk.directories) await build.ensureDirectory(dir);
+
+  const previous = previousFiles(published);
+  const written: ManifestFile[] = [];
+  const failures = [...walk.failures];
+  let linked = 0;
+  let fetched = 0;
+  await forEachLimited(walk.files, options.concurrency ?? DEFAULT_CONCURRENCY, async (file) => {
+    options.signal?.throwIfAborted();
+    const reused = await linkFromPrevious(build, fs, file, previous);
+    if (reused) {
+      linked += 1;
+      written.push(reused);
+      options.progress?.fileDone?.(reused.sizeBytes, 'linked');
+      return;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = await readVerified(core, file);
+    } catch (error) {
+      if (!(error instanceof SkillsMountError)) throw error;
+      failures.push({ path: file.path, error });
+      return;
+    }
+    // A local failure (a full disk) fails the build: the published snapshot stays.
+    await build.writeFile(file.path, bytes);
+    fetched += 1;
+    written.push({ path: file.path, sizeBytes: bytes.length, sha256: sha256Digest(bytes), verified: file.verified });
+    options.progress?.fileDone?.(bytes.length, 'fetched');
+  });
+
+  // Read last: skills.json then shows what the reads found (a SKILL.md that failed is "rejected", with the reason).
+  const catalog = await readCatalog(core);
+  const skillDirs = new Set(catalog?.servers.flatMap((server) => server.skills.map((skill) => skill.path)) ?? []);
+  const ownerOf = (relative: string): string => ownerIn(skillDirs, view === 'approved' ? relative.slice(APPROVED_DIR.length + 1) : relative) ?? relative;
+  const omitted = new Map<string, string>();
+  const serverFailures = new Map<string, string>();
+  for (const { path, error } of failures) {
+    const owner = ownerOf(path);
+    const verification = error instanceof IntegrityError;
+    if (!omitted.has(owner)) omitted.set(owner, `${verification ? 'failed verification' : 'could not be read'}: ${errorMessage(error)}`);
+    if (!verification) serverFailures.set(labelOf(path, view), `${path}: ${errorMessage(error)}`);
+  }
+  for (const server of catalog?.servers ?? []) {
+    for (const skill of server.skills) {
+      if (skill.state === 'rejected' && !omitted.has(skill.path)) omitted.set(skill.path, `rejected: ${skill.rejected ?? 'its SKILL.md failed verification'}`);
+    }
+    const problem = serverProblem(server);
+    if (problem !== undefined && !serverFailures.has(server.label)) serverFailures.set(server.label, problem);
+  }
+
+  // A skill is shown whole or not at all: drop what was written of the skills left out.
+  const kept: ManifestFile[] = [];
+  for (const file of written) {
+    if (omitted.has(ownerOf(file.path))) await build.removeFile(file.path);
+    else kept.push(file);
+  }
+  const omittedPaths = [...omitted.keys()].map((owner) => (view === 'approved' ? `${APPROVED_DIR}/${owner}` : owner));
+  for (const dir of [...build.directoryPaths()].reverse()) {
+    if (omittedPaths.some((owner) => dir === owner || dir.startsWith(`${owner}/`))) await build.removeDirectoryIfEmpty(dir);
+  }
+
+  for (const document of walk.documents) {
+    const bytes = await readWhole(core, `/${document}`);
+    await build.writeFile(document, bytes);
+    kept.push({ path: document, sizeBytes: bytes.length, sha256: sha256Digest(bytes), verified: false });
+  }
+  kept.sort((a, b) => compare(a.path, b.path));
+
+  const servers: ManifestServer[] = (catalog?.servers ?? []).map((server) => ({
+    label: server.label,
+    state: server.state,
+    ...(serverFailures.has(server.label) ? { failed: serverFailures.get(server.label)! } : {}),
+  }));
+  const omissions: ManifestOmission[] = [...omitted.entries()].map(([owner, reason]) => ({ path: view === 'approved' ? `${APPROVED_DIR}/${owner}` : owner, reason })).sort((a, b) => compare(a.path, b.path));
+  for (const omission of omissions) options.log(`snapshot: left out ${omission.path}: ${omission.reason}`);
+  const manifest: SnapshotManifest = {
+    format: MANIFEST_FORMAT,
+    id: build.id,
+    createdAt: new Date((options.now ?? Date.now)()).toISOString(),
+    view,
+    includeDynamic: options.includeDynamic,
+    servers,
+    omitted: omissions,
+    directories: build.directoryPaths(),
+    files: kept,
+  };
+  const skills = kept.filter((file) => file.path.endsWith('/SKILL.md')).length;
+  return {
+    outcome: 'published',
+    id: build.id,
+    manifest,
+    failures: [...serverFailures.entries()].map(([label, reason]) => ({ label, reason })),
+    files: kept.length,
+    bytes: kept.reduce((sum, file) => sum + file.sizeBytes, 0),
+    linked,
+    fetched,
+    skills,
+  };
+}
+
+/** Every file and directory of the view, with sizes and listing digests; no content is fetched. */
+async function walkView(core: FilesystemCore, view: SnapshotViewName, signal: AbortSignal | undefined): Promise<WalkResult> {
+  const result: WalkResult = { files: [], directories: [], documents: [], failures: [] };
+  const rootNames = view === 'mount' ? (await core.readdir('/')).filter((name) => name !== STATUS_JSON && name !== APPROVED_DIR && name !== INSPECT_DIR) : [APPROVED_DIR];
+  const pending: string[] = [];
+  for (const name of rootNames) {
+    if (name === SKILLS_JSON) result.documents.push(name);
+    else pending.push(name);
+  }
+  for (let next = 0; next < pending.length; next++) {
+    signal?.throwIfAborted();
+    const relative = pending[next]!;
+    const corePath = `/${relative}`;
+    let attributes;
+    try {
+      attributes = await core.getattr(corePath);
+    } catch (error) {
+      if (!(error instanceof SkillsMountError)) throw error;
+      result.failures.push({ path: relative, error });
+      continue;
+    }
+    if (attributes.kind === 'file') {
+      const { digest, verified } = await digestOf(core, corePath);
+      result.files.push({ path: relative, corePath, sizeBytes: attributes.sizeBytes, digest, verified });
+      continue;
+    }
+    result.directories.push(relative);
+    let names: string[];
+    try {
+      names = await core.readdir(corePath);
+    } catch (error) {
+      if (!(error instanceof SkillsMountError)) throw error;
+      result.failures.push({ path: relative, error });
+      continue;
+    }
+    for (const name of names.sort(compare)) {
+      if (view === 'approved' && relative === APPROVED_DIR && name === SKILLS_JSON) {
+        result.documents.push(`${APPROVED_DIR}/${SKILLS_JSON}`);
+        continue;
+      }
+      if (!safeName(name)) {
+        result.failures.push({ path: `${relative}/${name}`, error: new IntegrityError(`${relative}: a child named ${JSON.stringify(name)} cannot be a file name`) });
+        continue;
+      }
+      pending.push(`${relative}/${name}`);
+    }
+  }
+  return result;
+}
+
+async function digestOf(core: FilesystemCore, corePath: string): Promise<{ digest: string | undefined; verified: boolean }> {
+  const attribute = async (name: string): Promise<string | undefined> => {
+    try {
+      return (await core.getxattr(corePath, name)).toString('utf8');
+    } catch (error) {
+      if (error instanceof NoAttributeError) return undefined;
+      throw error;
+    }
+  };
+  const verified = (await attribute(XATTR.verified)) === 'true';
+  return { digest: verified ? await attribute(XATTR.digest) : undefined, verified };
+}
+
+/** An earlier snapshot's file with the listed digest, hashed again now, linked in; undefined when none still holds those bytes. */
+async function linkFromPrevious(build: SnapshotBuild, fs: SnapshotFs, file: WalkedFile, previous: PreviousFiles | undefined): Promise<ManifestFile | undefined> {
+  if (previous === undefined || file.digest === undefined) return undefined;
+  const candidates = previous.byDigest.get(file.digest) ?? [];
+  for (const candidate of candidates) {
+    if (candidate.sizeBytes !== file.sizeBytes) continue;
+    const source = `${previous.dir}/${candidate.path}`;
+    let bytes: Buffer;
+    try {
+      bytes = await fs.readFile(source);
+    } catch {
+      continue;
+    }
+    // Only bytes that hash to the listed digest now are reused: someone may have changed the old file.
+    if (bytes.length !== file.sizeBytes || sha256Digest(bytes) !== file.digest) continue;
+    try {
+      await build.linkFile(file.path, source);
+    } catch (error) {
+      if (!LINK_FALLBACK_CODES.has(errorCode(error) ?? '')) throw error;
+      await build.writeFile(file.path, bytes);
+    }
+    return { path: file.path, sizeBytes: bytes.length, sha256: file.digest, verified: true };
+  }
+  return undefined;
+}
+
+/** The file's bytes through open/read/release, as a reader of the mount gets them; checked against the listed digest once more. */
+async function readVerified(core: FilesystemCore, file: WalkedFile): Promise<Buffer> {
+  const bytes = await readWhole(core, file.corePath);
+  if (file.digest !== undefined && sha256Digest(bytes) !== file.digest) {
+    throw new IntegrityError(`${file.path}: the bytes served hash to ${sha256Digest(bytes)}, the listing says ${file.digest}`);
+  }
+  return bytes;
+}
+
+async function readWhole(core: FilesystemCore, corePath: string): Promise<Buffer> {
+  const handle = await core.open(corePath);
+  try {
+    const { sizeBytes } = core.fgetattr(handle);
+    // One byte more than the size: a version longer than it says would show.
+    const bytes = core.read(handle, 0, sizeBytes + 1);
+    if (bytes.length !== sizeBytes) throw new IntegrityError(`${corePath}: ${bytes.length} bytes read, ${sizeBytes} expected`);
+    return Buffer.from(bytes);
+  } finally {
+    core.release(handle);
+  }
+}
+
+/** The mount's skills.json (the root one, whatever the view): server states and skill directories. */
+async function readCatalog(core: FilesystemCore): Promise<{ servers: SkillsJsonServer[] } | undefined> {
+  try {
+    return JSON.parse((await readWhole(core, `/${SKILLS_JSON}`)).toString('utf8')) as { servers: SkillsJsonServer[] };
+  } catch (error) {
+    if (error instanceof SkillsMountError || error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/** Why a server's part is incomplete, from its skills.json entry; undefined when it is whole. */
+function serverProblem(server: SkillsJsonServer): string | undefined {
+  if (server.offline) return `offline since ${server.offline.since}: its last kept listing is shown`;
+  if (server.state !== 'connected' && server.state !== 'degraded') return `${server.state}${server.reason ? `: ${server.reason}` : ''}`;
+  if (!server.listingComplete) return 'its listing is incomplete';
+  return undefined;
+}
+
+interface PreviousFiles {
+  dir: string;
+  byDigest: Map<string, ManifestFile[]>;
+}
+
+function previousFiles(published: PublishedSnapshot | undefined): PreviousFiles | undefined {
+  if (published?.manifest === undefined) return undefined;
+  const byDigest = new Map<string, ManifestFile[]>();
+  for (const file of published.manifest.files) {
+    if (!file.verified) continue;
+    const same = byDigest.get(file.sha256);
+    if (same) same.push(file);
+    else byDigest.set(file.sha256, [file]);
+  }
+  return { dir: published.dir, byDigest };
+}
+
+/** The deepest skill directory holding `relative`, if any. */
+function ownerIn(skillDirs: ReadonlySet<string>, relative: string): string | undefined {
+  for (let end = relative.lastIndexOf('/'); end > 0; end = relative.lastIndexOf('/', end - 1)) {
+    const dir = relative.slice(0, end);
+    if (skillDirs.has(dir)) return dir;
+  }
+  return skillDirs.has(relative) ? relative : undefined;
+}
+
+function labelOf(relative: string, view: SnapshotViewName): string {
+  const segments = relative.split('/');
+  return (view === 'approved' ? segments[1] : segments[0]) ?? relative;
+}
+
+/**
+ * Whether the view, as walked, is exactly what `manifest` holds: every file listed with the
+ * digest recorded, the same directories, the generated documents with the same bytes, every
+ * server whole then and now. Reads no file of the snapshot and fetches nothing.
+ */
+async function unchangedSince(manifest: SnapshotManifest, walk: WalkResult, options: WriteSnapshotOptions): Promise<boolean> {
+  if (manifest.view !== options.view || manifest.includeDynamic !== options.includeDynamic) return false;
+  if (manifest.omitted.length > 0 || manifest.servers.some((server) => server.failed !== undefined) || walk.failures.length > 0) return false;
+  if ([...walk.directories].sort(compare).join('\0') !== manifest.directories.join('\0')) return false;
+  const recorded = new Map(manifest.files.map((file) => [file.path, file]));
+  if (recorded.size !== walk.files.length + walk.documents.length) return false;
+  for (const file of walk.files) {
+    const known = recorded.get(file.path);
+    if (file.digest === undefined || known === undefined || !known.verified || known.sha256 !== file.digest || known.sizeBytes !== file.sizeBytes) return false;
+  }
+  const catalog = await readCatalog(options.core);
+  if (catalog === undefined) return false;
+  const states = catalog.servers.map((server) => ({ label: server.label, state: server.state }));
+  if (JSON.stringify(states) !== JSON.stringify(manifest.servers) || catalog.servers.some((server) => serverProblem(server) !== undefined)) return false;
+  for (const document of walk.documents) {
+    const bytes = await readWhole(options.core, `/${document}`);
+    if (recorded.get(document)?.sha256 !== sha256Digest(bytes)) return false;
+  }
+  return true;
+}
+
+function unchangedResult(id: string, manifest: SnapshotManifest): SnapshotResult {
+  const bytes = manifest.files.reduce((sum, file) => sum + file.sizeBytes, 0);
+  const skills = manifest.files.filter((file) => file.path.endsWith('/SKILL.md')).length;
+  return { outcome: 'unchanged', id, manifest, failures: [], files: manifest.files.length, bytes, linked: 0, fetched: 0, skills };
+}
+
+/** Same files, directories, servers and omissions (id and time aside). */
+function sameContent(a: SnapshotManifest, b: SnapshotManifest): boolean {
+  const content = (m: SnapshotManifest) => JSON.stringify([m.view, m.includeDynamic, m.servers, m.omitted, m.directories, m.files.map((f) => [f.path, f.sizeBytes, f.sha256, f.verified])]);
+  return content(a) === content(b);
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const rejected = results.find((result) => result.status === 'rejected');
+  if (rejected) throw (rejected as PromiseRejectedResult).reason;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
