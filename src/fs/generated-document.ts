@@ -157,12 +157,14 @@ class TextBuilder {
     if (this.pendingLength >= CHUNK_BYTES) this.flush();
   }
 
-  /** A segment is rendered now for its length and digest, and its bytes let go. */
+  /** A segment is rendered now for its length and digest, and its text let go (never copied to bytes). */
   addSegment(segment: DocumentSegment): void {
     this.flush();
-    const bytes = Buffer.from(segment.text(), 'utf8');
-    if (bytes.length === 0) return;
-    this.append(bytes, segment);
+    const text = segment.text();
+    const length = Buffer.byteLength(text, 'utf8');
+    if (length === 0) return;
+    this.hash.update(text, 'utf8');
+    this.place(length, segment);
   }
 
   finish(renderedAtMs: number): Text {
@@ -178,11 +180,15 @@ class TextBuilder {
     this.append(chunk, chunk);
   }
 
-  private append(bytes: Buffer, piece: Buffer | DocumentSegment): void {
+  private append(bytes: Buffer, piece: Buffer): void {
     this.hash.update(bytes);
+    this.place(bytes.length, piece);
+  }
+
+  private place(length: number, piece: Buffer | DocumentSegment): void {
     this.offsets.push(this.bytes);
     this.pieces.push(piece);
-    this.bytes += bytes.length;
+    this.bytes += length;
   }
 }
 
