@@ -126,7 +126,7 @@ try {
     await rm(dir, { recursive: true, force: true });
   }
 
-  const rows = buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling });
+  const rows = [...buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling }), ...(await (await import('./workloads/disk-cache-cost.mjs')).diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log }))];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;
   const results = {

@@ -11,7 +11,7 @@ import type { Log } from '../log.js';
 import { lockHeldBy, readLock, releaseLock, tryLock } from '../lock-file.js';
 import { errorCode, lstatOrUndefined, writeAtomically } from '../private-files.js';
 import type { HeldDirectory } from './held-directory.js';
-import { LOCK_NAME, RECORD_NAME, SUBTREE_KEY_PATTERN, TEMP_PREFIX, TRASH_PREFIX, countLabelFiles, labelsOnDisk, readdirOrEmpty } from './layout.js';
+import { LOCK_NAME, RECORD_NAME, SUBTREE_KEY_PATTERN, TEMP_PREFIX, TRASH_PREFIX, countLabelFiles, formatBytes, labelsOnDisk, readdirOrEmpty } from './layout.js';
 
 const GIB = 1024 ** 3;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -198,14 +198,10 @@ function logRemovals(removed: TidyResult['removed'], options: TidyOptions, log: 
     const names = these.slice(0, 3).map((entry) => entry.key).join(', ') + (these.length > 3 ? ` and ${these.length - 3} more` : '');
     const why =
       reason === 'size'
-        ? `least recently used first, to keep the cache root within ${formatMiB(options.limitBytes)}`
+        ? `least recently used first, to keep the cache root within ${formatBytes(options.limitBytes)}`
         : `their mountpoints are gone and they were unused for ${Math.round(options.graceMs / DAY_MS)} days or more`;
-    log(`disk cache: removed ${these.length} mount subtree${these.length === 1 ? '' : 's'} (${formatMiB(bytes)}) of ${options.root.shownPath}: ${names} (${why})`);
+    log(`disk cache: removed ${these.length} mount subtree${these.length === 1 ? '' : 's'} (${formatBytes(bytes)}) of ${options.root.shownPath}: ${names} (${why})`);
   }
-}
-
-function formatMiB(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /**

@@ -20,11 +20,13 @@
 // link in its place cannot redirect a write (issue 22, item 10); a write first checks that the
 // root's path still names the held directory and stops writing, logged, when it does not.
 //
-// Writes are off the serving path (issue 22, item 6): put() queues them (at most
-// MAX_WRITES_IN_FLIGHT at once, MAX_QUEUED_BYTES waiting), and they start only after the read
-// that produced the bytes has returned. A write is a temp file renamed into place with no fsync:
-// a crash can leave a cache file torn or empty under its final name, and that is safe because
-// every read hashes the file again and discards one that does not match its digest.
+// Writes are off the serving path (issue 22, item 6): put() queues them, and they start once the
+// cache has seen no read or put for IDLE_BEFORE_WRITE_MS (or when WRITE_ANYWAY_BYTES are waiting),
+// at most MAX_WRITES_IN_FLIGHT at once; past MAX_QUEUED_BYTES a file is simply not cached. A
+// cold read therefore costs the disk nothing but a lookup in the index (which knows every file
+// of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
+// no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
+// because every read hashes the file again and discards one that does not match its digest.
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -58,6 +60,7 @@ import {
   TEMP_PREFIX,
   cacheFileName,
   countLabelFiles,
+  formatBytes,
   labelsOnDisk,
   mountKey,
 } from './layout.js';
@@ -154,6 +157,10 @@ const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
 /** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
 const MAX_WRITES_IN_FLIGHT = 2;
+/** Queued writes wait until the cache saw no read or put for this long: a burst of reads is served first. */
+const IDLE_BEFORE_WRITE_MS = 50;
+/** ...unless this much is waiting: then they go on beside the reads, so a long burst is still cached. */
+const WRITE_ANYWAY_BYTES = 48 * 1024 * 1024;
 /** Bytes waiting to be written; past this a verified file is simply not cached. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** A daemon starting on a subtree that another one is removing waits this long, at most, for the removal. */
@@ -203,7 +210,9 @@ export class DiskCache {
   private readonly queue: Array<() => void> = [];
   private writesRunning = 0;
   private queuedBytes = 0;
-  private pumpScheduled = false;
+  private pumpTimer: NodeJS.Timeout | undefined;
+  /** performance.now() of the last read or put: queued writes wait for a pause after it. */
+  private lastActivityMs = 0;
   /** Bumped by clear/prune so a write that raced the removal does not resurrect its file. */
   private readonly generations = new Map<string, number>();
   /** Error codes of failed writes already logged; cleared by a write that succeeds. */
@@ -372,7 +381,9 @@ export class DiskCache {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.pump(); // closed: the queue is written now, without waiting for a pause
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    clearTimeout(this.pumpTimer);
     if (this.mountpoint !== undefined && !this.writesStopped) await this.writeRecord().catch(() => {});
     await releaseLock(this.subtreeDir.at(LOCK_NAME), this.lockToken);
     for (const dirs of [...this.labelDirs.values(), ...this.retired]) {
@@ -396,8 +407,8 @@ export class DiskCache {
     const room = Math.max(0, rootLimitBytes - tidy.othersBytes);
     if (room < this.limit) {
       this.log(
-        `disk cache: this mount keeps at most ${mib(room)} (the cache root's bound ${mib(rootLimitBytes)}, less ${mib(tidy.othersBytes)} in other mounts' subtrees` +
-          `${tidy.liveOthersBytes > 0 ? `, ${mib(tidy.liveOthersBytes)} of it in use by running daemons` : ''})`,
+        `disk cache: this mount keeps at most ${formatBytes(room)} (the cache root's bound ${formatBytes(rootLimitBytes)}, less ${formatBytes(tidy.othersBytes)} in other mounts' subtrees` +
+          `${tidy.liveOthersBytes > 0 ? `, ${formatBytes(tidy.liveOthersBytes)} of it in use by running daemons` : ''})`,
       );
       this.limit = room;
       await this.evict(undefined);
@@ -461,6 +472,10 @@ export class DiskCache {
 
   private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
+    this.lastActivityMs = performance.now();
+    // The index knows every file of the subtree (scanned at open, and only this lock holder
+    // writes it): a file it does not know is a miss without touching the disk.
+    if (!this.index.has(path.join(label, FILES_DIR, cacheFileNameIn(uri, digest)))) return Promise.resolve(undefined);
     return this.track(
       this.lookup(label, uri, digest, sizeBytes).catch((error: unknown) => {
         // An I/O error is a miss: the caller fetches again, and the file is left for the next open's scan.
@@ -532,6 +547,7 @@ export class DiskCache {
 
   private putFile(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
     if (this.closed || this.writesStopped) return Promise.resolve(false);
+    this.lastActivityMs = performance.now();
     if (!DIGEST_PATTERN.test(digest)) {
       this.log(`[${label}] disk cache: ${uri}: ${digest} is not a sha256 digest; not stored`);
       return Promise.resolve(false);
@@ -549,7 +565,7 @@ export class DiskCache {
     if (this.queuedBytes + bytes.length > MAX_QUEUED_BYTES) {
       if (!this.silencedWriteErrors.has('QUEUE_FULL')) {
         this.silencedWriteErrors.add('QUEUE_FULL');
-        this.log(`[${label}] disk cache: ${uri}: ${mib(this.queuedBytes)} of writes are already waiting; not cached (logged once until a write succeeds)`);
+        this.log(`[${label}] disk cache: ${uri}: ${formatBytes(this.queuedBytes)} of writes are already waiting; not cached (logged once until a write succeeds)`);
       }
       return Promise.resolve(false);
     }
@@ -558,7 +574,7 @@ export class DiskCache {
     return job;
   }
 
-  /** Runs `job` once a write slot is free, never before the current turn of the event loop has ended. */
+  /** Runs `job` once a write slot is free and the reads have paused (see IDLE_BEFORE_WRITE_MS), never in the caller's turn of the event loop. */
   private enqueue(sizeBytes: number, job: () => Promise<boolean>): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       this.queuedBytes += sizeBytes;
@@ -573,19 +589,28 @@ export class DiskCache {
             this.pump();
           });
       });
-      if (!this.pumpScheduled) {
-        this.pumpScheduled = true;
-        // setImmediate: after the read that produced the bytes has answered its caller.
-        setImmediate(() => {
-          this.pumpScheduled = false;
-          this.pump();
-        });
-      }
+      this.schedulePump(IDLE_BEFORE_WRITE_MS);
     });
   }
 
+  private schedulePump(delayMs: number): void {
+    if (this.pumpTimer !== undefined) return;
+    this.pumpTimer = setTimeout(() => {
+      this.pumpTimer = undefined;
+      this.pump();
+    }, Math.max(0, delayMs));
+  }
+
+  /** Starts queued writes while slots are free: at once when closing or past WRITE_ANYWAY_BYTES, else after a pause in reads. */
   private pump(): void {
-    while (this.writesRunning < MAX_WRITES_IN_FLIGHT && this.queue.length > 0) this.queue.shift()!();
+    while (this.writesRunning < MAX_WRITES_IN_FLIGHT && this.queue.length > 0) {
+      const quietMs = performance.now() - this.lastActivityMs;
+      if (!this.closed && this.queuedBytes < WRITE_ANYWAY_BYTES && quietMs < IDLE_BEFORE_WRITE_MS) {
+        this.schedulePump(IDLE_BEFORE_WRITE_MS - quietMs);
+        return;
+      }
+      this.queue.shift()!();
+    }
   }
 
   private async writeFile(label: string, uri: string, digest: string, file: string, bytes: Uint8Array): Promise<boolean> {
@@ -997,7 +1022,4 @@ async function readListing(file: string): Promise<{ listing?: SavedListing; prob
   }
 }
 
-function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
 

@@ -75,6 +75,18 @@ export async function labelsOnDisk(subtree: string, isLabel: (name: string) => b
   return entries.filter((entry) => entry.isDirectory() && isLabel(entry.name)).map((entry) => entry.name).sort();
 }
 
+/** "350 B", "1.5 KiB", "12.0 MiB", "2.0 GiB": for log lines. */
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
 export async function readdirOrEmpty(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);

@@ -3,7 +3,19 @@
 // never race the daemon serving that mount (which prunes its own subtree at every start).
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { CacheLockedError, DiskCache, defaultCacheRoot, listSubtrees, readCacheStatus, type CacheStatus } from '../cache/disk-cache.js';
+import {
+  CacheLockedError,
+  DEFAULT_UNUSED_GRACE_MS,
+  DiskCache,
+  defaultCacheRoot,
+  listSubtrees,
+  readCacheStatus,
+  tidyCacheRoot,
+  type CacheStatus,
+} from '../cache/disk-cache.js';
+import { HeldDirectory } from '../cache/held-directory.js';
+import { escapeForLog } from '../format/escape.js';
+import { isValidLabel } from '../labels.js';
 import type { CacheAction } from './command-line.js';
 import { loadMountConfig } from './config.js';
 import { formatBytes } from './status.js';
@@ -27,6 +39,17 @@ export async function runCacheCommand(request: CacheRequest): Promise<{ text: st
   const keep = request.action === 'prune' ? (await loadMountConfig({ configPath: request.configPath })).servers.map((server) => server.label) : undefined;
   const lines: string[] = [];
   let exitCode = 0;
+  if (keep !== undefined && keys.length > 0) {
+    // Mounts whose mountpoint is gone, unused for the grace period, go whole (as at a daemon's start).
+    const held = await HeldDirectory.open(root);
+    try {
+      const tidy = await tidyCacheRoot({ root: held, ownKey: undefined, ownBytes: 0, limitBytes: Infinity, graceMs: DEFAULT_UNUSED_GRACE_MS, isLabel: isValidLabel, log: (line) => lines.push(line) });
+      const gone = new Set(tidy.removed.map((entry) => entry.key));
+      keys.splice(0, keys.length, ...keys.filter((key) => !gone.has(key)));
+    } finally {
+      await held.close();
+    }
+  }
   for (const key of keys) {
     let cache: DiskCache;
     try {
@@ -48,18 +71,28 @@ export async function runCacheCommand(request: CacheRequest): Promise<{ text: st
   return { text: `${lines.join('\n')}\n`, exitCode };
 }
 
-function renderCacheStatus(root: string, subtrees: readonly CacheStatus[]): string {
+function renderCacheStatus(root: string, subtrees: readonly CacheStatus[], nowMs = Date.now()): string {
   if (subtrees.length === 0) return `no disk cache under ${root}\n`;
-  const lines = [`disk cache ${root}`];
+  const total = subtrees.reduce((sum, subtree) => sum + subtree.bytes, 0);
+  const lines = [`disk cache ${root}: ${subtrees.length} mount${subtrees.length === 1 ? '' : 's'}, ${formatBytes(total)}`];
   for (const subtree of subtrees) {
-    const files = subtree.labels.reduce((sum, label) => sum + label.files, 0);
-    const bytes = subtree.labels.reduce((sum, label) => sum + label.bytes, 0);
-    const owner = subtree.lockHolderPid === undefined ? 'not in use' : `in use by pid ${subtree.lockHolderPid}`;
-    lines.push(`  ${path.basename(subtree.subtree)}  ${files} files, ${formatBytes(bytes)}; ${owner}`);
+    const owner = subtree.lockHolderPid === undefined ? 'not running' : `running (pid ${subtree.lockHolderPid})`;
+    const mountpoint =
+      subtree.mountpoint === undefined ? 'mountpoint unknown (written by an older version)' : `${escapeForLog(subtree.mountpoint)}${subtree.mountpointExists === false ? ' (gone)' : ''}`;
+    const used = subtree.lastUsedAt === undefined ? 'never used' : `last used ${subtree.lastUsedAt} (${ago(nowMs - Date.parse(subtree.lastUsedAt))})`;
+    lines.push(`  ${subtree.key}  ${mountpoint}`);
+    lines.push(`    ${subtree.files} files, ${formatBytes(subtree.bytes)}; ${used}; ${owner}`);
     for (const label of subtree.labels) {
       const listing = label.listingSavedAt === undefined ? 'no saved listing' : `listing saved ${label.listingSavedAt}`;
       lines.push(`    ${label.label.padEnd(16)} ${String(label.files).padStart(6)} files ${formatBytes(label.bytes).padStart(10)}  ${listing}`);
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+function ago(ms: number): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000));
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `${hours} h ago` : `${Math.round(hours / 24)} days ago`;
 }

@@ -25,8 +25,8 @@ export interface MountOptions {
   /** The mount appears by then even if servers are still connecting or listing. */
   startupTimeoutMs: number;
   cacheBytes: number;
-  /** The verified disk cache: its root (undefined: the default) and bound; undefined with --no-disk-cache. */
-  diskCache: { root: string | undefined; limitBytes: number } | undefined;
+  /** The verified disk cache: its root (undefined: the default), this mount's bound and the whole root's; undefined with --no-disk-cache. */
+  diskCache: { root: string | undefined; limitBytes: number; rootLimitBytes: number } | undefined;
   /** How long the kernel may reuse names and attributes without asking; undefined: the backend's default. */
   metadataTtlSeconds: number | undefined;
   /** --fuse-backend; undefined: libfuse3 when its addon loads, else libfuse2. */
@@ -96,6 +96,7 @@ function parseMount(argv: readonly string[]): Command {
     'cache-size': { type: 'string' },
     'cache-dir': { type: 'string' },
     'disk-cache-size': { type: 'string' },
+    'disk-cache-total-size': { type: 'string' },
     'no-disk-cache': { type: 'boolean' },
     'metadata-ttl': { type: 'string' },
     'fuse-backend': { type: 'string' },
@@ -118,9 +119,11 @@ function parseMount(argv: readonly string[]): Command {
   const startupSeconds = positiveNumber((values['startup-timeout'] as string | undefined) ?? '30', '--startup-timeout');
   const cacheMiB = positiveNumber((values['cache-size'] as string | undefined) ?? '256', '--cache-size');
   const diskCacheMiB = positiveNumber((values['disk-cache-size'] as string | undefined) ?? '1024', '--disk-cache-size');
+  // The whole root's bound never cuts a mount's own below what was asked for with --disk-cache-size.
+  const diskCacheTotalMiB = positiveNumber((values['disk-cache-total-size'] as string | undefined) ?? String(Math.max(2048, diskCacheMiB)), '--disk-cache-total-size');
   const noDiskCache = (values['no-disk-cache'] as boolean | undefined) ?? false;
-  if (noDiskCache && (values['cache-dir'] !== undefined || values['disk-cache-size'] !== undefined)) {
-    throw new ConfigError('--no-disk-cache cannot be combined with --cache-dir or --disk-cache-size');
+  if (noDiskCache && (values['cache-dir'] !== undefined || values['disk-cache-size'] !== undefined || values['disk-cache-total-size'] !== undefined)) {
+    throw new ConfigError('--no-disk-cache cannot be combined with --cache-dir, --disk-cache-size or --disk-cache-total-size');
   }
   const metadataTtlText = values['metadata-ttl'] as string | undefined;
   const metadataTtlSeconds = metadataTtlText === undefined ? undefined : Number(metadataTtlText);
@@ -148,7 +151,9 @@ function parseMount(argv: readonly string[]): Command {
       timeoutMs: Math.round(timeoutSeconds * 1000),
       startupTimeoutMs: Math.round(startupSeconds * 1000),
       cacheBytes: Math.round(cacheMiB * MIB),
-      diskCache: noDiskCache ? undefined : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB) },
+      diskCache: noDiskCache
+        ? undefined
+        : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB), rootLimitBytes: Math.round(diskCacheTotalMiB * MIB) },
       metadataTtlSeconds,
       fuseBackend,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,

@@ -2,7 +2,8 @@
 
 export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server LABEL=COMMAND|URL]... [--only LABEL,...]
                     [--timeout SECONDS] [--startup-timeout SECONDS] [--protocol-version VERSION]
-                    [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB] [--no-disk-cache]
+                    [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB]
+                    [--disk-cache-total-size MIB] [--no-disk-cache]
                     [--metadata-ttl SECONDS] [--fuse-backend libfuse3|libfuse2] [--no-dynamic]
                     [--approved-only LABEL,...] [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
@@ -40,6 +41,11 @@ Mount options:
                           is offline (default $XDG_CACHE_HOME/skills-mount, ~/.cache/skills-mount)
   --disk-cache-size MIB   bound on the disk cache of this mount (default 1024; least recently
                           used files go first)
+  --disk-cache-total-size MIB
+                          bound on the whole cache folder, every mount's part together
+                          (default 2048, or --disk-cache-size if larger); at start the least
+                          recently used parts of mounts not running go first, and parts whose
+                          mountpoint is gone go after 7 days unused
   --no-disk-cache         keep verified content in memory only
   --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 600 on
                           libfuse3, where every change the mount learns of is invalidated at
@@ -72,8 +78,10 @@ Commands:
   revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the mount)
   approvals               the stored approvals ($XDG_CONFIG_HOME/skills-mount/approvals.json)
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
-  cache status            the disk cache per mount and server: files, bytes, saved listing
-  cache prune             removes the cached content of servers no longer in the config
+  cache status            the disk cache per mount (mountpoint, size, last used, running or
+                          not) and per server: files, bytes, saved listing
+  cache prune             removes the cached content of servers no longer in the config, and
+                          of mounts whose mountpoint is gone (unused for 7 days)
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 

@@ -18,7 +18,7 @@ describe('command line', () => {
         timeoutMs: 2_500,
         startupTimeoutMs: 30_000,
         cacheBytes: 64 * 1024 * 1024,
-        diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 },
+        diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024, rootLimitBytes: 2048 * 1024 * 1024 },
         metadataTtlSeconds: undefined,
         fuseBackend: undefined,
         hideDynamic: true,
@@ -51,6 +51,10 @@ describe('command line', () => {
   it('the disk cache is on by default (1 GiB); --cache-dir and --disk-cache-size set it, --no-disk-cache turns it off and refuses the other two', () => {
     expect(parseCommandLine(['/m', '--cache-dir', '/c', '--disk-cache-size', '8'])).toMatchObject({ options: { diskCache: { root: '/c', limitBytes: 8 * 1024 * 1024 } } });
     expect(parseCommandLine(['/m', '--no-disk-cache'])).toMatchObject({ options: { diskCache: undefined } });
+    // The whole root's bound: 2048 MiB, never below this mount's own.
+    expect(parseCommandLine(['/m', '--disk-cache-total-size', '100'])).toMatchObject({ options: { diskCache: { rootLimitBytes: 100 * 1024 * 1024 } } });
+    expect(parseCommandLine(['/m', '--disk-cache-size', '4096'])).toMatchObject({ options: { diskCache: { rootLimitBytes: 4096 * 1024 * 1024 } } });
+    expect(() => parseCommandLine(['/m', '--no-disk-cache', '--disk-cache-total-size', '1'])).toThrow('--no-disk-cache cannot be combined');
     expect(() => parseCommandLine(['/m', '--no-disk-cache', '--cache-dir', '/c'])).toThrow(/--no-disk-cache cannot be combined with --cache-dir/);
     expect(() => parseCommandLine(['/m', '--disk-cache-size', '0'])).toThrow(/--disk-cache-size must be a positive number, got "0"/);
   });

@@ -206,6 +206,9 @@ describe('reads are verified again', () => {
     expect(s.lines).toEqual([`[alpha] disk cache: ${URI}: a directory, not a regular file; discarded`]);
     await expect(lstat(file)).rejects.toThrow(/ENOENT/);
 
+    // Stored again, then a FIFO in its place.
+    expect(await store.put(URI, digestOf(TEXT), bytesOf(TEXT))).toBe(true);
+    await rm(file);
     execFileSync('mkfifo', [file]);
     expect(await store.get(URI, digestOf(TEXT))).toBeUndefined();
     expect(s.lines[1]).toBe(`[alpha] disk cache: ${URI}: a FIFO, not a regular file; discarded`);
