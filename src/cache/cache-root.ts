@@ -159,7 +159,8 @@ export async function tidyCacheRoot(options: TidyOptions): Promise<TidyResult> {
   const others: SubtreeFacts[] = [];
   for (const key of await listSubtrees(root.at(''))) {
     if (key === options.ownKey) continue;
-    const facts = await readSubtreeFacts(root.at(key), key, options.isLabel);
+    // Best effort: a subtree that cannot be read (permissions changed by hand) is left as it is.
+    const facts = await readSubtreeFacts(root.at(key), key, options.isLabel).catch(() => undefined);
     if (facts !== undefined) others.push(facts);
   }
   const removed: TidyResult['removed'] = [];

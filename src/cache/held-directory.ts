@@ -26,7 +26,7 @@ export class HeldDirectory {
    * O_DIRECTORY, so anything but a directory fails with ENOTDIR. `through` reaches it (a path
    * under another held directory); `dir` is how it is named.
    */
-  static async open(dir: string, through: string = dir): Promise<HeldDirectory> {
+  static async open(dir: string, through: string = dir, knownProc?: boolean): Promise<HeldDirectory> {
     let handle: FileHandle;
     try {
       handle = await open(through, DIRECTORY_FLAGS);
@@ -41,8 +41,10 @@ export class HeldDirectory {
       const stats = await handle.stat();
       if (!stats.isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, open '${dir}'`), { code: 'ENOTDIR' });
       const proc = `/proc/self/fd/${handle.fd}`;
-      const viaProc = await stat(proc).catch(() => undefined);
-      const base = viaProc !== undefined && viaProc.dev === stats.dev && viaProc.ino === stats.ino ? proc : dir;
+      // Whether /proc reaches our descriptors is known once a parent was opened: ask only for the first.
+      const viaProc = knownProc === undefined ? await stat(proc).catch(() => undefined) : undefined;
+      const reaches = knownProc ?? (viaProc !== undefined && viaProc.dev === stats.dev && viaProc.ino === stats.ino);
+      const base = reaches ? proc : dir;
       if (base === proc) shownByFd.set(handle.fd, dir);
       return new HeldDirectory(dir, handle, stats, base);
     } catch (error) {
@@ -76,7 +78,7 @@ export class HeldDirectory {
         if (errorCode(error) !== 'EEXIST') throw error;
       });
     }
-    return HeldDirectory.open(this.shown(name), this.at(name));
+    return HeldDirectory.open(this.shown(name), this.at(name), this.throughDescriptor);
   }
 
   /** Whether `shownPath` still names this directory (not moved away, not replaced by a link or another directory). */

@@ -41,14 +41,8 @@ export async function runCacheCommand(request: CacheRequest): Promise<{ text: st
   let exitCode = 0;
   if (keep !== undefined && keys.length > 0) {
     // Mounts whose mountpoint is gone, unused for the grace period, go whole (as at a daemon's start).
-    const held = await HeldDirectory.open(root);
-    try {
-      const tidy = await tidyCacheRoot({ root: held, ownKey: undefined, ownBytes: 0, limitBytes: Infinity, graceMs: DEFAULT_UNUSED_GRACE_MS, isLabel: isValidLabel, log: (line) => lines.push(line) });
-      const gone = new Set(tidy.removed.map((entry) => entry.key));
-      keys.splice(0, keys.length, ...keys.filter((key) => !gone.has(key)));
-    } finally {
-      await held.close();
-    }
+    const gone = await removeGoneMounts(root, lines);
+    keys.splice(0, keys.length, ...keys.filter((key) => !gone.has(key)));
   }
   for (const key of keys) {
     let cache: DiskCache;
@@ -69,6 +63,23 @@ export async function runCacheCommand(request: CacheRequest): Promise<{ text: st
   }
   if (keys.length === 0) lines.push(`no disk cache under ${root}`);
   return { text: `${lines.join('\n')}\n`, exitCode };
+}
+
+/** The keys of the subtrees removed because their mountpoint is gone; a root that cannot be opened removes nothing (one line). */
+async function removeGoneMounts(root: string, lines: string[]): Promise<Set<string>> {
+  let held: HeldDirectory;
+  try {
+    held = await HeldDirectory.open(root);
+  } catch (error) {
+    lines.push(`disk cache ${root}: cannot open it (${(error as Error).message}); mounts whose mountpoint is gone are left`);
+    return new Set();
+  }
+  try {
+    const tidy = await tidyCacheRoot({ root: held, ownKey: undefined, ownBytes: 0, limitBytes: Infinity, graceMs: DEFAULT_UNUSED_GRACE_MS, isLabel: isValidLabel, log: (line) => lines.push(line) });
+    return new Set(tidy.removed.map((entry) => entry.key));
+  } finally {
+    await held.close();
+  }
 }
 
 function renderCacheStatus(root: string, subtrees: readonly CacheStatus[], nowMs = Date.now()): string {
