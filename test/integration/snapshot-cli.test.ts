@@ -1,0 +1,230 @@
+// `skills-mount snapshot` and `verify` as a user runs them (the built CLI, no kernel mount):
+// the generated corpus over stdio and over Streamable HTTP equals the corpus and the view of an
+// in-process filesystem core over the same server; exit codes 0/1/2; a refused destination; a
+// SIGKILL in the middle of a snapshot leaves the published one verifying, and the next run
+// succeeds and removes what the killed one left.
+import { InMemoryTransport } from '@modelcontextprotocol/client';
+import { spawn } from 'node:child_process';
+import { cp, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContentCache } from '../../src/catalog/content-cache.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
+import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
+import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
+import { createSkillsServer } from '../../src/server/index.js';
+import { nodeSnapshotFs } from '../../src/snapshot/snapshot-fs.js';
+import { snapshotsDirOf } from '../../src/snapshot/snapshot-store.js';
+import { exitOf } from '../support/children.js';
+import { startHttpServe } from '../support/http-server.js';
+import { CORPUS_DIR, SKILLS_MOUNT, SKILLS_SERVE } from '../support/mount-harness.js';
+import { EXAMPLES } from '../support/server-harness.js';
+import { run } from '../support/fuse-harness.js';
+import { waitFor } from '../support/poll.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const made: string[] = [];
+afterAll(async () => {
+  for (const dir of made.splice(0)) await nodeSnapshotFs.removeTree(dir);
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await makeTempDir('skills-mount-snapshot-');
+  made.push(dir);
+  return dir;
+}
+
+/** The built CLI with its own cache and config homes; resolves exit code and output. */
+function cli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function serverFlag(label: string, dir: string, ...flags: string[]): string {
+  return `${label}=${process.execPath} ${SKILLS_SERVE} ${dir} ${flags.join(' ')}`.trim();
+}
+
+/** Every file below `dir` (relative), the snapshot's manifest aside. */
+async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(path.join(dir, prefix), { withFileTypes: true })) {
+    const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    if (relative === '.snapshot.json') continue;
+    if (entry.isDirectory()) files.push(...(await filesUnder(dir, relative)));
+    else files.push(relative);
+  }
+  return files.sort();
+}
+
+/** The in-process core over the same corpus (in-memory transport): what the mount would show. */
+async function coreOverCorpus(): Promise<{ files: Map<string, Buffer>; skillsJson: { servers: Array<{ skills: unknown[] }> }; close(): Promise<void> }> {
+  const served = await createSkillsServer({ root: CORPUS_DIR, debounceMs: 30, log: () => undefined });
+  const source = new McpSkillSource('corpus', { kind: 'stdio', command: 'unused', args: [], env: {}, cwd: undefined }, {
+    timeoutMs: 10_000,
+    log: () => {},
+    createTransport: () => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      void served.server.connect(serverSide);
+      return clientSide;
+    },
+    minBackoffMs: 60_000,
+  });
+  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => {}, cache: new ContentCache(256 * 1024 * 1024), hideDynamic: true });
+  await source.start();
+  await catalog.refresh();
+  const core = new SkillsFilesystem([catalog]);
+  const files = new Map<string, Buffer>();
+  const walk = async (dir: string): Promise<void> => {
+    for (const name of await core.readdir(`/${dir}`)) {
+      const relative = dir === '' ? name : `${dir}/${name}`;
+      if (relative === 'status.json') continue;
+      if ((await core.getattr(`/${relative}`)).kind === 'directory') await walk(relative);
+      else {
+        const handle = await core.open(`/${relative}`);
+        files.set(relative, Buffer.from(core.read(handle, 0, 64 * 1024 * 1024)));
+        core.release(handle);
+      }
+    }
+  };
+  await walk('');
+  const skillsJson = JSON.parse(files.get('skills.json')!.toString('utf8'));
+  return { files, skillsJson, close: async () => (await source.close(), await served.close()) };
+}
+
+describe('a snapshot of the generated corpus', () => {
+  let expected: Awaited<ReturnType<typeof coreOverCorpus>>;
+  beforeAll(async () => {
+    expected = await coreOverCorpus();
+  });
+  afterAll(async () => expected?.close());
+
+  async function checkAgainstCore(dest: string): Promise<void> {
+    const written = await filesUnder(dest);
+    expect(written).toEqual([...expected.files.keys()].sort());
+    for (const file of written) {
+      if (file === 'skills.json') continue;
+      expect((await readFile(path.join(dest, file))).equals(expected.files.get(file)!), file).toBe(true);
+    }
+    // skills.json: the same skills, states and digests as the core's (server fields are per connection).
+    const snapshotJson = JSON.parse(await readFile(path.join(dest, 'skills.json'), 'utf8'));
+    expect(snapshotJson.mount).toBeUndefined();
+    expect(snapshotJson.servers[0].skills).toEqual(expected.skillsJson.servers[0]!.skills);
+    expect(snapshotJson.servers[0]).toMatchObject({ label: 'corpus', state: 'connected', listingComplete: true });
+    // And what diff -r says against the served folder itself.
+    const diff = await run('diff', ['-r', CORPUS_DIR, path.join(dest, 'corpus')], 60_000);
+    expect(diff.stdout + diff.stderr).toBe('');
+    const verify = await cli(['verify', dest]);
+    expect(verify.stdout).toMatch(/verified \(/);
+    expect(verify.code).toBe(0);
+  }
+
+  it('over stdio: the corpus, byte for byte, as the in-process core shows it; one summary line; exit 0', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const result = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('corpus', CORPUS_DIR)]);
+    expect(result.stderr).toMatch(/snapshot \S+ published at .*: 1\/1 servers whole; \d+ skills, \d+ files, [\d.]+ MiB \(0 linked, \d+ fetched\)/);
+    expect(result.code).toBe(0);
+    await checkAgainstCore(dest);
+  });
+
+  it('over Streamable HTTP: the same; a second run changes nothing and fetches nothing', async () => {
+    const server = await startHttpServe([CORPUS_DIR]);
+    try {
+      const dest = path.join(await tempDir(), 'skills');
+      const first = await cli(['snapshot', dest, '--no-disk-cache', '--server', `corpus=${server.url}`]);
+      expect(first.code, first.stderr).toBe(0);
+      await checkAgainstCore(dest);
+      const target = await readlink(dest);
+      const second = await cli(['snapshot', dest, '--no-disk-cache', '--verbose', '--server', `corpus=${server.url}`]);
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toMatch(/unchanged: 1\/1 servers whole; .*\(0 linked, 0 fetched\)/);
+      expect(second.stderr).not.toMatch(/resources\/read/);
+      expect(await readlink(dest)).toBe(target);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('exit codes and refusals', () => {
+  it('2 on a usage error, with the usage', async () => {
+    const result = await cli(['snapshot']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/snapshot takes a DEST/);
+    expect((await cli(['verify'])).code).toBe(2);
+  });
+
+  it('2 for a destination inside a harness discovery folder, with the mount\'s message, and nothing written', async () => {
+    const home = await tempDir();
+    await mkdir(path.join(home, '.claude', 'skills'), { recursive: true });
+    const dest = path.join(home, '.claude', 'skills', 'mcp');
+    const result = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)], { HOME: home });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/is inside ~\/\.claude\/skills, a folder Claude Code, .* load skills from; MCP-served content must stay out of every discovery path/);
+    expect(await readdir(path.join(home, '.claude', 'skills'))).toEqual([]);
+  });
+
+  it('1 when a server cannot be snapshotted, naming it; the reachable servers are published', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const result = await cli(['snapshot', dest, '--no-disk-cache', '--timeout', '3', '--server', serverFlag('good', EXAMPLES), '--server', 'gone=/nonexistent/command']);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(/\[gone\] not snapshotted whole: failed/);
+    expect(result.stderr).toMatch(/1\/2 servers whole \(failed: gone\)/);
+    expect((await filesUnder(dest)).filter((file) => file.startsWith('good/'))).toContain('good/hello-mount/SKILL.md');
+  });
+
+  it('verify exits 1 naming a byte changed in the published snapshot', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const file = path.join(dest, 'demo/hello-mount/SKILL.md');
+    await run('chmod', ['u+w', path.dirname(file), file]);
+    await writeFile(file, `${await readFile(file, 'utf8')}x`);
+    const verify = await cli(['verify', dest]);
+    expect(verify.code).toBe(1);
+    expect(verify.stdout).toMatch(/^differs +demo\/hello-mount\/SKILL\.md: .*bytes, expected/m);
+  });
+});
+
+describe('SIGKILL in the middle of a snapshot', () => {
+  it('leaves the published snapshot as it was (verify passes); the next run succeeds and removes the leftover build', async () => {
+    const dir = await tempDir();
+    const served = path.join(dir, 'served');
+    await cp(EXAMPLES, served, { recursive: true });
+    const dest = path.join(dir, 'skills');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)])).code).toBe(0);
+    const published = await readlink(dest);
+    // Tens of MB more to fetch: the next run is still writing when it is killed.
+    await cp(CORPUS_DIR, path.join(served, 'big'), { recursive: true });
+    const child = spawn(process.execPath, [SKILLS_MOUNT, 'snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)], { stdio: 'ignore' });
+    const snapshots = snapshotsDirOf(dest);
+    const buildHasFiles = async () => {
+      const builds = (await readdir(snapshots)).filter((name) => name.startsWith('.build-'));
+      if (builds.length === 0) return false;
+      const files = await filesUnder(path.join(snapshots, builds[0]!)).catch(() => []);
+      return files.length >= 10;
+    };
+    await waitFor(buildHasFiles, 60_000, 'the second snapshot to be half written');
+    child.kill('SIGKILL');
+    await exitOf(child);
+    expect(await readlink(dest)).toBe(published);
+    expect((await readdir(snapshots)).some((name) => name.startsWith('.build-'))).toBe(true);
+    const verify = await cli(['verify', dest]);
+    expect(verify.code, verify.stdout).toBe(0);
+    const next = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)]);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stderr).toMatch(/removing \.build-\S+, left by an interrupted run/);
+    expect(await readlink(dest)).not.toBe(published);
+    expect((await readdir(snapshots)).filter((name) => name.startsWith('.build-'))).toEqual([]);
+    expect(await filesUnder(path.join(dest, 's', 'big'))).toEqual(await filesUnder(CORPUS_DIR));
+    expect((await cli(['verify', dest])).code).toBe(0);
+  });
+});
