@@ -178,11 +178,11 @@ function approvedOnlyLabels(servers: ReadonlyArray<{ label: string; approvedOnly
 }
 
 /** The disk cache at its root (never inside the mount: the daemon would read its own mount and hang). */
-async function openDiskCache(settings: { root: string | undefined; limitBytes: number }, mountpoint: string, log: (line: string) => void): Promise<DiskCache> {
+async function openDiskCache(settings: { root: string | undefined; limitBytes: number; rootLimitBytes: number }, mountpoint: string, log: (line: string) => void): Promise<DiskCache> {
   const root = path.resolve(settings.root ?? defaultCacheRoot(process.env, homedir()));
   if (root === mountpoint || root.startsWith(`${mountpoint}/`)) throw new ConfigError(`--cache-dir ${root} is inside the mountpoint ${mountpoint}`);
-  const cache = await DiskCache.open({ root, mountpoint, limitBytes: settings.limitBytes, log });
-  log(`disk cache ${cache.subtree} (${Math.round(cache.totalBytes / 2 ** 20)} of ${Math.round(settings.limitBytes / 2 ** 20)} MiB used)`);
+  const cache = await DiskCache.open({ root, mountpoint, limitBytes: settings.limitBytes, rootLimitBytes: settings.rootLimitBytes, log });
+  log(`disk cache ${cache.subtree} (${Math.round(cache.totalBytes / 2 ** 20)} of ${Math.round(cache.limitBytes / 2 ** 20)} MiB used)`);
   return cache;
 }
 
