@@ -25,7 +25,7 @@ import { loadMountConfig } from './config.js';
 import { StartupProgress } from './progress.js';
 
 /** Memory for verified contents while a snapshot is written (the disk cache and earlier snapshots hold the rest). */
-const CONTENT_CACHE_BYTES = 256 * 1024 * 1024;
+const CONTENT_CACHE_BYTES = 64 * 1024 * 1024;
 const MIB = 1024 * 1024;
 
 /** Runs the snapshot (or the watch until a signal); resolves the exit code: 0 all servers whole, 1 some failed. */
@@ -144,7 +144,8 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
       // What a reader of the mount does: an operation on each label refreshes a listing past its ttlMs.
       tick: () => {
         for (const catalog of catalogs) void catalog.lookup('').catch(() => {});
-        if (options.approved) void filesystem.getattr(`/${APPROVED_DIR}`).catch(() => {});
+        // And re-reads the approvals file if it changed (skills.json shows approvals too).
+        void filesystem.getattr(`/${APPROVED_DIR}`).catch(() => {});
       },
       signal: controller.signal,
       log,

@@ -23,6 +23,8 @@ export interface ManifestServer {
   state: string;
   /** Why this server's part of the snapshot is incomplete, when it is (the run then exits 1). */
   failed?: string;
+  /** Set when the server showed nothing this time: its files are the previous snapshot's, carried over unchanged. */
+  keptFromPrevious?: true;
 }
 
 export interface ManifestOmission {

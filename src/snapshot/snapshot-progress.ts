@@ -14,6 +14,7 @@ const MIB = 1024 * 1024;
 
 export class SnapshotProgress implements SnapshotProgressSink {
   private total = 0;
+  private skills = 0;
   private done = 0;
   private bytes = 0;
   private linked = 0;
@@ -31,7 +32,7 @@ export class SnapshotProgress implements SnapshotProgressSink {
 
   /** A new snapshot run: counts start again, the line is drawn while it runs. */
   start(): void {
-    this.total = this.done = this.bytes = this.linked = this.fetched = 0;
+    this.total = this.skills = this.done = this.bytes = this.linked = this.fetched = 0;
     this.startedAtMs = Date.now();
     if (!this.enabled || this.timer) return;
     this.timer = setInterval(() => this.draw(), TICK_MS);
@@ -39,8 +40,9 @@ export class SnapshotProgress implements SnapshotProgressSink {
     this.draw();
   }
 
-  walked(files: number): void {
+  walked(files: number, skills: number): void {
     this.total = files;
+    this.skills = skills;
     this.draw();
   }
 
@@ -68,7 +70,7 @@ export class SnapshotProgress implements SnapshotProgressSink {
   /** The progress line's text (without terminal control codes). */
   line(): string {
     const seconds = ((Date.now() - this.startedAtMs) / 1000).toFixed(1);
-    const files = this.total === 0 ? 'listing files' : `${this.done.toLocaleString('en-US')}/${this.total.toLocaleString('en-US')} files`;
+    const files = this.total === 0 ? 'listing files' : `${this.skills.toLocaleString('en-US')} skills, ${this.done.toLocaleString('en-US')}/${this.total.toLocaleString('en-US')} files`;
     return `${SPINNER[this.frame % SPINNER.length]} ${seconds}s  ${this.servers} server${this.servers === 1 ? '' : 's'}; ${files}, ${(this.bytes / MIB).toFixed(1)} MiB (${this.linked.toLocaleString('en-US')} linked, ${this.fetched.toLocaleString('en-US')} fetched)`;
   }
 

@@ -26,7 +26,7 @@ export type SnapshotViewName = 'mount' | 'approved';
 
 /** What a snapshot run reports as it goes (the terminal's progress line). */
 export interface SnapshotProgressSink {
-  walked?(files: number): void;
+  walked?(files: number, skills: number): void;
   fileDone?(bytes: number, how: 'linked' | 'fetched'): void;
 }
 
@@ -115,7 +115,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
 async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, options: WriteSnapshotOptions): Promise<SnapshotResult> {
   const { core, view } = options;
   const fs = options.fs ?? nodeSnapshotFs;
-  options.progress?.walked?.(walk.files.length);
+  options.progress?.walked?.(walk.files.length, walk.files.filter((file) => file.path.endsWith('/SKILL.md')).length);
   for (const dir of walk.directories) await build.ensureDirectory(dir);
 
   const previous = previousFiles(published);
@@ -153,6 +153,12 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
   const ownerOf = (relative: string): string => ownerIn(skillDirs, view === 'approved' ? relative.slice(APPROVED_DIR.length + 1) : relative) ?? relative;
   const omitted = new Map<string, string>();
   const serverFailures = new Map<string, string>();
+  // A rejected skill first: the catalog's reason stays the same from run to run (a read of it now only says it is rejected).
+  for (const server of catalog?.servers ?? []) {
+    for (const skill of server.skills) {
+      if (skill.state === 'rejected') omitted.set(skill.path, `rejected: ${skill.rejected ?? 'its SKILL.md failed verification'}`);
+    }
+  }
   for (const { path, error } of failures) {
     const owner = ownerOf(path);
     const verification = error instanceof IntegrityError;
@@ -160,9 +166,6 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
     if (!verification) serverFailures.set(labelOf(path, view), `${path}: ${errorMessage(error)}`);
   }
   for (const server of catalog?.servers ?? []) {
-    for (const skill of server.skills) {
-      if (skill.state === 'rejected' && !omitted.has(skill.path)) omitted.set(skill.path, `rejected: ${skill.rejected ?? 'its SKILL.md failed verification'}`);
-    }
     const problem = serverProblem(server);
     if (problem !== undefined && !serverFailures.has(server.label)) serverFailures.set(server.label, problem);
   }
@@ -178,6 +181,22 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
     if (omittedPaths.some((owner) => dir === owner || dir.startsWith(`${owner}/`))) await build.removeDirectoryIfEmpty(dir);
   }
 
+  // A server that showed nothing this time keeps its part of the previous snapshot rather than losing it.
+  const carried = new Set<string>();
+  for (const label of serverFailures.keys()) {
+    const prefix = view === 'approved' ? `${APPROVED_DIR}/${label}/` : `${label}/`;
+    if (previous === undefined || kept.some((file) => file.path.startsWith(prefix))) continue;
+    const files = published?.manifest?.files.filter((file) => file.path.startsWith(prefix)) ?? [];
+    if (files.length === 0) continue;
+    for (const dir of published!.manifest!.directories.filter((dir) => dir.startsWith(prefix))) await build.ensureDirectory(dir);
+    for (const file of files) {
+      const reused = await linkFromPrevious(build, fs, { path: file.path, corePath: '', sizeBytes: file.sizeBytes, digest: file.sha256, verified: file.verified }, previous, true);
+      if (reused) kept.push({ ...reused, verified: file.verified });
+    }
+    carried.add(label);
+    options.log(`snapshot: [${label}] kept its part of snapshot ${published!.id} (${files.length} files): ${serverFailures.get(label)!}`);
+  }
+
   for (const document of walk.documents) {
     const bytes = await readWhole(core, `/${document}`);
     await build.writeFile(document, bytes);
@@ -189,6 +208,7 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
     label: server.label,
     state: server.state,
     ...(serverFailures.has(server.label) ? { failed: serverFailures.get(server.label)! } : {}),
+    ...(carried.has(server.label) ? { keptFromPrevious: true } : {}),
   }));
   const omissions: ManifestOmission[] = [...omitted.entries()].map(([owner, reason]) => ({ path: view === 'approved' ? `${APPROVED_DIR}/${owner}` : owner, reason })).sort((a, b) => compare(a.path, b.path));
   for (const omission of omissions) options.log(`snapshot: left out ${omission.path}: ${omission.reason}`);
@@ -281,9 +301,9 @@ async function digestOf(core: FilesystemCore, corePath: string): Promise<{ diges
 }
 
 /** An earlier snapshot's file with the listed digest, hashed again now, linked in; undefined when none still holds those bytes. */
-async function linkFromPrevious(build: SnapshotBuild, fs: SnapshotFs, file: WalkedFile, previous: PreviousFiles | undefined): Promise<ManifestFile | undefined> {
+async function linkFromPrevious(build: SnapshotBuild, fs: SnapshotFs, file: WalkedFile, previous: PreviousFiles | undefined, samePath = false): Promise<ManifestFile | undefined> {
   if (previous === undefined || file.digest === undefined) return undefined;
-  const candidates = previous.byDigest.get(file.digest) ?? [];
+  const candidates = samePath ? [{ path: file.path, sizeBytes: file.sizeBytes }] : (previous.byDigest.get(file.digest) ?? []);
   for (const candidate of candidates) {
     if (candidate.sizeBytes !== file.sizeBytes) continue;
     const source = `${previous.dir}/${candidate.path}`;

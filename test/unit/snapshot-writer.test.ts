@@ -214,11 +214,13 @@ describe('a snapshot of the filesystem core', () => {
     const written = await filesUnder(dest);
     expect([...written.keys()].filter((file) => file.startsWith('docs/guide')).sort()).toEqual(['docs/guide/inner/SKILL.md', 'docs/guide/inner/ref.md']);
     const manifest = await manifestAt(dest);
-    expect(manifest.omitted).toEqual([{ path: 'docs/guide', reason: expect.stringMatching(/^failed verification: .*skill:\/\/guide\/SKILL\.md: size mismatch/) }]);
+    expect(manifest.omitted).toEqual([{ path: 'docs/guide', reason: expect.stringMatching(/^rejected: .*skill:\/\/guide\/SKILL\.md: size mismatch/) }]);
     const guide = JSON.parse(written.get('skills.json')!.toString()).servers[0].skills.find((skill: { path: string }) => skill.path === 'docs/guide');
     expect(guide).toMatchObject({ state: 'rejected', rejected: expect.any(String) });
     expect(run.logs.join('\n')).toMatch(/left out docs\/guide: /);
     expect((await verifySnapshot(dest)).problems).toEqual([]);
+    // The next run finds the same (the catalog keeps the rejection and its reason): nothing new is published.
+    expect(await run.snapshot()).toMatchObject({ outcome: 'unchanged', id: result.id });
   });
 
   it('a supporting file that fails verification takes its whole skill out: what was already written of it is removed', async () => {
@@ -245,6 +247,26 @@ describe('a snapshot of the filesystem core', () => {
     expect(result.failures).toEqual([{ label: 'docs', reason: expect.stringMatching(/connection lost/) }]);
     expect((await manifestAt(dest)).servers).toEqual([{ label: 'docs', state: 'connected', failed: expect.stringMatching(/connection lost/) }]);
     expect([...(await filesUnder(dest)).keys()]).toEqual(['skills.json']);
+  });
+
+  it('a server that cannot be reached on a later run keeps its part of the previous snapshot, marked; it is named as failed', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const source = serverWithSkills();
+    const first = await start(source, dest);
+    await first.snapshot();
+    await first.close();
+    const before = await filesUnder(dest);
+    source.status = { status: 'failed', reason: 'cannot connect: connection refused' };
+    const second = await start(source, dest);
+    const result = await second.snapshot();
+    expect(result.failures).toEqual([{ label: 'docs', reason: expect.stringMatching(/connection refused/) }]);
+    const after = await filesUnder(dest);
+    for (const [file, bytes] of before) if (file !== 'skills.json') expect(after.get(file)?.equals(bytes), file).toBe(true);
+    expect((await manifestAt(dest)).servers).toEqual([{ label: 'docs', state: 'failed', failed: expect.stringMatching(/connection refused/), keptFromPrevious: true }]);
+    expect(JSON.parse(after.get('skills.json')!.toString()).servers[0]).toMatchObject({ label: 'docs', state: 'failed' });
+    expect((await verifySnapshot(dest)).problems).toEqual([]);
+    // Still unreachable: nothing new to publish.
+    expect(await second.snapshot()).toMatchObject({ outcome: 'unchanged', id: result.id });
   });
 
   it('"dynamic" skills are left out unless asked for, and then marked unverified', async () => {
