@@ -194,25 +194,42 @@ describe('exit codes and refusals', () => {
   });
 });
 
+/** A served folder with one small snapshot published, then tens of MB more to fetch, and a run writing its snapshot. */
+async function halfWritten(): Promise<{ dest: string; served: string; published: string; child: ReturnType<typeof spawn> }> {
+  const dir = await tempDir();
+  const served = path.join(dir, 'served');
+  await cp(EXAMPLES, served, { recursive: true });
+  const dest = path.join(dir, 'skills');
+  expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)])).code).toBe(0);
+  const published = await readlink(dest);
+  await cp(CORPUS_DIR, path.join(served, 'big'), { recursive: true });
+  const child = spawn(process.execPath, [SKILLS_MOUNT, 'snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)], { stdio: 'ignore' });
+  const snapshots = snapshotsDirOf(dest);
+  const buildHasFiles = async () => {
+    const builds = (await readdir(snapshots)).filter((name) => name.startsWith('.build-'));
+    if (builds.length === 0) return false;
+    const files = await filesUnder(path.join(snapshots, builds[0]!)).catch(() => []);
+    return files.length >= 10;
+  };
+  await waitFor(buildHasFiles, 60_000, 'the second snapshot to be half written');
+  return { dest, served, published, child };
+}
+
+describe('SIGTERM in the middle of a snapshot', () => {
+  it('stops it with exit 1, removes its build and leaves the published snapshot', async () => {
+    const { dest, published, child } = await halfWritten();
+    child.kill('SIGTERM');
+    expect((await exitOf(child)).code).toBe(1);
+    expect(await readlink(dest)).toBe(published);
+    expect((await readdir(snapshotsDirOf(dest))).filter((name) => name.startsWith('.'))).toEqual([]);
+    expect((await cli(['verify', dest])).code).toBe(0);
+  });
+});
+
 describe('SIGKILL in the middle of a snapshot', () => {
   it('leaves the published snapshot as it was (verify passes); the next run succeeds and removes the leftover build', async () => {
-    const dir = await tempDir();
-    const served = path.join(dir, 'served');
-    await cp(EXAMPLES, served, { recursive: true });
-    const dest = path.join(dir, 'skills');
-    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)])).code).toBe(0);
-    const published = await readlink(dest);
-    // Tens of MB more to fetch: the next run is still writing when it is killed.
-    await cp(CORPUS_DIR, path.join(served, 'big'), { recursive: true });
-    const child = spawn(process.execPath, [SKILLS_MOUNT, 'snapshot', dest, '--no-disk-cache', '--server', serverFlag('s', served)], { stdio: 'ignore' });
+    const { dest, served, published, child } = await halfWritten();
     const snapshots = snapshotsDirOf(dest);
-    const buildHasFiles = async () => {
-      const builds = (await readdir(snapshots)).filter((name) => name.startsWith('.build-'));
-      if (builds.length === 0) return false;
-      const files = await filesUnder(path.join(snapshots, builds[0]!)).catch(() => []);
-      return files.length >= 10;
-    };
-    await waitFor(buildHasFiles, 60_000, 'the second snapshot to be half written');
     child.kill('SIGKILL');
     await exitOf(child);
     expect(await readlink(dest)).toBe(published);

@@ -1,0 +1,63 @@
+// The command line of `snapshot` and `verify`, and the snapshot's progress line on a terminal.
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/cli/command-line.js';
+import { ConfigError } from '../../src/errors.js';
+import { SnapshotProgress } from '../../src/snapshot/snapshot-progress.js';
+
+describe('skills-mount snapshot and verify on the command line', () => {
+  it('snapshot takes the mount\'s server flags and its own', () => {
+    const command = parseCommandLine(['snapshot', '/skills/current', '--server', 'docs=npx docs', '--only', 'docs', '--approved', '--include-dynamic', '--watch', '--timeout', '2.5', '--no-disk-cache']);
+    expect(command).toEqual({
+      command: 'snapshot',
+      options: {
+        dest: '/skills/current',
+        configPath: undefined,
+        serverFlags: ['docs=npx docs'],
+        only: ['docs'],
+        timeoutMs: 2_500,
+        diskCache: undefined,
+        approved: true,
+        includeDynamic: true,
+        watch: true,
+        protocolVersion: undefined,
+        verbose: false,
+      },
+    });
+    expect(parseCommandLine(['snapshot', 'out'])).toMatchObject({ options: { approved: false, watch: false, includeDynamic: false, diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 } } });
+  });
+
+  it('usage errors are ConfigErrors (exit 2): no DEST, two, an unknown flag, a bad timeout, a mount-only flag', () => {
+    for (const argv of [['snapshot'], ['snapshot', 'a', 'b'], ['snapshot', 'a', '--bogus'], ['snapshot', 'a', '--timeout', '0'], ['snapshot', 'a', '--metadata-ttl', '5'], ['verify'], ['verify', 'a', 'b']]) {
+      expect(() => parseCommandLine(argv), argv.join(' ')).toThrow(ConfigError);
+    }
+  });
+
+  it('verify takes one DEST and --json; "snapshot" and "verify" are commands only as the first argument', () => {
+    expect(parseCommandLine(['verify', 'out', '--json'])).toEqual({ command: 'verify', dest: 'out', json: true });
+    expect(parseCommandLine(['./snapshot'])).toMatchObject({ command: 'mount', options: { mountpoint: './snapshot' } });
+  });
+});
+
+describe('the progress line', () => {
+  it('shows servers, skills, files and bytes on a terminal, and nothing when stderr is no terminal', () => {
+    const written: string[] = [];
+    const stream = { isTTY: true, columns: 200, write: (text: string) => (written.push(text), true) };
+    const progress = new SnapshotProgress(stream, 2);
+    progress.start();
+    progress.walked(10, 3);
+    progress.fileDone(2 * 1024 * 1024, 'fetched');
+    progress.fileDone(1024 * 1024, 'linked');
+    expect(progress.line()).toMatch(/^. [\d.]+s {2}2 servers; 3 skills, 2\/10 files, 3\.0 MiB \(1 linked, 1 fetched\)$/);
+    progress.log('skills-mount: a line');
+    progress.stop();
+    expect(written.join('')).toContain('skills-mount: a line\n');
+    expect(written.at(-1)).toBe('\r\x1b[2K');
+    const quiet: string[] = [];
+    const off = new SnapshotProgress({ write: (text: string) => (quiet.push(text), true) }, 1);
+    off.start();
+    off.walked(1, 1);
+    off.log('only this');
+    off.stop();
+    expect(quiet).toEqual(['only this\n']);
+  });
+});
