@@ -82,7 +82,7 @@ describe('the verified disk cache', () => {
     expect(reads()).toBe(0);
     const status = await run(process.execPath, [SKILLS_MOUNT, 'cache', 'status', '--cache-dir', cacheDir]);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/in use by pid \d+/);
+    expect(status.stdout).toMatch(/running \(pid \d+\)/);
     expect(status.stdout).toMatch(/srv\s+4 files/);
     await stop();
   });

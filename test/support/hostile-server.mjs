@@ -31,7 +31,7 @@
 // wrong-id, method-not-found, wrong-result-type, storm (100 list_changed, then a good
 // answer), close-stdout (stdout closed for good, the process stays alive), not-found (-32602:
 // a listed file the server no longer serves).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { sha256 } from './digest.mjs';
 import { prng } from './prng.mjs';
@@ -82,7 +82,11 @@ function recordStats(fault) {
     stats.faults += 1;
     stats.byFault[fault] = (stats.byFault[fault] ?? 0) + 1;
   }
-  if (scenario.fuzz?.statsFile) writeFileSync(scenario.fuzz.statsFile, JSON.stringify(stats));
+  if (scenario.fuzz?.statsFile) {
+    // A new file renamed over the old: the test reads it at any moment, never half-written.
+    writeFileSync(`${scenario.fuzz.statsFile}.tmp`, JSON.stringify(stats));
+    renameSync(`${scenario.fuzz.statsFile}.tmp`, scenario.fuzz.statsFile);
+  }
 }
 
 /** The same length, one bit different (a byte more when there is none to flip). */
