@@ -41,7 +41,7 @@ describe.skipIf(!usable)('skills-mount in a terminal', () => {
     const screen = await terminal.waitFor(/Mount options:/);
     expect(screen).toContain('usage: skills-mount MOUNTPOINT [--config FILE]');
     expect(screen).toContain('       skills-mount status [MOUNTPOINT] [--json]');
-    await terminal.type(`clear; ${command('--help')} | tail -n 14`);
+    await terminal.type(`clear; ${command('--help')} | sed -n '/^Examples:/,$p'`);
     const examples = await terminal.waitFor(/Examples:[\s\S]*skills-mount unmount/);
     expect(examples).toContain('skills-mount ~/.cache/mcp-skills --config ~/.cursor/mcp.json --only github,docs');
   });
