@@ -13,7 +13,7 @@ requireFuse();
 /** Every figure the table must have, by row id. */
 const EXPECTED_ROWS = [
   'floor',
-  ...['synthetic', 'corpus'].flatMap((catalog) => ['cold-seq', 'cold-par', 'warm-cat', 'warm-one', 'warm-after-restart', 'approved-view'].map((kind) => `${kind}/${catalog}`)),
+  ...['synthetic', 'corpus'].flatMap((catalog) => ['cold-seq', 'cold-par', 'warm-cat', 'warm-one', 'warm-after-restart', 'approved-view', 'disk-cache-cost'].map((kind) => `${kind}/${catalog}`)),
   'ls-lR',
   'rss/listing',
   'big-stdio',
