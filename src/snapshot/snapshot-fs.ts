@@ -1,8 +1,9 @@
 // The file operations a snapshot is built and published with, as one injectable set: the
 // default is node:fs, tests pass a set whose writes fail (a full disk) at a chosen byte.
 // Knows nothing of skills, catalogs or snapshots.
-import { constants, type Dirent, type Stats } from 'node:fs';
-import { chmod, link, lstat, mkdir, open, readdir, readlink, rename, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, statSync, writeSync, type Dirent, type Stats } from 'node:fs';
+import { chmod, lstat, readdir, readlink, rename, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { IntegrityError } from '../errors.js';
 import { errorCode } from '../private-files.js';
 
 /** Every call a snapshot store makes on the disk. */
@@ -31,30 +32,41 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL |
 // O_NONBLOCK: a FIFO put where a file was must not hang open().
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
+// Creating, writing and linking run synchronously: a snapshot writes tens of thousands of small
+// files, and four libuv threads shared by every one of them cost more than the calls do. No
+// mount is involved, so a blocking call cannot wait on this process itself.
+/** Per mode asked for: whether a new file or directory gets it as it is (the umask takes no bit of it), learnt from the first one. */
+const modeHolds = new Map<number, boolean>();
+
 /** node:fs, as a snapshot needs it. */
 export const nodeSnapshotFs: SnapshotFs = {
   mkdir: async (path, mode) => {
-    await mkdir(path, { mode });
-    await chmod(path, mode); // whatever the umask
-  },
-  writeFile: async (path, bytes, mode) => {
-    const handle = await open(path, CREATE_FLAGS, 0o600);
-    try {
-      await handle.writeFile(bytes);
-      await handle.chmod(mode);
-    } finally {
-      await handle.close();
+    mkdirSync(path, { mode });
+    if (modeHolds.get(mode) !== true) {
+      if (!modeHolds.has(mode)) modeHolds.set(mode, (statSync(path).mode & 0o7777) === mode);
+      chmodSync(path, mode); // whatever the umask took away
     }
   },
-  link: (existing, newPath) => link(existing, newPath),
-  readFile: async (path) => {
-    const handle = await open(path, READ_FLAGS);
+  writeFile: async (path, bytes, mode) => {
+    const fd = openSync(path, CREATE_FLAGS, mode);
     try {
-      const stats = await handle.stat();
-      if (!stats.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'EINVAL' });
-      return await handle.readFile();
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
+      if (modeHolds.get(mode) !== true) {
+        if (!modeHolds.has(mode)) modeHolds.set(mode, (fstatSync(fd).mode & 0o7777) === mode);
+        fchmodSync(fd, mode);
+      }
     } finally {
-      await handle.close();
+      closeSync(fd);
+    }
+  },
+  link: async (existing, newPath) => linkSync(existing, newPath),
+  readFile: async (path) => {
+    const fd = openSync(path, READ_FLAGS);
+    try {
+      if (!fstatSync(fd).isFile()) throw new IntegrityError(`${path} is not a regular file`);
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
     }
   },
   symlink: (target, path) => symlink(target, path),
