@@ -176,9 +176,15 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
     if (omitted.has(ownerOf(file.path))) await build.removeFile(file.path);
     else kept.push(file);
   }
-  const omittedPaths = [...omitted.keys()].map((owner) => (view === 'approved' ? `${APPROVED_DIR}/${owner}` : owner));
+  const omittedPaths = new Set([...omitted.keys()].map((owner) => (view === 'approved' ? `${APPROVED_DIR}/${owner}` : owner)));
+  const insideOmitted = (dir: string): boolean => {
+    for (let at = dir; ; at = at.slice(0, at.lastIndexOf('/'))) {
+      if (omittedPaths.has(at)) return true;
+      if (!at.includes('/')) return false;
+    }
+  };
   for (const dir of [...build.directoryPaths()].reverse()) {
-    if (omittedPaths.some((owner) => dir === owner || dir.startsWith(`${owner}/`))) await build.removeDirectoryIfEmpty(dir);
+    if (omittedPaths.size > 0 && insideOmitted(dir)) await build.removeDirectoryIfEmpty(dir);
   }
 
   // A server that showed nothing this time keeps its part of the previous snapshot rather than losing it.
