@@ -94,6 +94,7 @@ describe.skipIf(!fuseUsable)('FUSE edge on a live mount', () => {
     expect(big.stdout.length).toBe(fixtureData.BIG_BIN.length);
     expect(big.stdout.equals(fixtureData.BIG_BIN)).toBe(true);
     const tail = await runBytes('dd', [`if=${at('big.bin')}`, 'bs=1000', 'skip=1000', 'count=3', 'status=none']);
+    expect({ code: tail.code, stderr: tail.stderr, length: tail.stdout.length }).toEqual({ code: 0, stderr: '', length: 3_000 });
     expect(tail.stdout.equals(fixtureData.BIG_BIN.subarray(1_000_000, 1_003_000))).toBe(true);
   });
 

@@ -42,3 +42,13 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/**
+ * The environment for a daemon under test: with SKILLS_FUSE_SANITIZER_PRELOAD set (the
+ * sanitizer pass of scripts/test.sh), the sanitizer runtimes are preloaded into the daemon
+ * (and what it starts) only, never into the ordinary tools a test runs against the mount.
+ */
+export function daemonEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const preload = process.env['SKILLS_FUSE_SANITIZER_PRELOAD'];
+  return preload ? { ...env, LD_PRELOAD: preload } : env;
+}

@@ -4,7 +4,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { access, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { exitOf, stopChild, type ChildExit } from './children.js';
+import { daemonEnv, exitOf, stopChild, type ChildExit } from './children.js';
 import { waitFor } from './poll.js';
 
 // Re-exported for the tests that import it from here; new code imports it from poll.ts.
@@ -64,7 +64,7 @@ export class FixtureMount {
 
   private constructor(readonly mountpoint: string, env: Record<string, string>) {
     this.#child = spawn(process.execPath, [FIXTURE, mountpoint], {
-      env: { ...process.env, ...env },
+      env: daemonEnv({ ...process.env, ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.#child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (this.stdout += chunk));

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exitOf, stopChild } from './children.js';
+import { daemonEnv, exitOf, stopChild } from './children.js';
 import { run } from './fuse-harness.js';
 import { SKILLS_SERVE } from './http-server.js';
 import { delay } from './poll.js';
@@ -63,7 +63,7 @@ export async function startMount(options: StartOptions = {}): Promise<RunningMou
     await writeFile(configPath, JSON.stringify({ mcpServers: options.config }));
     args.push('--config', configPath);
   }
-  const child = spawn(program!, args, { stdio: ['ignore', 'ignore', 'pipe'], env: options.env ?? process.env });
+  const child = spawn(program!, args, { stdio: ['ignore', 'ignore', 'pipe'], env: daemonEnv(options.env ?? process.env) });
   let stderr = '';
   const waiters: Array<() => void> = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
