@@ -92,7 +92,6 @@ export class LowLevelEdge {
   private readonly listings = new LRUCache<number, string[]>({ max: MAX_LISTINGS_PAGED });
   private pendingChanges = new Set<string>();
   private changeTimer: NodeJS.Timeout | undefined;
-  private inFlight = 0;
   private onInit: ((negotiated: Negotiated) => void) | undefined;
   private onExit: (() => void) | undefined;
 
@@ -128,18 +127,11 @@ export class LowLevelEdge {
     this.onExit = events.exit;
   }
 
-  /** Requests handed to the core and not yet answered. */
-  get requestsInFlight(): number {
-    return this.inFlight;
-  }
 
   get nodeCount(): number {
     return this.table.size;
   }
 
-  get capabilities(): Negotiated {
-    return this.negotiated;
-  }
 
   /** Releases everything pinned (after unmount). */
   close(): void {
@@ -213,16 +205,12 @@ export class LowLevelEdge {
       return;
     }
     if (result === undefined) return;
-    this.inFlight++;
     const deadline = setTimeout(() => {
       if (this.session !== undefined && this.addon.replyErr(this.session, id, ETIMEDOUT)) this.options.log(`${op} ${this.pathOf(ino, name)}: no answer within ${this.options.operationTimeoutMs} ms; answered ETIMEDOUT`);
     }, this.options.operationTimeoutMs);
     result
       .catch((error: unknown) => this.fail(id, op, ino, name, error))
-      .finally(() => {
-        clearTimeout(deadline);
-        this.inFlight--;
-      });
+      .finally(() => clearTimeout(deadline));
   }
 
   private fail(id: number, op: string, ino: number, name: string | undefined, error: unknown): void {
@@ -556,7 +544,6 @@ export class LowLevelEdge {
 
 /** A node the kernel names but the table does not hold (forgotten, or from an earlier mount). */
 class StaleInode extends Error {
-  readonly errno = ESTALE;
   constructor(ino: number) {
     super(`inode ${ino} is not known`);
   }
