@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitOf } from '../support/children.js';
+import { daemonEnv, exitOf } from '../support/children.js';
 import { run, runBytes } from '../support/fuse-harness.js';
 import { SKILLS_MOUNT, SKILLS_SERVE, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { waitFor } from '../support/poll.js';
@@ -156,7 +156,9 @@ describe('a user who is not root', () => {
     const deviceMode = (await stat('/dev/fuse')).mode & 0o777;
     await chmod('/dev/fuse', 0o600);
     try {
-      const result = await run('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, SKILLS_MOUNT, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${process.execPath} ${SKILLS_SERVE} ${dir}`], 20_000);
+      // `env` carries the sanitizer pass's preload (daemonEnv) to the daemon: run() gives none.
+      const preload = daemonEnv({})['LD_PRELOAD'];
+      const result = await run('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), process.execPath, SKILLS_MOUNT, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${process.execPath} ${SKILLS_SERVE} ${dir}`], 20_000);
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(/this user cannot open \/dev\/fuse .*mode 0666/);
     } finally {
@@ -178,7 +180,7 @@ describe('a user who is not root', () => {
     await chmod('/dev/fuse', 0o666);
     const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, SKILLS_MOUNT, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${process.execPath} ${SKILLS_SERVE} ${skills}`], {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') },
+      env: daemonEnv({ ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') }),
     });
     let log = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
