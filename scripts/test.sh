@@ -68,11 +68,24 @@ fi
 node -e '
   const fs = require("fs");
   let passed = 0, failed = 0, skipped = 0, total = 0;
+  const failures = [];
   for (const file of process.argv.slice(1)) {
     if (!fs.existsSync(file)) { console.error(`no report: ${file}`); failed++; continue; }
     const r = JSON.parse(fs.readFileSync(file, "utf8"));
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests; total += r.numTotalTests;
+    // Name each failure again here, last, where a CI log cut to its tail still shows it.
+    const pass = require("path").basename(file, ".json");
+    for (const suite of r.testResults) {
+      if (suite.status === "failed" && suite.assertionResults.every((t) => t.status !== "failed")) {
+        failures.push(`${pass}: ${suite.name}: ${(suite.message || "the file failed").split("\n")[0]}`);
+      }
+      for (const t of suite.assertionResults) {
+        if (t.status !== "failed") continue;
+        failures.push(`${pass}: ${suite.name} > ${t.fullName}: ${(t.failureMessages[0] || "").split("\n")[0].slice(0, 300)}`);
+      }
+    }
   }
+  for (const line of failures) console.log(`FAILED ${line}`);
   console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   if (total === 0) { console.error("no tests ran"); process.exit(1); }
   if (failed > 0) process.exit(1);
