@@ -36,6 +36,10 @@ export interface MountOptions {
   approvedOnly: string[];
   /** --protocol-version: for every server, over its config entry's "protocolVersion". */
   protocolVersion: ProtocolVersionChoice | undefined;
+  /** --allow-user: a user name or numeric uid who may read the mount (allow_other); undefined: host-private. */
+  allowUser: string | undefined;
+  /** --metrics [HOST:]PORT: Prometheus /metrics and /healthz; host 127.0.0.1 unless given. */
+  metrics: { host: string; port: number } | undefined;
   verbose: boolean;
 }
 
@@ -103,6 +107,8 @@ function parseMount(argv: readonly string[]): Command {
     'no-dynamic': { type: 'boolean' },
     'approved-only': { type: 'string', multiple: true },
     'protocol-version': { type: 'string' },
+    'allow-user': { type: 'string' },
+    metrics: { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
@@ -159,9 +165,28 @@ function parseMount(argv: readonly string[]): Command {
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
       approvedOnly: ((values['approved-only'] as string[] | undefined) ?? []).flatMap((list) => list.split(',')).filter((label) => label !== ''),
       protocolVersion,
+      allowUser: allowUserOption(values['allow-user'] as string | undefined),
+      metrics: metricsAddress(values.metrics as string | undefined),
       verbose: (values.verbose as boolean | undefined) ?? false,
     },
   };
+}
+
+/** A user name (as in /etc/passwd) or a uid; resolved to uid and gid when mounting. */
+function allowUserOption(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!/^(?:[0-9]+|[a-z_][a-z0-9_.-]*\$?)$/i.test(text)) throw new ConfigError(`--allow-user takes a user name or a numeric uid, got "${text}"`);
+  return text;
+}
+
+/** "9464", ":9464", "127.0.0.1:9464", "[::1]:9464" or "0.0.0.0:9464"; loopback unless a host is given. */
+export function metricsAddress(text: string | undefined): { host: string; port: number } | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(?:(\[[0-9a-f:.]+\]|[a-z0-9.-]*):)?([0-9]{1,5})$/i.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port < 1 || port > 65535) throw new ConfigError(`--metrics takes [HOST:]PORT (e.g. 9464 or 127.0.0.1:9464), got "${text}"`);
+  const host = match[1] ? match[1].replace(/^\[|\]$/g, '') : '127.0.0.1';
+  return { host, port };
 }
 
 function parseStatus(argv: readonly string[]): Command {

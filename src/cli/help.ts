@@ -5,7 +5,8 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB]
                     [--disk-cache-total-size MIB] [--no-disk-cache]
                     [--metadata-ttl SECONDS] [--fuse-backend libfuse3|libfuse2] [--no-dynamic]
-                    [--approved-only LABEL,...] [--verbose]
+                    [--approved-only LABEL,...] [--allow-user USER] [--metrics [HOST:]PORT]
+                    [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
        skills-mount verify DEST [--json]
@@ -56,6 +57,12 @@ Mount options:
   --approved-only LABEL,...
                           serve these servers' skills only in the approved view,
                           MOUNTPOINT/_approved/ (also "approvedOnly": true in the config)
+  --allow-user USER       let USER (a name or uid) read the mount too: every file is theirs,
+                          0400 (directories 0500), and only they and root may enter it
+                          (allow_other; a daemon not run by root needs user_allow_other in
+                          /etc/fuse.conf). Without it the mount is private to you
+  --metrics [HOST:]PORT   Prometheus metrics at /metrics and a health check at /healthz
+                          (host 127.0.0.1 unless given)
   --verbose               log every MCP request with its duration
 
 Commands:

@@ -14,6 +14,7 @@ import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import { APPROVED_DIR } from '../fs/mount-layout.js';
 import { chooseBackend, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
+import { resolveAllowedUser, unreachableAncestor } from './allowed-user.js';
 import { commandProblem } from './command-check.js';
 import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, DEFAULT_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
@@ -49,6 +50,11 @@ export async function runMount(options: MountOptions): Promise<void> {
   for (const note of config.notes) log(note);
   const mountpointProblem = await discoveryFolderProblem(mountpoint, { home: homedir() });
   if (mountpointProblem !== undefined) throw new ConfigError(`mountpoint ${mountpoint}: ${mountpointProblem}`);
+  const allowedUser = options.allowUser === undefined ? undefined : await resolveAllowedUser(options.allowUser);
+  if (allowedUser) {
+    const blocked = await unreachableAncestor(mountpoint, allowedUser);
+    if (blocked !== undefined) log(`--allow-user ${allowedUser.name}: ${blocked}, so they cannot reach ${mountpoint}; open that directory to them or mount elsewhere`);
+  }
   const diskCache = options.diskCache && (await openDiskCache(options.diskCache, mountpoint, log));
   // Content of servers no longer configured goes (spec: SHOULD remove it with the server); not
   // for an --only subset, whose other servers are still configured.
@@ -148,6 +154,7 @@ export async function runMount(options: MountOptions): Promise<void> {
       attrTimeoutSeconds: metadataTtlSeconds,
       // As long as the daemon itself remembers a miss, so a new skill appears as soon as it would.
       negativeTimeoutSeconds: Math.min(metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
+      ...(allowedUser ? { allowOther: { uid: allowedUser.uid, gid: allowedUser.gid } } : {}),
       log: logError,
     });
   } finally {
@@ -162,6 +169,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     offline: catalog.offline() !== null,
     skills: catalog.health().skills,
   }));
+  if (allowedUser) log(`readable by uid ${allowedUser.uid} (${allowedUser.name}) and root only: every file theirs, 0400; directories 0500`);
   log(`mounted ${mountpoint} (${startupSummary(servers, approvedOnly, seconds)}); Ctrl-C to unmount`);
 }
 

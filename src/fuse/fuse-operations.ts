@@ -7,6 +7,7 @@ import type Fuse from 'fuse-native';
 import type { FilesystemCore, NodeAttributes } from '../fs/filesystem-core.js';
 import { Errno, errnoForDomainError } from './errno.js';
 import type { Log } from '../log.js';
+import type { OperationObserver } from './operation-observer.js';
 
 /** Receives one complete log line (no trailing newline). */
 
@@ -16,6 +17,8 @@ export interface FuseOperationsOptions {
   /** Owner reported for every node; defaults to the serving process's uid/gid. */
   uid?: number;
   gid?: number;
+  /** Told of every operation's start and end (metrics). */
+  observer?: OperationObserver;
 }
 
 // Read-only for the owner only; `default_permissions` makes the kernel enforce them.
@@ -73,7 +76,7 @@ export function createFuseOperations(core: FilesystemCore, options: FuseOperatio
 
   const readOnly = (cb: Fuse.Reply): void => cb(Errno.EROFS);
 
-  return {
+  const operations: Fuse.Operations = {
     getattr: (path, cb) => getattr('getattr', path, cb),
     // An open handle reports the version it pins, so libfuse's auto_cache check at open
     // compares the bytes being served, not a newer version the kernel has not seen yet.
@@ -190,6 +193,31 @@ export function createFuseOperations(core: FilesystemCore, options: FuseOperatio
     removexattr: (_path, _name, cb) => readOnly(cb),
     mknod: (_path, _mode, _dev, cb) => readOnly(cb),
   };
+  return options.observer ? observed(operations, options.observer) : operations;
+}
+
+/** Each operation reports its start, and its end with the errno of its answer, to `observer`. */
+function observed(operations: Fuse.Operations, observer: OperationObserver): Fuse.Operations {
+  const wrapped: Record<string, unknown> = {};
+  for (const [op, handler] of Object.entries(operations) as Array<[string, (...args: unknown[]) => void]>) {
+    wrapped[op] = (...args: unknown[]) => {
+      const reply = args[args.length - 1] as (code: number, ...rest: unknown[]) => void;
+      const startedAt = performance.now();
+      observer.started(op);
+      args[args.length - 1] = (code: number, ...rest: unknown[]) => {
+        // read answers a byte count; every other operation 0 or a negative errno.
+        observer.finished(op, code < 0 ? -code : 0, (performance.now() - startedAt) / 1000);
+        reply(code, ...rest);
+      };
+      try {
+        handler(...args);
+      } catch (error) {
+        observer.finished(op, Errno.EIO * -1, (performance.now() - startedAt) / 1000);
+        throw error;
+      }
+    };
+  }
+  return wrapped as Fuse.Operations;
 }
 
 /**

@@ -4,6 +4,7 @@
 export { MountError } from './mount-error.js';
 export { buildMountOptions, chooseBackend, mountFilesystem, prepareMountpoint } from './mount.js';
 export type { FuseBackend, MountHandle, MountOptions } from './mount.js';
+export type { OperationObserver } from './operation-observer.js';
 export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, readMountTable, skillsMounts } from './mount-table.js';
 export type { DetachOptions, MountTableEntry } from './mount-table.js';
 export type { Log } from '../log.js';

@@ -4,7 +4,7 @@
 // Reading the mount table is mount-table.ts's job; fixing fuse-native, fuse-native-patches.ts's.
 
 import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, readdir, stat } from 'node:fs/promises';
+import { access, mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type Fuse from 'fuse-native';
 import { ConfigError } from '../errors.js';
@@ -13,6 +13,7 @@ import { loadNativeBinding, patchFuseNative, type SkillsFuseClass } from './fuse
 import type { Log } from '../log.js';
 import { createFuseOperations } from './fuse-operations.js';
 import { MountError } from './mount-error.js';
+import type { OperationObserver } from './operation-observer.js';
 import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount } from './mount-table.js';
 
 export interface MountOptions {
@@ -55,7 +56,15 @@ export interface MountOptions {
   kernelCacheSeconds?: number;
   /** Log what the kernel negotiated. */
   verbose?: boolean;
+  /**
+   * Serve one more user: `allow_other`, every node owned by this uid and gid (0400/0500 with
+   * default_permissions), so they and root may read and nobody else. Undefined: host-private.
+   */
+  allowOther?: { uid: number; gid: number };
+  /** Told of every FUSE operation as it starts and ends (metrics); never changes an answer. */
+  observer?: OperationObserver;
 }
+
 
 export type FuseBackend = 'libfuse3' | 'libfuse2';
 /** With libfuse3 the kernel is told of every change, so it may keep names and attributes for long. */
@@ -96,9 +105,10 @@ export function buildMountOptions(options: MountOptions): string[] {
     'noexec',
     'fsname=skills-mount',
     'subtype=skills-mount',
-    // The kernel enforces the 0400/0500 modes; allow_other is never set, so only the
-    // mounting user can enter the mount at all.
+    // The kernel enforces the 0400/0500 modes; without allow_other only the mounting user
+    // can enter the mount at all, with it the owner every node carries (and root).
     'default_permissions',
+    ...(options.allowOther ? ['allow_other'] : []),
     // Pass NodeAttributes.inode through as st_ino (libfuse otherwise invents numbers).
     'use_ino',
     `entry_timeout=${seconds('entryTimeoutSeconds', options.entryTimeoutSeconds)}`,
@@ -180,6 +190,7 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   }
   // Checks every timeout, whichever backend serves the mount.
   const mountOptions = buildMountOptions(options);
+  if (options.allowOther) await checkUserAllowOther();
   const backend = await chooseBackend(options);
   if (backend === 'libfuse3') return mountWithLibfuse3(core, dir, options);
   const mountpoint = await prepareMountpoint(dir);
@@ -200,9 +211,9 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   };
 }
 
-/** The libfuse3 `-o` options: read-only, inert and host-private by construction. */
-export function buildLowLevelMountOptions(): string[] {
-  return ['ro', 'nosuid', 'nodev', 'noexec', 'default_permissions', 'fsname=skills-mount', 'subtype=skills-mount'];
+/** The libfuse3 `-o` options: read-only and inert by construction; host-private unless allowOther. */
+export function buildLowLevelMountOptions(options: Pick<MountOptions, 'allowOther'> = {}): string[] {
+  return ['ro', 'nosuid', 'nodev', 'noexec', 'default_permissions', ...(options.allowOther ? ['allow_other'] : []), 'fsname=skills-mount', 'subtype=skills-mount'];
 }
 
 /** The backend asked for, or libfuse3 when its addon loads (else libfuse2, saying why once). */
@@ -226,11 +237,13 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
   const mountpoint = await prepareMountpoint(dir);
   await checkFuseDevice();
   if (process.getuid?.() !== 0) await checkDeviceOpenable();
-  const fuseOptions = buildLowLevelMountOptions();
+  const fuseOptions = buildLowLevelMountOptions(options);
   const cacheSeconds = options.kernelCacheSeconds ?? DEFAULT_KERNEL_CACHE_SECONDS;
+  const owner = options.allowOther ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   const mounted = await mountLowLevel(core, mountpoint, {
     log: options.log ?? defaultLog,
-    owner: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, fileMode: fsConstants.S_IFREG | 0o400, directoryMode: fsConstants.S_IFDIR | 0o500 },
+    owner: { ...owner, fileMode: fsConstants.S_IFREG | 0o400, directoryMode: fsConstants.S_IFDIR | 0o500 },
+    ...(options.observer ? { observer: options.observer } : {}),
     entryTimeoutSeconds: cacheSeconds,
     attrTimeoutSeconds: cacheSeconds,
     negativeTimeoutSeconds: options.negativeTimeoutSeconds ?? DEFAULT_CACHE_TIMEOUT_SECONDS,
@@ -266,7 +279,11 @@ function defaultLog(line: string): void {
  */
 export async function createFuse(core: FilesystemCore, mountpoint: string, mountOptions: readonly string[], options: MountOptions): Promise<Fuse> {
   const { SkillsFuse } = await loadFuseNative();
-  const ops = createFuseOperations(core, options.log === undefined ? {} : { log: options.log });
+  const ops = createFuseOperations(core, {
+    ...(options.log === undefined ? {} : { log: options.log }),
+    ...(options.allowOther ?? {}),
+    ...(options.observer ? { observer: options.observer } : {}),
+  });
   return new SkillsFuse(mountpoint, ops, mountOptions, { timeout: options.operationTimeoutMs });
 }
 
@@ -369,6 +386,20 @@ async function checkDeviceOpenable(): Promise<void> {
       { cause: error },
     );
   }
+}
+
+/**
+ * fusermount refuses allow_other from a user other than root unless /etc/fuse.conf says
+ * user_allow_other; its own message is lost with auto_unmount, so say it before mounting.
+ */
+async function checkUserAllowOther(configPath = '/etc/fuse.conf'): Promise<void> {
+  if (process.getuid?.() === 0) return;
+  const text = await readFile(configPath, 'utf8').catch(() => '');
+  if (text.split('\n').some((line) => line.trim() === 'user_allow_other')) return;
+  throw new ConfigError(
+    `--allow-user needs "user_allow_other" in ${configPath} when the daemon does not run as root ` +
+      `(fusermount refuses allow_other otherwise): add that line to ${configPath} as root, or run the daemon as root; see docs/security-model.md`,
+  );
 }
 
 async function checkFusermount(): Promise<void> {

@@ -7,9 +7,11 @@ import { constants as osConstants } from 'node:os';
 import { LRUCache } from 'lru-cache';
 import type { FilesystemCore, NodeAttributes } from '../../fs/filesystem-core.js';
 import type { Log } from '../../log.js';
+import type { OperationObserver } from '../operation-observer.js';
 import { Errno, errnoForDomainError } from '../errno.js';
 import { describeError } from '../fuse-operations.js';
 import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon.js';
+import { observeAddon } from './observed-addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
 
 const { errno } = osConstants;
@@ -58,6 +60,8 @@ export interface LowLevelEdgeOptions {
    */
   zeroMessageOpen?: boolean;
   verbose?: boolean;
+  /** Told of every request from its arrival to its reply (metrics). */
+  observer?: OperationObserver;
 }
 
 /** What init negotiated, for --verbose and tests. */
@@ -79,6 +83,9 @@ interface Pinned {
 }
 
 export class LowLevelEdge {
+  private readonly addon: Addon;
+  /** With an observer: marks a request's start (its reply, through this.addon, marks its end). */
+  private readonly observeStart: ((id: number, op: number) => void) | undefined;
   private readonly table: InodeTable;
   private session: Session | undefined;
   private negotiated: Negotiated = { zeroMessageOpen: false, zeroMessageOpendir: false, readdirPlus: false, autoInvalData: false };
@@ -97,11 +104,20 @@ export class LowLevelEdge {
 
   /** `root`: the core's attributes of "/" (the kernel's inode 1). */
   constructor(
-    private readonly addon: Addon,
+    addon: Addon,
     private readonly core: FilesystemCore,
     private readonly options: LowLevelEdgeOptions,
     root: NodeAttributes,
   ) {
+    if (options.observer) {
+      const observed = observeAddon(addon, options.observer);
+      const names = new Map(Object.entries(addon.ops).map(([name, code]) => [code, name.toLowerCase()]));
+      this.addon = observed.addon;
+      this.observeStart = (id, op) => observed.started(id, names.get(op) ?? `op${op}`);
+    } else {
+      this.addon = addon;
+      this.observeStart = undefined;
+    }
     this.table = new InodeTable({ attrs: encodeAttributes(ROOT_INODE, root, options.owner), kind: 'directory', cacheSeconds: undefined });
     this.pinned = new LRUCache<number, Pinned>({
       maxSize: Math.max(1, options.pinnedBytesLimit),
@@ -142,6 +158,7 @@ export class LowLevelEdge {
   /** The addon's request handler: must never throw for a request it can answer. */
   readonly handle = (op: number, id: number, ino: number, a: number, b: number, c: number, name: string | undefined): void => {
     const ops = this.addon.ops;
+    if (this.observeStart && id >= 0) this.observeStart(id, op);
     switch (op) {
       case ops.INIT:
         return this.init(a, b);

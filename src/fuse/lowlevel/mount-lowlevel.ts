@@ -8,6 +8,7 @@ import { MountError } from '../mount-error.js';
 import { loadAddon, type Addon, type Session } from './addon.js';
 import { LowLevelEdge, type Negotiated } from './lowlevel-edge.js';
 import type { Ownership } from './inode-table.js';
+import type { OperationObserver } from '../operation-observer.js';
 
 export interface LowLevelMountOptions {
   log: Log;
@@ -26,6 +27,7 @@ export interface LowLevelMountOptions {
   /** Detach the mount if this process dies (fusermount3's auto_unmount and the watchdog). */
   autoUnmount: boolean;
   verbose?: boolean;
+  observer?: OperationObserver;
 }
 
 export interface LowLevelMount {
@@ -65,6 +67,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
     operationTimeoutMs: options.operationTimeoutMs,
     zeroMessageOpen: options.zeroMessageOpen ?? false,
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
+    ...(options.observer ? { observer: options.observer } : {}),
   }, await core.getattr('/'));
   const wants = edge.wants();
   let session: Session;

@@ -1,0 +1,8 @@
+// What the FUSE edges tell whoever watches them (the metrics): each operation's start, and its
+// end with the errno of its answer. Watching never changes an answer.
+
+/** `op` is the operation's name (lookup, read, ...); `errno` is 0 for success. */
+export interface OperationObserver {
+  started(op: string): void;
+  finished(op: string, errno: number, seconds: number): void;
+}
