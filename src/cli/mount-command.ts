@@ -12,7 +12,7 @@ import { ConfigError } from '../errors.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import { APPROVED_DIR } from '../fs/mount-layout.js';
-import { chooseBackend, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
+import { checkUserAllowOther, chooseBackend, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { resolveAllowedUser, unreachableAncestor } from './allowed-user.js';
 import { commandProblem } from './command-check.js';
@@ -52,6 +52,8 @@ export async function runMount(options: MountOptions): Promise<void> {
   if (mountpointProblem !== undefined) throw new ConfigError(`mountpoint ${mountpoint}: ${mountpointProblem}`);
   const allowedUser = options.allowUser === undefined ? undefined : await resolveAllowedUser(options.allowUser);
   if (allowedUser) {
+    // Before any server starts: fusermount would refuse the mount only at the end.
+    await checkUserAllowOther();
     const blocked = await unreachableAncestor(mountpoint, allowedUser);
     if (blocked !== undefined) log(`--allow-user ${allowedUser.name}: ${blocked}, so they cannot reach ${mountpoint}; open that directory to them or mount elsewhere`);
   }

@@ -392,7 +392,7 @@ async function checkDeviceOpenable(): Promise<void> {
  * fusermount refuses allow_other from a user other than root unless /etc/fuse.conf says
  * user_allow_other; its own message is lost with auto_unmount, so say it before mounting.
  */
-async function checkUserAllowOther(configPath = '/etc/fuse.conf'): Promise<void> {
+export async function checkUserAllowOther(configPath = '/etc/fuse.conf'): Promise<void> {
   if (process.getuid?.() === 0) return;
   const text = await readFile(configPath, 'utf8').catch(() => '');
   if (text.split('\n').some((line) => line.trim() === 'user_allow_other')) return;

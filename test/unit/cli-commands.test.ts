@@ -24,9 +24,25 @@ describe('command line', () => {
         hideDynamic: true,
         approvedOnly: [],
         protocolVersion: undefined,
+        allowUser: undefined,
+        metrics: undefined,
         verbose: true,
       },
     });
+  });
+
+  it('--allow-user takes a name or a uid; --metrics [HOST:]PORT, loopback unless a host is given', () => {
+    expect(parseCommandLine(['/m', '--allow-user', 'nobody'])).toMatchObject({ options: { allowUser: 'nobody' } });
+    expect(parseCommandLine(['/m', '--allow-user', '1000'])).toMatchObject({ options: { allowUser: '1000' } });
+    expect(() => parseCommandLine(['/m', '--allow-user', 'a b'])).toThrow(/--allow-user takes a user name or a numeric uid, got "a b"/);
+    expect(() => parseCommandLine(['/m', '--allow-user', '../x'])).toThrow(/--allow-user/);
+    expect(parseCommandLine(['/m', '--metrics', '9464'])).toMatchObject({ options: { metrics: { host: '127.0.0.1', port: 9464 } } });
+    expect(parseCommandLine(['/m', '--metrics', ':9464'])).toMatchObject({ options: { metrics: { host: '127.0.0.1', port: 9464 } } });
+    expect(parseCommandLine(['/m', '--metrics', '0.0.0.0:9464'])).toMatchObject({ options: { metrics: { host: '0.0.0.0', port: 9464 } } });
+    expect(parseCommandLine(['/m', '--metrics', '[::1]:9464'])).toMatchObject({ options: { metrics: { host: '::1', port: 9464 } } });
+    for (const bad of ['0', '65536', 'host:', 'x:y', '1.2.3.4:99999', '']) {
+      expect(() => parseCommandLine(['/m', '--metrics', bad]), bad).toThrow(/--metrics takes \[HOST:\]PORT/);
+    }
   });
 
   it('--fuse-backend and --metadata-ttl: the backend named, or its default left to the mount', () => {

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import type { FilesystemCore, NodeAttributes } from '../../src/fs/filesystem-core.js';
 import { MOUNT_TYPE, buildMountOptions, mountFilesystem, prepareMountpoint, type MountOptions } from '../../src/fuse/index.js';
-import { createFuse } from '../../src/fuse/mount.js';
+import { buildLowLevelMountOptions, createFuse } from '../../src/fuse/mount.js';
 import { makeTempDir, removeDir, withTempDir } from '../support/temp-dir.js';
 
 const { errno } = constants;
@@ -79,6 +79,30 @@ describe('the mount libfuse is asked for', () => {
       expect(options.has('allow_root')).toBe(false);
       expect(options.get('default_permissions')).toBe(true);
     }
+  });
+
+  it('with allowOther (--allow-user): allow_other, and every node belongs to that uid and gid, still 0400 / 0500', async () => {
+    const allowOther = { uid: 65533, gid: 65534 };
+    const options = await libfuseOptions({ allowOther });
+    expect(options.get('allow_other')).toBe(true);
+    expect(options.get('default_permissions')).toBe(true);
+    expect(options.has('allow_root')).toBe(false);
+    const fuse = await fuseFor({ operationTimeoutMs: 35_000, allowOther });
+    const [, file] = await signalled((signal) => fuse._op_getattr(signal, '/a.md'));
+    expect(decodeStat(file)).toMatchObject({ mode: fsConstants.S_IFREG | 0o400, uid: 65533, gid: 65534 });
+    const [, directory] = await signalled((signal) => fuse._op_getattr(signal, '/'));
+    expect(decodeStat(directory)).toMatchObject({ mode: fsConstants.S_IFDIR | 0o500, uid: 65533, gid: 65534 });
+    expect(buildLowLevelMountOptions({ allowOther })).toContain('allow_other');
+    expect(buildLowLevelMountOptions()).not.toContain('allow_other');
+    expect(buildLowLevelMountOptions()).toContain('default_permissions');
+  });
+
+  it('reports each fuse-native operation to an observer, with the errno it answered', async () => {
+    const events: string[] = [];
+    const fuse = await fuseFor({ operationTimeoutMs: 35_000, observer: { started: (op) => events.push(`start ${op}`), finished: (op, errno) => events.push(`end ${op} ${errno}`) } });
+    await signalled((signal) => fuse._op_getattr(signal, '/a.md'));
+    await new Promise<number>((resolve) => fuse.ops.unlink!('/a.md', resolve));
+    expect(events).toEqual(['start getattr', 'end getattr 0', 'start unlink', `end unlink ${errno.EROFS}`]);
   });
 
   it('files and directories belong to the user running the daemon, read-only (0400 / 0500), with the core inode numbers', async () => {

@@ -7,6 +7,7 @@ import type { ChangeListener, FilesystemCore, NodeAttributes } from '../../src/f
 import type { Addon, RequestHandler, Session } from '../../src/fuse/lowlevel/addon.js';
 import { ATTR } from '../../src/fuse/lowlevel/addon.js';
 import { LowLevelEdge } from '../../src/fuse/lowlevel/lowlevel-edge.js';
+import type { OperationObserver } from '../../src/fuse/operation-observer.js';
 
 const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15 };
 
@@ -90,9 +91,9 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function edgeOver(fake = versionedCore(), timeoutMs = 1_000) {
+async function edgeOver(fake = versionedCore(), timeoutMs = 1_000, observer?: OperationObserver) {
   const { addon, replies, notifications } = recordingAddon();
-  const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: timeoutMs }, await fake.core.getattr('/'));
+  const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: timeoutMs, ...(observer ? { observer } : {}) }, await fake.core.getattr('/'));
   edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
   let id = 0;
   const send = async (op: number, ino: number, a = 0, b = 0, c = 0, name?: string) => {
@@ -184,5 +185,22 @@ describe('the libfuse 3 edge', () => {
     const [listing] = await send(OPS.READDIRPLUS, 1, 0, 0, 4096);
     expect(listing).toMatchObject({ kind: 'dir', value: ['.', '..', 'dir'] });
     expect(edge.nodeCount).toBe(before + 1);
+  });
+
+  it('reports every request to its observer from arrival to its one reply, with the errno answered; ETIMEDOUT once, not the late answer too', async () => {
+    const events: string[] = [];
+    const observer: OperationObserver = { started: (op) => events.push(`start ${op}`), finished: (op, errno) => events.push(`end ${op} ${errno}`) };
+    const fake = versionedCore();
+    const { send } = await edgeOver(fake, 50, observer);
+    const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');
+    await send(OPS.LOOKUP, 1, 0, 0, 0, 'missing');
+    await send(OPS.GETATTR, (dir!.value as number[])[ATTR.ino]!);
+    expect(events).toEqual(['start lookup', 'end lookup 0', 'start lookup', 'end lookup 2', 'start getattr', 'end getattr 0']);
+    events.length = 0;
+    const [file] = await send(OPS.LOOKUP, (dir!.value as number[])[ATTR.ino]!, 0, 0, 0, 'f');
+    fake.hang();
+    await send(OPS.OPEN, (file!.value as number[])[ATTR.ino]!);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(events).toEqual(['start lookup', 'end lookup 0', 'start open', 'end open 110']);
   });
 });

@@ -3,9 +3,9 @@
 // already answered by an interrupt or the unmount) ends the request as EINTR.
 import { constants as osConstants } from 'node:os';
 import type { OperationObserver } from '../operation-observer.js';
-import type { Addon, Session } from './addon.js';
+import { ATTR, type Addon, type Session } from './addon.js';
 
-const EINTR = osConstants.errno.EINTR;
+const { EINTR, ENOENT } = osConstants.errno;
 
 export interface ObservedAddon {
   readonly addon: Addon;
@@ -34,7 +34,12 @@ export function observeAddon(addon: Addon, observer: OperationObserver): Observe
       end(id, errno, answered);
       return answered;
     },
-    replyEntry: replying(addon.replyEntry),
+    // A miss is a negative entry (inode 0, so the kernel caches it): ENOENT to the caller.
+    replyEntry(session: Session, id: number, attrs: Float64Array, entryTimeoutSeconds: number, attrTimeoutSeconds: number): boolean {
+      const answered = addon.replyEntry(session, id, attrs, entryTimeoutSeconds, attrTimeoutSeconds);
+      end(id, attrs[ATTR.ino] === 0 ? ENOENT : 0, answered);
+      return answered;
+    },
     replyAttr: replying(addon.replyAttr),
     replyOpen: replying(addon.replyOpen),
     replyBuf: replying(addon.replyBuf),
