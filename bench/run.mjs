@@ -33,6 +33,7 @@ const { measureReads } = await import('./workloads/reads.mjs');
 const { countRequests } = await import('./workloads/requests.mjs');
 const { measureRestart } = await import('./workloads/restart.mjs');
 const { measureScaling } = await import('./workloads/scaling.mjs');
+const { measureSnapshot } = await import('./workloads/snapshot.mjs');
 
 const startedMs = performance.now();
 const log = (line) => process.stderr.write(`bench: [${((performance.now() - startedMs) / 1000).toFixed(0)} s] ${line}\n`);
@@ -113,6 +114,9 @@ try {
   const listingCatalog = await prepareCatalog({ name: 'listing', dir: listingDir, diskRoot });
   const listingResult = await measureListing({ workDir, catalog: listingCatalog, runs: profile.runs, log });
   const listing = { ...listingResult, skills: profile.listing.skills, filesPerSkill: profile.listing.files, files: listingCatalog.files.length };
+  // The same catalog, snapshotted (no mount): cold against the raw client, then again unchanged against cp -al.
+  log(`snapshot: ${profile.listing.skills} skills x ${profile.listing.files} files, cold and unchanged`);
+  const snapshot = await measureSnapshot({ workDir, catalog: listingCatalog, runs: profile.runs, log });
   await rm(listingDir, { recursive: true, force: true });
   await rm(listingCatalog.diskDir, { recursive: true, force: true });
 
@@ -126,7 +130,7 @@ try {
     await rm(dir, { recursive: true, force: true });
   }
 
-  const rows = [...buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling }), ...(await (await import('./workloads/disk-cache-cost.mjs')).diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log }))];
+  const rows = [...buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling, snapshot }), ...(await (await import('./workloads/disk-cache-cost.mjs')).diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log }))];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;
   const results = {
@@ -138,6 +142,7 @@ try {
     catalogs: Object.fromEntries([...catalogs, bigCatalog].map((c) => [c.name, { files: c.files.length, totalBytes: c.totalBytes }])),
     rows,
     requests,
+    snapshot: { files: snapshot.files, requests: snapshot.requests, ownSeconds: snapshot.ownSeconds },
     listing: { readyMs: listing.readyMs, memoryReady: listing.memoryReady, memoryListed: listing.memoryListed, files: listing.files, lines: listing.lines },
     scaling: scaling.map(({ serverLog, ...size }) => ({ ...size, serverNotes: serverLog })),
   };

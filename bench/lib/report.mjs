@@ -7,7 +7,7 @@ const KB = 1024;
 /** "Linear" growth, as checked here: the last step's marginal cost at most this times the first's. */
 const LINEAR_SLACK = 1.5;
 
-export function buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling }) {
+export function buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling, snapshot }) {
   const rows = [];
   const pings = catalogs.flatMap((catalog) => reads.samples[`ping/${catalog.name}`] ?? []);
   const floorMs = median(pings);
@@ -56,6 +56,7 @@ export function buildRows({ catalogs, reads, big, listing, latency, requests, re
     detail: `${listing.lines} lines`, samples: { measured: listing.samples.mount, baseline: listing.samples.disk } }));
   rows.push(row({ id: 'rss/listing', workload: `skills-mount RSS after \`ls -lR\` of ${listing.files.toLocaleString('en')} files (stdio, ready in ${formatValue(listing.readyMs, 'ms')})`, unit: 'KiB',
     measured: listing.memoryListed.vmRssKiB, detail: `when ready ${formatValue(listing.memoryReady.vmRssKiB, 'KiB')}; VmHWM ${formatValue(listing.memoryListed.vmHwmKiB, 'KiB')}` }));
+  if (snapshot) rows.push(...buildSnapshotRows(snapshot));
 
   for (const [key, transport] of [['big-stdio', 'stdio'], ['big-http', 'Streamable HTTP']]) {
     const mountMs = median(reads.samples[`${key}/mount`].filter(Number.isFinite));
@@ -80,7 +81,6 @@ export function buildRows({ catalogs, reads, big, listing, latency, requests, re
   }
 
   const perFile = (counts, files) => counts.contentReads / files;
-  const methods = (counts) => Object.entries(counts.byMethod).map(([method, count]) => `${method} ${count}`).join(', ') || 'none';
   const requestRow = (id, title, counts, divisor, expected) => {
     const measured = perFile(counts, divisor);
     rows.push(row({ id, workload: `MCP content reads ${title} (counted at the server)`, unit: '', measured, target: String(expected), met: measured === expected,
@@ -120,4 +120,32 @@ export function buildRows({ catalogs, reads, big, listing, latency, requests, re
   rows.push(row({ id: 'rss/per-file', workload: `RSS per listed file, ${beforeLast.files.toLocaleString('en')} → ${last.files.toLocaleString('en')} files (baseline: the first step)`, unit: 'B/file', measured: rssLast, baseline: rssFirst,
     ratio: rssLast / rssFirst, target: '≤ 1 KB per listed file', met: rssLast <= KB }));
   return rows;
+}
+
+/** Requests by method, as the rows' details print them. */
+function methods(counts) {
+  return Object.entries(counts.byMethod).map(([method, count]) => `${method} ${count}`).join(', ') || 'none';
+}
+
+/** The rows "snapshot of N skills (cold)" (vs the raw client, ≤ 1.5) and "second, unchanged snapshot" (vs `cp -al`: no content read, ≤ 2). */
+export function buildSnapshotRows(snapshot) {
+  const { samples, requests, ownSeconds, files, skills, totalBytes } = snapshot;
+  const label = `${skills.toLocaleString('en')} skills, ${files.toLocaleString('en')} files, ${(totalBytes / MB).toFixed(1)} MB`;
+  const perFile = (ms) => `${formatValue(ms, 'ms')} (${formatValue(ms / files, 'ms')}/file)`;
+  const cold = median(samples.cold);
+  const raw = median(samples.raw);
+  const second = median(samples.second);
+  const copy = median(samples.copy);
+  // Every run must read nothing: the worst run is the one shown.
+  const secondReads = Math.max(...requests.second.map((counts) => counts.contentReads));
+  const own = (seconds) => `${formatValue(median(seconds) * 1000, 'ms')} after the listing (its summary line)`;
+  return [
+    ratioRow({ id: 'snapshot/cold', workload: `snapshot of ${skills.toLocaleString('en')} skills (cold): \`skills-mount snapshot\`, new DEST, \`--no-disk-cache\`, stdio (${label}); vs the raw SDK client (the same protocol, ${snapshot.protocol}) listing and reading the same files, ${snapshot.inFlight} in flight`,
+      unit: 'ms', measured: cold, baseline: raw, maxRatio: 1.5, measuredText: perFile(cold), baselineText: perFile(raw),
+      detail: `requests: ${methods(requests.cold.at(-1))}; of the command's time, ${own(ownSeconds.cold)}`, samples: { measured: samples.cold, baseline: samples.raw } }),
+    row({ id: 'snapshot/unchanged', workload: `second, unchanged snapshot of the same DEST (${label}); vs \`cp -al\` of the published tree`, unit: 'ms', measured: second, baseline: copy,
+      ratio: second / copy, target: '0 `resources/read`, ≤ 2', met: secondReads === 0 && second / copy <= 2,
+      measuredText: `${formatValue(second, 'ms')} (${secondReads} \`resources/read\`)`,
+      detail: `requests: ${methods(requests.second.at(-1))}; of the command's time, ${own(ownSeconds.second)}`, samples: { measured: samples.second, baseline: samples.copy } }),
+  ];
 }

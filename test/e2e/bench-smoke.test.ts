@@ -16,6 +16,8 @@ const EXPECTED_ROWS = [
   ...['synthetic', 'corpus'].flatMap((catalog) => ['cold-seq', 'cold-par', 'warm-cat', 'warm-one', 'warm-after-restart', 'approved-view', 'disk-cache-cost'].map((kind) => `${kind}/${catalog}`)),
   'ls-lR',
   'rss/listing',
+  'snapshot/cold',
+  'snapshot/unchanged',
   'big-stdio',
   'big-http',
   'latency/stat/p50',
@@ -60,7 +62,7 @@ describe.skipIf(!fuseAvailable())('npm run bench -- --quick', () => {
         (error, out, err) => (error ? reject(new Error(`bench failed: ${error.message}\n${err}`)) : resolve(out)),
       ),
     );
-    const results = JSON.parse(await readFile(resultsFile, 'utf8')) as { mode: string; rows: Row[] };
+    const results = JSON.parse(await readFile(resultsFile, 'utf8')) as { mode: string; rows: Row[]; snapshot: { files: number; requests: Record<'cold' | 'second', Array<{ contentReads: number }>> } };
     expect(results.mode).toBe('quick');
     expect(results.rows.map((row) => row.id).sort()).toEqual([...EXPECTED_ROWS].sort());
     for (const row of results.rows) {
@@ -77,6 +79,9 @@ describe.skipIf(!fuseAvailable())('npm run bench -- --quick', () => {
     // After a restart every file comes from the verified disk cache.
     expect(measured('requests/after-restart/synthetic')).toBe(0);
     expect(measured('requests/after-restart/corpus')).toBe(0);
+    // A cold snapshot reads every listed file once; a second, unchanged one reads none.
+    expect(results.snapshot.requests.cold.map((counts) => counts.contentReads)).toEqual([results.snapshot.files]);
+    expect(results.snapshot.requests.second.map((counts) => counts.contentReads)).toEqual([0]);
     // The table a person reads shows the same rows.
     expect(stdout).toContain('| workload | measured | baseline | ratio | target | met? |');
     expect(stdout.match(/^\| (?!workload|---)/gm)).toHaveLength(EXPECTED_ROWS.length);
