@@ -32,9 +32,10 @@ const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL |
 // O_NONBLOCK: a FIFO put where a file was must not hang open().
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-// Creating, writing and linking run synchronously: a snapshot writes tens of thousands of small
-// files, and four libuv threads shared by every one of them cost more than the calls do. No
-// mount is involved, so a blocking call cannot wait on this process itself.
+// Creating, writing, linking and chmod run synchronously: a snapshot writes tens of thousands of
+// small files and makes as many directories read-only, and four libuv threads shared by every one
+// of them cost more than the calls do. No mount is involved, so a blocking call cannot wait on
+// this process itself.
 /** Per mode asked for: whether a new file or directory gets it as it is (the umask takes no bit of it), learnt from the first one. */
 const modeHolds = new Map<number, boolean>();
 
@@ -72,7 +73,7 @@ export const nodeSnapshotFs: SnapshotFs = {
   symlink: (target, path) => symlink(target, path),
   readlink: (path) => readlink(path),
   rename: (from, to) => rename(from, to),
-  chmod: (path, mode) => chmod(path, mode),
+  chmod: async (path, mode) => chmodSync(path, mode),
   lstat: async (path) => {
     try {
       return await lstat(path);

@@ -133,8 +133,9 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
       return;
     }
     let bytes: Buffer;
+    let sha256: string;
     try {
-      bytes = await readVerified(core, file);
+      ({ bytes, sha256 } = await readVerified(core, file));
     } catch (error) {
       if (!(error instanceof SkillsMountError)) throw error;
       failures.push({ path: file.path, error });
@@ -143,7 +144,7 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
     // A local failure (a full disk) fails the build: the published snapshot stays.
     await build.writeFile(file.path, bytes);
     fetched += 1;
-    written.push({ path: file.path, sizeBytes: bytes.length, sha256: sha256Digest(bytes), verified: file.verified });
+    written.push({ path: file.path, sizeBytes: bytes.length, sha256, verified: file.verified });
     options.progress?.fileDone?.(bytes.length, 'fetched');
   });
 
@@ -332,13 +333,17 @@ async function linkFromPrevious(build: SnapshotBuild, fs: SnapshotFs, file: Walk
   return undefined;
 }
 
-/** The file's bytes through open/read/release, as a reader of the mount gets them; checked against the listed digest once more. */
-async function readVerified(core: FilesystemCore, file: WalkedFile): Promise<Buffer> {
+/**
+ * The file's bytes through open/read/release, as a reader of the mount gets them, and their sha256
+ * (hashed once: the manifest records it), checked against the listed digest once more.
+ */
+async function readVerified(core: FilesystemCore, file: WalkedFile): Promise<{ bytes: Buffer; sha256: string }> {
   const bytes = await readWhole(core, file.corePath);
-  if (file.digest !== undefined && sha256Digest(bytes) !== file.digest) {
-    throw new IntegrityError(`${file.path}: the bytes served hash to ${sha256Digest(bytes)}, the listing says ${file.digest}`);
+  const sha256 = sha256Digest(bytes);
+  if (file.digest !== undefined && sha256 !== file.digest) {
+    throw new IntegrityError(`${file.path}: the bytes served hash to ${sha256}, the listing says ${file.digest}`);
   }
-  return bytes;
+  return { bytes, sha256 };
 }
 
 async function readWhole(core: FilesystemCore, corePath: string): Promise<Buffer> {
@@ -348,7 +353,8 @@ async function readWhole(core: FilesystemCore, corePath: string): Promise<Buffer
     // One byte more than the size: a version longer than it says would show.
     const bytes = core.read(handle, 0, sizeBytes + 1);
     if (bytes.length !== sizeBytes) throw new IntegrityError(`${corePath}: ${bytes.length} bytes read, ${sizeBytes} expected`);
-    return Buffer.from(bytes);
+    // Not copied: the bytes are hashed and written at once, and nothing here changes them.
+    return bytes;
   } finally {
     core.release(handle);
   }
