@@ -87,6 +87,8 @@ export interface DiskCacheOptions {
   home?: string | undefined;
   /** Environment for the discovery-folder check ($CODEX_HOME, $XDG_CONFIG_HOME); default process.env. */
   env?: Env | undefined;
+  /** Told of every file lookup, found (and hashed right) or not (metrics); never changes what is found. */
+  onLookup?: ((hit: boolean) => void) | undefined;
 }
 
 /** What one label's subtree holds. */
@@ -233,6 +235,7 @@ export class DiskCache {
     private readonly log: Log,
     /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
     private readonly mountpoint: string | undefined,
+    private readonly onLookup: (hit: boolean) => void = () => {},
   ) {}
 
   /**
@@ -296,7 +299,7 @@ export class DiskCache {
           await new Promise((resolve) => setTimeout(resolve, PRUNE_WAIT_MS));
           continue;
         }
-        const cache = new DiskCache(rootDir, subtreeDir, locked, limitBytes, log, mountpoint);
+        const cache = new DiskCache(rootDir, subtreeDir, locked, limitBytes, log, mountpoint, options.onLookup);
         handedOver = true;
         try {
           await cache.scan();
@@ -475,13 +478,21 @@ export class DiskCache {
     this.lastActivityMs = performance.now();
     // The index knows every file of the subtree (scanned at open, and only this lock holder
     // writes it): a file it does not know is a miss without touching the disk.
-    if (!this.index.has(path.join(label, FILES_DIR, cacheFileNameIn(uri, digest)))) return Promise.resolve(undefined);
+    if (!this.index.has(path.join(label, FILES_DIR, cacheFileNameIn(uri, digest)))) {
+      this.onLookup(false);
+      return Promise.resolve(undefined);
+    }
     return this.track(
-      this.lookup(label, uri, digest, sizeBytes).catch((error: unknown) => {
-        // An I/O error is a miss: the caller fetches again, and the file is left for the next open's scan.
-        this.log(`[${label}] disk cache: ${uri}: cannot read (${withShownPaths(errorMessage(error))}); treated as a miss`);
-        return undefined;
-      }),
+      this.lookup(label, uri, digest, sizeBytes)
+        .catch((error: unknown) => {
+          // An I/O error is a miss: the caller fetches again, and the file is left for the next open's scan.
+          this.log(`[${label}] disk cache: ${uri}: cannot read (${withShownPaths(errorMessage(error))}); treated as a miss`);
+          return undefined;
+        })
+        .then((bytes) => {
+          this.onLookup(bytes !== undefined);
+          return bytes;
+        }),
     );
   }
 

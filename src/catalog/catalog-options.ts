@@ -4,6 +4,10 @@
 import type { ContentCache } from './content-cache.js';
 import type { DurableStore } from './durable-store.js';
 import type { Log } from '../log.js';
+import type { VerificationCheck } from './verified-content.js';
+
+/** Why bytes from the server were refused: a check they failed, or a listed file the server no longer serves. */
+export type VerificationFailureReason = VerificationCheck | 'gone';
 
 export interface CatalogOptions {
   log: Log;
@@ -21,6 +25,8 @@ export interface CatalogOptions {
   unverifiedTtlMs: number;
   /** At most this many resources are subscribed to for update notifications. */
   maxSubscriptions: number;
+  /** Told of every refusal of the server's bytes (metrics); never changes what is served. */
+  onVerificationFailure?: ((reason: VerificationFailureReason) => void) | undefined;
   now?: () => number;
 }
 

@@ -3,10 +3,17 @@
 import { LRUCache } from 'lru-cache';
 import type { VerifiedContent } from './verified-content.js';
 
+export interface ContentCacheOptions {
+  /** Told of every lookup, found or not (metrics); never changes what is found. */
+  onLookup?: ((hit: boolean) => void) | undefined;
+}
+
 export class ContentCache {
   private readonly cache: LRUCache<string, VerifiedContent>;
+  private readonly onLookup: (hit: boolean) => void;
 
-  constructor(maxBytes: number) {
+  constructor(maxBytes: number, options: ContentCacheOptions = {}) {
+    this.onLookup = options.onLookup ?? (() => {});
     this.cache = new LRUCache<string, VerifiedContent>({
       maxSize: Math.max(1, maxBytes),
       // Empty files still take a slot; oversized ones are simply not kept.
@@ -15,7 +22,9 @@ export class ContentCache {
   }
 
   get(server: string, uri: string, digest: string): VerifiedContent | undefined {
-    return this.cache.get(key(server, uri, digest));
+    const found = this.cache.get(key(server, uri, digest));
+    this.onLookup(found !== undefined);
+    return found;
   }
 
   set(server: string, content: VerifiedContent): void {

@@ -12,7 +12,8 @@ import type { FileFacts } from './namespace.js';
 import type { ServerLog } from './server-log.js';
 import type { SkillEntries } from './skill-entries.js';
 import type { Subscriptions } from './subscriptions.js';
-import { verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
+import type { VerificationFailureReason } from './catalog-options.js';
+import { VerificationError, verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
 
 export class ContentFetcher {
   private readonly inflight = new Map<string, Promise<VerifiedContent>>();
@@ -27,6 +28,7 @@ export class ContentFetcher {
     private readonly entries: SkillEntries,
     private readonly log: ServerLog,
     private readonly durable: DurableStore | undefined,
+    private readonly onVerificationFailure: (reason: VerificationFailureReason) => void = () => {},
   ) {}
 
   /** The file's verified bytes: cached when its version is known, else fetched once however many ask at a time. */
@@ -72,6 +74,7 @@ export class ContentFetcher {
       const refreshed = await this.refreshedFacts(path, facts);
       if (!refreshed) {
         if (this.state.namespace.get(path) === undefined) throw new NotFoundError(`${label}: ${path}: no longer in the skill's entry`, { server: label, uri: facts.uri });
+        if (listedButGone) this.onVerificationFailure('gone');
         const final = listedButGone
           ? new IntegrityError(`${label}: ${facts.uri}: listed in the held entry but the server no longer serves it`, { server: label, uri: facts.uri })
           : (error as IntegrityError);
@@ -104,10 +107,20 @@ export class ContentFetcher {
         }
       }
     }
-    const content = verifyContent(label, await this.fetchResource(facts.uri), expectationOf(facts));
+    const content = this.verifyServed(await this.fetchResource(facts.uri), expectationOf(facts));
     // Only bytes a listing's digest vouches for go to disk: dynamic and unlisted files key nothing.
     if (this.durable && content.verified) void this.durable.put(content.uri, content.digest, content.bytes);
     return this.keep(content, facts.skillUri);
+  }
+
+  /** verifyContent on bytes the server just sent; a failure is reported (bytes from the disk cache are not the server's). */
+  private verifyServed(content: UnverifiedContent, expectation: Expectation): VerifiedContent {
+    try {
+      return verifyContent(this.state.label, content, expectation);
+    } catch (error) {
+      if (error instanceof VerificationError) this.onVerificationFailure(error.check);
+      throw error;
+    }
   }
 
   /** The file's facts after refreshing its entry, or undefined when nothing changed (so a retry is pointless). */

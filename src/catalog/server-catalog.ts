@@ -22,7 +22,7 @@ import { segmentsToUri } from './uri-path.js';
 import { Subscriptions } from './subscriptions.js';
 import type { VerifiedContent } from './verified-content.js';
 
-export { DEFAULT_CATALOG_TIMINGS, type CatalogOptions } from './catalog-options.js';
+export { DEFAULT_CATALOG_TIMINGS, type CatalogOptions, type VerificationFailureReason } from './catalog-options.js';
 export type { CatalogHealth, CatalogSummary, OfflineState, SkillSummary } from './catalog-report.js';
 export { LISTING_TTL_RANGE_MS } from './discovery.js';
 
@@ -70,7 +70,7 @@ export class ServerCatalog {
     });
     this.directories = new DirectoryReads(source, state, observations, entries, log, { directoryTtlMs: options.directoryTtlMs, now });
     const subscriptions = new Subscriptions(source, log, options.maxSubscriptions);
-    this.fetcher = new ContentFetcher(source, state, this.store, this.held, new SkillByteBudget(state, log), subscriptions, entries, log, options.durable);
+    this.fetcher = new ContentFetcher(source, state, this.store, this.held, new SkillByteBudget(state, log), subscriptions, entries, log, options.durable, options.onVerificationFailure);
     this.resolver = new PathResolver(state, observations, entries, this.directories, this.fetcher, { negativeTtlMs: options.negativeTtlMs, now });
     this.report = new CatalogReport(source, state, this.held, this.discovery, log, () => this.offline());
     source.onEvent((event) => {

@@ -27,17 +27,31 @@ export interface VerifiedContent {
   readonly verified: boolean;
 }
 
-/** Checks content against the expectation; throws IntegrityError naming expected and actual. */
+/** Which promise of the listing the bytes broke. */
+export type VerificationCheck = 'size' | 'digest' | 'frontmatter';
+
+/** Bytes that failed one check; still an IntegrityError everywhere (EIO), with the check named for the metrics. */
+export class VerificationError extends IntegrityError {
+  constructor(
+    message: string,
+    readonly check: VerificationCheck,
+    context: { server: string; uri: string },
+  ) {
+    super(message, context);
+  }
+}
+
+/** Checks content against the expectation; throws VerificationError naming expected and actual. */
 export function verifyContent(server: string, content: UnverifiedContent, expectation: Expectation): VerifiedContent {
   const { uri, bytes } = content;
-  const fail = (what: string, expected: string, actual: string) =>
-    new IntegrityError(`${server}: ${uri}: ${what} mismatch: expected ${expected}, got ${actual}`, { server, uri });
+  const fail = (check: VerificationCheck, what: string, expected: string, actual: string) =>
+    new VerificationError(`${server}: ${uri}: ${what} mismatch: expected ${expected}, got ${actual}`, check, { server, uri });
   if (expectation.sizeBytes !== undefined && bytes.length !== expectation.sizeBytes) {
-    throw fail('size', `${expectation.sizeBytes} bytes`, `${bytes.length} bytes`);
+    throw fail('size', 'size', `${expectation.sizeBytes} bytes`, `${bytes.length} bytes`);
   }
   const digest = sha256Digest(bytes);
   if (expectation.digest !== undefined && digest !== expectation.digest) {
-    throw fail('digest', expectation.digest, digest);
+    throw fail('digest', 'digest', expectation.digest, digest);
   }
   if (expectation.frontmatter !== undefined) {
     let actual: Record<string, unknown>;
@@ -45,11 +59,11 @@ export function verifyContent(server: string, content: UnverifiedContent, expect
       actual = parseFrontmatter(bytes.toString('utf8'));
     } catch (error) {
       const reason = error instanceof FrontmatterError ? error.message : String(error);
-      throw fail('frontmatter', 'the listed frontmatter', reason);
+      throw fail('frontmatter', 'frontmatter', 'the listed frontmatter', reason);
     }
     const field = frontmatterDifference(expectation.frontmatter, actual);
     if (field !== undefined) {
-      throw fail(`frontmatter field "${field}"`, JSON.stringify(pick(expectation.frontmatter, field)), JSON.stringify(pick(actual, field)));
+      throw fail('frontmatter', `frontmatter field "${field}"`, JSON.stringify(pick(expectation.frontmatter, field)), JSON.stringify(pick(actual, field)));
     }
   }
   return { [brand]: true, uri, bytes, digest, verified: expectation.digest !== undefined };

@@ -13,6 +13,7 @@ import { boundedFetch } from './bounded-fetch.js';
 import { ChangeListener, type ListenTimings } from './change-listener.js';
 import { classifyConnectError, describeError, firstLine, isConnectionLoss, jsonRpcAnswerIn, mapRequestError, oversizeIn } from './error-mapping.js';
 import { headerRedactor, redactError } from './redaction.js';
+import { requestOutcome, type RequestObserver } from './request-observer.js';
 import { escapeForLog } from '../format/escape.js';
 import type { ServerConfig } from './server-config.js';
 import type { ConnectionStatus, SourceEvent } from './skill-source.js';
@@ -31,6 +32,8 @@ export interface ConnectionOptions {
   log: Log;
   /** Log every request with its duration. */
   verbose?: boolean;
+  /** Told of every request sent, as it starts and ends (metrics); never changes a request. */
+  observer?: RequestObserver;
   /** Builds the transport; tests inject in-memory or failing transports. */
   createTransport?: (config: ServerConfig) => Transport;
   /** First reconnect delay (default 500 ms); doubles with every failure in a row. */
@@ -145,14 +148,18 @@ export class Connection {
     if (!client || !isUsable(this.status)) {
       throw new UnavailableError(`server unavailable (${describeStatus(this.status)})`, context);
     }
+    const observer = this.options.observer;
     const startedAt = performance.now();
+    observer?.started(this.label, method);
     try {
       const result = await client.request({ method, params }, schema, { timeout: this.options.timeoutMs });
+      observer?.finished(this.label, method, 'ok', (performance.now() - startedAt) / 1000);
       this.trace(method, uri, startedAt, 'ok');
       this.answered(client);
       return result as z.infer<S>;
     } catch (error) {
       const mapped = this.mapFailure(client, error, method, uri);
+      observer?.finished(this.label, method, requestOutcome(error, mapped), (performance.now() - startedAt) / 1000);
       this.trace(method, uri, startedAt, mapped.message);
       throw mapped;
     }
