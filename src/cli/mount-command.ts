@@ -11,19 +11,23 @@ import { ContentCache } from '../catalog/content-cache.js';
 import { ConfigError } from '../errors.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
-import { APPROVED_DIR } from '../fs/mount-layout.js';
-import { checkUserAllowOther, chooseBackend, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
+import { APPROVED_DIR, STATUS_JSON } from '../fs/mount-layout.js';
+import { checkUserAllowOther, chooseBackend, findMount, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
-import { resolveAllowedUser, unreachableAncestor } from './allowed-user.js';
+import { MountHealth, MountMetrics, startMetricsServer, statProbe, type MountProbe } from '../metrics/index.js';
+import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from './allowed-user.js';
 import { commandProblem } from './command-check.js';
 import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, DEFAULT_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
+import { readMountFile } from './mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
 
 /** Slack between our MCP deadline and fuse-native's, so our error (not ETIMEDOUT) reaches the caller. */
 const FUSE_DEADLINE_MARGIN_MS = 5_000;
 const MAX_RECENT_ERRORS = 20;
+/** How long /healthz's probe through the mount may take before the mount counts as not answering. */
+const HEALTH_PROBE_TIMEOUT_MS = 2_000;
 const LABELS_IN_SUMMARY = 6;
 
 /** Runs the mount until a signal; resolves once the mount is ready (the process keeps serving). */
@@ -57,7 +61,11 @@ export async function runMount(options: MountOptions): Promise<void> {
     const blocked = await unreachableAncestor(mountpoint, allowedUser);
     if (blocked !== undefined) log(`--allow-user ${allowedUser.name}: ${blocked}, so they cannot reach ${mountpoint}; open that directory to them or mount elsewhere`);
   }
-  const diskCache = options.diskCache && (await openDiskCache(options.diskCache, mountpoint, log));
+  // Listening before any server starts: a port in use stops the mount at once.
+  const served = options.metrics && (await serveMetrics(options.metrics, mountpoint, allowedUser, config.servers.map((server) => server.label), log));
+  const metrics = served?.metrics;
+  const health = served?.health;
+  const diskCache = options.diskCache && (await openDiskCache(options.diskCache, mountpoint, log, metrics ? (hit) => metrics.cacheLookup('disk', hit) : undefined));
   // Content of servers no longer configured goes (spec: SHOULD remove it with the server); not
   // for an --only subset, whose other servers are still configured.
   if (diskCache && options.only.length === 0) {
@@ -69,7 +77,7 @@ export async function runMount(options: MountOptions): Promise<void> {
   const approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
   if (approvedOnly.size > 0) log(`served only in the approved view (${mountpoint}/${APPROVED_DIR}): ${[...approvedOnly].join(', ')}`);
 
-  const cache = new ContentCache(options.cacheBytes);
+  const cache = new ContentCache(options.cacheBytes, { onLookup: metrics ? (hit) => metrics.cacheLookup('memory', hit) : undefined });
   const sources = config.servers.map(
     ({ label, config: serverConfig, protocolVersion }) =>
       new McpSkillSource(label, serverConfig, {
@@ -77,11 +85,31 @@ export async function runMount(options: MountOptions): Promise<void> {
         protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate',
         log,
         verbose: options.verbose,
+        ...(metrics ? { observer: metrics.requestObserver } : {}),
       }),
   );
   const catalogs = sources.map(
-    (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, durable: diskCache?.server(source.label), hideDynamic: options.hideDynamic }),
+    (source) =>
+      new ServerCatalog(source, {
+        ...DEFAULT_CATALOG_TIMINGS,
+        log,
+        cache,
+        durable: diskCache?.server(source.label),
+        hideDynamic: options.hideDynamic,
+        onVerificationFailure: metrics ? (reason) => metrics.verificationFailed(source.label, reason) : undefined,
+      }),
   );
+  if (metrics) {
+    metrics.cacheEnabled('memory');
+    if (diskCache) metrics.cacheEnabled('disk');
+    metrics.watch({
+      catalogs: () => catalogs,
+      caches: () => ({
+        memory: { usedBytes: cache.sizeBytes, limitBytes: options.cacheBytes },
+        ...(diskCache ? { disk: { usedBytes: diskCache.totalBytes, limitBytes: diskCache.limitBytes } } : {}),
+      }),
+    });
+  }
   log(`starting ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin}`);
   for (const { label, config: serverConfig } of config.servers) {
     if (serverConfig.kind !== 'stdio') continue;
@@ -120,6 +148,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     }
     stopping = true;
     progress?.finish();
+    health?.stopping();
     log(`${signal}: unmounting ${mountpoint}`);
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
@@ -143,6 +172,7 @@ export async function runMount(options: MountOptions): Promise<void> {
       startedAt,
       cache: { usedBytes: cache.sizeBytes, limitBytes: options.cacheBytes },
       diskCache: diskCache ? { dir: diskCache.subtree, usedBytes: diskCache.totalBytes, limitBytes: diskCache.limitBytes } : null,
+      metrics: served?.url ?? null,
       recentErrors: [...recentErrors],
     }),
   });
@@ -157,11 +187,13 @@ export async function runMount(options: MountOptions): Promise<void> {
       // As long as the daemon itself remembers a miss, so a new skill appears as soon as it would.
       negativeTimeoutSeconds: Math.min(metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
       ...(allowedUser ? { allowOther: { uid: allowedUser.uid, gid: allowedUser.gid } } : {}),
+      ...(metrics ? { observer: metrics.fuseObserver } : {}),
       log: logError,
     });
   } finally {
     progress.finish();
   }
+  if (health) health.mounted(await findMount(mountpoint));
   const seconds = progress.elapsedSeconds();
   progress = undefined;
   // Counted from the catalogs: skills shown from a kept listing count too.
@@ -187,11 +219,42 @@ function approvedOnlyLabels(servers: ReadonlyArray<{ label: string; approvedOnly
   return labels;
 }
 
+/** --metrics: the registry the layers feed, the mount's health, and the endpoint serving both, listening. */
+async function serveMetrics(
+  address: { host: string; port: number },
+  mountpoint: string,
+  allowedUser: AllowedUser | undefined,
+  servers: string[],
+  log: (line: string) => void,
+): Promise<{ metrics: MountMetrics; health: MountHealth; url: string }> {
+  const metrics = new MountMetrics({ servers });
+  const health = new MountHealth({ mountpoint, findMount: () => findMount(mountpoint), probe: healthProbe(mountpoint, allowedUser), probeTimeoutMs: HEALTH_PROBE_TIMEOUT_MS });
+  const server = await startMetricsServer({ ...address, metrics: () => metrics.text(), contentType: metrics.contentType, health: () => health.check() });
+  log(`metrics at ${server.url}/metrics`);
+  return { metrics, health, url: server.url };
+}
+
+/**
+ * /healthz's look through the mount, from a child: status.json (generated, never cached by the
+ * kernel, so it reaches the daemon), or, for a non-root daemon serving another user (whose 0500
+ * root it cannot enter), a stat of the root, whose attributes need no permission on it.
+ */
+function healthProbe(mountpoint: string, allowedUser: AllowedUser | undefined): MountProbe {
+  const uid = process.getuid?.();
+  if (allowedUser && uid !== 0 && uid !== allowedUser.uid) return statProbe(mountpoint, HEALTH_PROBE_TIMEOUT_MS);
+  return () => readMountFile(path.join(mountpoint, STATUS_JSON), HEALTH_PROBE_TIMEOUT_MS);
+}
+
 /** The disk cache at its root (never inside the mount: the daemon would read its own mount and hang). */
-async function openDiskCache(settings: { root: string | undefined; limitBytes: number; rootLimitBytes: number }, mountpoint: string, log: (line: string) => void): Promise<DiskCache> {
+async function openDiskCache(
+  settings: { root: string | undefined; limitBytes: number; rootLimitBytes: number },
+  mountpoint: string,
+  log: (line: string) => void,
+  onLookup: ((hit: boolean) => void) | undefined,
+): Promise<DiskCache> {
   const root = path.resolve(settings.root ?? defaultCacheRoot(process.env, homedir()));
   if (root === mountpoint || root.startsWith(`${mountpoint}/`)) throw new ConfigError(`--cache-dir ${root} is inside the mountpoint ${mountpoint}`);
-  const cache = await DiskCache.open({ root, mountpoint, limitBytes: settings.limitBytes, rootLimitBytes: settings.rootLimitBytes, log });
+  const cache = await DiskCache.open({ root, mountpoint, limitBytes: settings.limitBytes, rootLimitBytes: settings.rootLimitBytes, log, onLookup });
   log(`disk cache ${cache.subtree} (${Math.round(cache.totalBytes / 2 ** 20)} of ${Math.round(cache.limitBytes / 2 ** 20)} MiB used)`);
   return cache;
 }

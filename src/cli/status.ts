@@ -45,6 +45,8 @@ export interface MountReport {
   startedAt?: string;
   cache?: { usedBytes: number; limitBytes: number };
   diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null;
+  /** Where the daemon serves /metrics and /healthz (http://HOST:PORT); null without --metrics. */
+  metrics?: string | null;
   recentErrors?: string[];
   servers?: ServerStatus[];
 }
@@ -102,7 +104,14 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
     mountpoint,
     state: 'ok',
     ...(document.mount
-      ? { pid: document.mount.pid, startedAt: document.mount.startedAt, cache: document.mount.cache, diskCache: document.mount.diskCache ?? null, recentErrors: document.mount.recentErrors }
+      ? {
+          pid: document.mount.pid,
+          startedAt: document.mount.startedAt,
+          cache: document.mount.cache,
+          diskCache: document.mount.diskCache ?? null,
+          metrics: typeof document.mount.metrics === 'string' ? document.mount.metrics : null,
+          recentErrors: document.mount.recentErrors,
+        }
       : {}),
     servers: (document.servers ?? []).map((server) => {
       const skills = Array.isArray(server.skills) ? server.skills : undefined;
@@ -145,6 +154,7 @@ function renderMount(mount: MountReport, nowMs: number): string {
   if (mount.pid !== undefined) facts.push(`pid ${mount.pid}`);
   if (mount.cache) facts.push(`cache ${formatBytes(mount.cache.usedBytes)} of ${formatBytes(mount.cache.limitBytes)}`);
   if (mount.diskCache) facts.push(`disk cache ${formatBytes(mount.diskCache.usedBytes)} of ${formatBytes(mount.diskCache.limitBytes)}`);
+  if (mount.metrics) facts.push(`metrics ${escapeForLog(mount.metrics)}/metrics`);
   const lines = [`${mount.mountpoint}  ${facts.join(', ')}`];
   const servers = mount.servers ?? [];
   const rows = [
@@ -236,7 +246,14 @@ function formatSeconds(ms: number): string {
 
 /** status.json, or (from an older daemon) skills.json: counts, or the skills to count. */
 interface StatusDocument {
-  mount?: { pid: number; startedAt: string; cache: { usedBytes: number; limitBytes: number }; diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null; recentErrors: string[] };
+  mount?: {
+    pid: number;
+    startedAt: string;
+    cache: { usedBytes: number; limitBytes: number };
+    diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null;
+    metrics?: string | null;
+    recentErrors: string[];
+  };
   servers?: Array<{
     label: string;
     state: string;

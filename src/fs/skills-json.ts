@@ -58,6 +58,8 @@ export interface MountStatus {
   cache: { usedBytes: number; limitBytes: number };
   /** The verified disk cache of this mount; null with --no-disk-cache. */
   diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null;
+  /** Where --metrics serves /metrics and /healthz (http://HOST:PORT); null without --metrics. */
+  metrics?: string | null;
   /** The latest failures reported to callers (EIO and the like), newest last. */
   recentErrors: string[];
 }
