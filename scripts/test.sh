@@ -16,6 +16,16 @@ if ! command -v tmux >/dev/null 2>&1; then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq tmux >/dev/null
 fi
+# The metrics tests lint /metrics with promtool and scrape it with a real Prometheus (test/e2e/metrics.test.ts).
+if ! command -v promtool >/dev/null 2>&1; then
+  echo "test: installing Debian package prometheus (promtool, and the server the metrics test starts itself)" >&2
+  if [ "$(id -u)" -eq 0 ]; then sudo_cmd=(); else sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  # The package starts its service where services may start (not in a container that forbids it):
+  # the test starts a Prometheus of its own, so the system's one is stopped.
+  "${sudo_cmd[@]}" service prometheus stop >/dev/null 2>&1 || true
+fi
 node24="$(scripts/node24.sh)"
 if [ -n "${SKILLS_MOUNT_CORPUS:-}" ]; then
   if [ ! -d "$SKILLS_MOUNT_CORPUS" ]; then echo "test: SKILLS_MOUNT_CORPUS=$SKILLS_MOUNT_CORPUS is not a directory" >&2; exit 1; fi
