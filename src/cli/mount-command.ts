@@ -182,6 +182,8 @@ export async function runMount(options: MountOptions): Promise<void> {
       backend,
       verbose: options.verbose,
       kernelCacheSeconds: metadataTtlSeconds,
+      // The versions kept open between opens count against --cache-size, not beside it.
+      pinnedBytesLimit: options.cacheBytes,
       entryTimeoutSeconds: metadataTtlSeconds,
       attrTimeoutSeconds: metadataTtlSeconds,
       // As long as the daemon itself remembers a miss, so a new skill appears as soon as it would.

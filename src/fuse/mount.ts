@@ -54,6 +54,11 @@ export interface MountOptions {
   backend?: FuseBackend;
   /** With libfuse3: how long the kernel keeps names and attributes (changes are invalidated at once). */
   kernelCacheSeconds?: number;
+  /**
+   * With libfuse3: bytes of opened versions kept for the next open of the same inode (beyond
+   * what open handles hold). Bound it by the content cache's size, so --cache-size bounds both.
+   */
+  pinnedBytesLimit?: number;
   /** Log what the kernel negotiated. */
   verbose?: boolean;
   /**
@@ -250,6 +255,7 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
     mountTimeoutMs: options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS,
     fuseOptions,
     operationTimeoutMs: options.operationTimeoutMs,
+    ...(options.pinnedBytesLimit === undefined ? {} : { pinnedBytesLimit: options.pinnedBytesLimit }),
     autoUnmount: options.autoUnmount ?? true,
     // SKILLS_MOUNT_ZERO_MESSAGE_OPEN=1: the benchmark's comparison of the two open models.
     zeroMessageOpen: process.env['SKILLS_MOUNT_ZERO_MESSAGE_OPEN'] === '1',
