@@ -365,8 +365,8 @@ describe('the mount lock', () => {
     expect(refusal).toBeInstanceOf(CacheLockedError);
     expect((refusal as CacheLockedError).message).toContain(`this process (pid ${process.pid}`);
     expect((refusal as CacheLockedError).message).toContain(`holds the lock file ${first.lockPath}`);
-    // pid, host, and the token only this holder's release matches.
-    expect(await readFile(first.lockPath, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[0-9a-f]{16}\n$`));
+    // pid, host, and the token only this holder's release matches (then the process beyond its pid: unit/lock-file).
+    expect(await readFile(first.lockPath, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[0-9a-f]{16}\n`));
     await closeAndForget(first);
     await expect(lstat(first.lockPath)).rejects.toThrow(/ENOENT/);
     await s.open();
@@ -399,7 +399,7 @@ describe('the mount lock', () => {
     await writeFile(lockPath, `${dead}\n${hostname()}\n`);
     await s.open();
     expect(s.lines).toEqual([`disk cache: took over the stale lock ${lockPath} (pid ${dead} is not running)`]);
-    expect(await readFile(lockPath, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[0-9a-f]{16}\n$`));
+    expect(await readFile(lockPath, 'utf8')).toMatch(new RegExp(`^${process.pid}\n${hostname()}\n[0-9a-f]{16}\n`));
   });
 
   it('takes over an old lock that names no process, but not a fresh one', async () => {
