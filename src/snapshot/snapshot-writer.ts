@@ -81,55 +81,78 @@ interface WalkResult {
 /** Builds a snapshot of the core's view and publishes it, unless it equals the published one. */
 export async function writeSnapshot(options: WriteSnapshotOptions): Promise<SnapshotResult> {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  for (let attempt = 1; ; attempt++) {
-    const before = options.changes?.() ?? 0;
-    const published = await options.store.published();
-    const walk = await walkView(options.core, options.view, options.signal);
-    // Nothing differs from what is published: no build, and no file of it read again.
-    if (published?.manifest !== undefined && (await unchangedSince(published.manifest, walk, options))) {
-      return unchangedResult(published.id, published.manifest);
+  // The build of an attempt the servers changed under: kept until the next attempt has linked what still holds of it.
+  let earlier: { build: SnapshotBuild; files: PreviousFiles } | undefined;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const before = options.changes?.() ?? 0;
+      const published = await options.store.published();
+      const walk = await walkView(options.core, options.view, options.signal);
+      // Nothing differs from what is published: no build, and no file of it read again.
+      if (published?.manifest !== undefined && (await unchangedSince(published.manifest, walk, options))) {
+        return unchangedResult(published.id, published.manifest);
+      }
+      const build = await options.store.begin();
+      let result: SnapshotResult;
+      try {
+        result = await buildInto(build, walk, published, earlier?.files, options);
+      } catch (error) {
+        await build.abort().catch(() => {});
+        throw error;
+      }
+      await earlier?.build.abort();
+      earlier = undefined;
+      // A notification is not yet a change: a listing refreshed after its ttlMs notifies even when it
+      // found the same skills, and a build of 10,000 skills outlasts many. Built again only when the
+      // view, walked again, is no longer exactly what this build holds.
+      const changed = (options.changes?.() ?? 0) !== before && !(await unchangedSince(result.manifest, await walkView(options.core, options.view, options.signal), options));
+      if (changed && attempt < maxAttempts) {
+        options.log(`snapshot: the servers changed while snapshot ${build.id} was built; building again`);
+        earlier = { build, files: linkSource(build.dir, result.manifest) };
+        continue;
+      }
+      if (published?.manifest !== undefined && sameContent(published.manifest, result.manifest)) {
+        await build.abort();
+        return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest };
+      }
+      await build.commit(result.manifest);
+      return result;
     }
-    const build = await options.store.begin();
-    let result: SnapshotResult;
-    try {
-      result = await buildInto(build, walk, published, options);
-    } catch (error) {
-      await build.abort().catch(() => {});
-      throw error;
-    }
-    const changed = (options.changes?.() ?? 0) !== before;
-    if (changed && attempt < maxAttempts) {
-      options.log(`snapshot: the servers changed while snapshot ${build.id} was built; building again`);
-      await build.abort();
-      continue;
-    }
-    if (published?.manifest !== undefined && sameContent(published.manifest, result.manifest)) {
-      await build.abort();
-      return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest };
-    }
-    await build.commit(result.manifest);
-    return result;
+  } finally {
+    await earlier?.build.abort().catch(() => {});
   }
 }
 
-async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, options: WriteSnapshotOptions): Promise<SnapshotResult> {
+/** `earlier`: the files of an attempt of this run the servers changed under, linked rather than fetched again (and counted as fetched). */
+async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, earlier: PreviousFiles | undefined, options: WriteSnapshotOptions): Promise<SnapshotResult> {
   const { core, view } = options;
   const fs = options.fs ?? nodeSnapshotFs;
   options.progress?.walked?.(walk.files.length, walk.files.filter((file) => file.path.endsWith('/SKILL.md')).length);
   for (const dir of walk.directories) await build.ensureDirectory(dir);
 
-  const previous = previousFiles(published);
+  const previous = published?.manifest === undefined ? undefined : linkSource(published.dir, published.manifest);
   const written: ManifestFile[] = [];
   const failures = [...walk.failures];
   let linked = 0;
   let fetched = 0;
-  await forEachLimited(walk.files, options.concurrency ?? DEFAULT_CONCURRENCY, async (file) => {
+  // Skill by skill (path order, not the walk's level order): a supporting file is served only after
+  // its skill's SKILL.md verified, and that SKILL.md is then still in the content cache. In level
+  // order 10,000 SKILL.md came first and most were evicted before their files: one more read each.
+  const fetchOrder = [...walk.files].sort((a, b) => compare(a.path, b.path));
+  await forEachLimited(fetchOrder, options.concurrency ?? DEFAULT_CONCURRENCY, async (file) => {
     options.signal?.throwIfAborted();
     const reused = await linkFromPrevious(build, fs, file, previous);
     if (reused) {
       linked += 1;
       written.push(reused);
       options.progress?.fileDone?.(reused.sizeBytes, 'linked');
+      return;
+    }
+    const fromAttempt = await linkFromPrevious(build, fs, file, earlier);
+    if (fromAttempt) {
+      fetched += 1;
+      written.push(fromAttempt);
+      options.progress?.fileDone?.(fromAttempt.sizeBytes, 'fetched');
       return;
     }
     let bytes: Buffer;
@@ -383,16 +406,16 @@ interface PreviousFiles {
   byDigest: Map<string, ManifestFile[]>;
 }
 
-function previousFiles(published: PublishedSnapshot | undefined): PreviousFiles | undefined {
-  if (published?.manifest === undefined) return undefined;
+/** The verified files of a snapshot (or of a build), by digest: what a new build may link. */
+function linkSource(dir: string, manifest: SnapshotManifest): PreviousFiles {
   const byDigest = new Map<string, ManifestFile[]>();
-  for (const file of published.manifest.files) {
+  for (const file of manifest.files) {
     if (!file.verified) continue;
     const same = byDigest.get(file.sha256);
     if (same) same.push(file);
     else byDigest.set(file.sha256, [file]);
   }
-  return { dir: published.dir, byDigest };
+  return { dir, byDigest };
 }
 
 /** The deepest skill directory holding `relative`, if any. */
