@@ -46,14 +46,18 @@ export class CatalogState {
     return this.complete;
   }
 
-  /** A new listing (or index, or none): everything held before is replaced. */
-  install(generation: Generation, records: Map<string, SkillRecord>, refusedSkills: Set<string>, namespace: Namespace, complete: boolean): void {
+  /**
+   * A new listing (or index, or none): everything held before is replaced. `differs`: whether
+   * its skills or entries differ from those held; a re-listing that found the same ones tells
+   * nobody (the kernel keeps what it caches, a snapshot does not start over).
+   */
+  install(generation: Generation, records: Map<string, SkillRecord>, refusedSkills: Set<string>, namespace: Namespace, complete: boolean, differs = true): void {
     this.heldGeneration = generation;
     this.heldRecords = records;
     this.heldRefused = refusedSkills;
     this.heldNamespace = namespace;
     this.complete = complete;
-    this.changed();
+    if (differs) this.changed();
   }
 
   /** A restarted server may speak another generation: the next discovery decides again. */

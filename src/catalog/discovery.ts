@@ -266,9 +266,9 @@ export class Discovery {
       // One comparison per record: noteReplaced says whether the entry differs.
       if (this.held.noteReplaced(before, record) || before === undefined) changed = true;
     }
-    this.held.clearRejections();
+    if (this.held.clearRejections()) changed = true;
     this.keptSavedAt = undefined;
-    this.state.install(generation, records, refused, namespace, complete);
+    this.state.install(generation, records, refused, namespace, complete, changed || refused.size !== this.state.refusedSkills.size);
     this.listedAtMs = this.options.now();
     this.observations.forget();
     // An interim install while the first listing pages on: the final one logs. So does a

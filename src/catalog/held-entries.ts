@@ -38,8 +38,14 @@ export class HeldEntries {
    * A rejection stands until a refreshed entry verifies: a new listing is one, so the next
    * read of the skill loads its SKILL.md again (once per listing, however often it fails).
    */
-  clearRejections(): void {
-    for (const state of this.held.values()) delete state.rejected;
+  /** Forgets every rejection; true when there was one (its skill shows again). */
+  clearRejections(): boolean {
+    let cleared = false;
+    for (const state of this.held.values()) {
+      if (state.rejected !== undefined) cleared = true;
+      delete state.rejected;
+    }
+    return cleared;
   }
 
   /** A SKILL.md failed verification, after the one refresh: the whole skill is rejected. */

@@ -27,6 +27,23 @@ async function operateAfter(catalog: ServerCatalog, clock: { nowMs: number }, ms
 }
 
 describe('catalog refresh', () => {
+  it('tells its listeners of a re-listing only when the skills or their entries differ', async () => {
+    const source = sourceWith('one');
+    const { catalog, clock } = catalogOf(source);
+    const changes = vi.fn();
+    catalog.onChange(changes);
+    await catalog.refresh();
+    expect(changes).toHaveBeenCalledTimes(1);
+    // The same listing again (the server's TTL passed): the kernel keeps what it holds.
+    await operateAfter(catalog, clock, DEFAULT_CATALOG_TIMINGS.listingTtlMs + 1);
+    expect(source.count('skills/list')).toBe(2);
+    expect(changes).toHaveBeenCalledTimes(1);
+    source.addSkill('two', { 'SKILL.md': skillMarkdown('two') });
+    await operateAfter(catalog, clock, DEFAULT_CATALOG_TIMINGS.listingTtlMs + 1);
+    expect(source.count('skills/list')).toBe(3);
+    expect(changes).toHaveBeenCalledTimes(2);
+  });
+
   it('re-lists after the default listing TTL when the server gives no ttlMs, on the next operation', async () => {
     const source = sourceWith('one');
     const { catalog, clock } = catalogOf(source);
