@@ -19,18 +19,22 @@ export async function generateCatalog(dir, options) {
   return performance.now() - startedMs;
 }
 
+/** Every file skills-serve lists for `dir` ({uri, path, sizeBytes}), asked through skills/list. */
+export async function listedFiles(dir) {
+  const client = await connectStdio(dir);
+  try {
+    return manifestFiles((await listAllSkills(client)).skills);
+  } finally {
+    await client.close();
+  }
+}
+
 /**
  * A served tree ready for the benchmark: `dir` (what skills-serve serves), `diskDir` (the same
  * tree copied to local disk), `files` ({uri, path, sizeBytes}, from skills/list), `totalBytes`.
  */
 export async function prepareCatalog({ name, dir, diskRoot }) {
-  const client = await connectStdio(dir);
-  let files;
-  try {
-    files = manifestFiles((await listAllSkills(client)).skills);
-  } finally {
-    await client.close();
-  }
+  const files = await listedFiles(dir);
   if (files.length === 0) throw new Error(`catalog ${name} (${dir}) serves no files`);
   const diskDir = path.join(diskRoot, name);
   await cp(dir, diskDir, { recursive: true });

@@ -7,9 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { generateCatalog } from '../lib/catalogs.mjs';
+import { generateCatalog, listedFiles } from '../lib/catalogs.mjs';
 import { describeMachine } from '../lib/machine.mjs';
-import { connectStdio, listAllSkills, manifestFiles } from '../lib/raw-client.mjs';
 import { buildSnapshotRows } from '../lib/report.mjs';
 import { renderTable } from '../lib/table.mjs';
 import { measureSnapshot, SNAPSHOT_MAX_RUNS } from './snapshot.mjs';
@@ -25,13 +24,7 @@ try {
   const dir = path.join(workDir, 'catalog');
   const generateMs = await generateCatalog(dir, { skills, files: filesPerSkill });
   log(`generated ${skills} skills x ${filesPerSkill} files in ${(generateMs / 1000).toFixed(1)} s`);
-  const client = await connectStdio(dir);
-  let files;
-  try {
-    files = manifestFiles((await listAllSkills(client)).skills);
-  } finally {
-    await client.close();
-  }
+  const files = await listedFiles(dir);
   const catalog = { name: 'snapshot', dir, files, totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0) };
   const rows = buildSnapshotRows(await measureSnapshot({ workDir, catalog, runs, log }));
   process.stdout.write(`${renderTable(rows)}\n`);

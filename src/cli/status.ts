@@ -7,6 +7,7 @@ import { SkillsMountError } from '../errors.js';
 import { readMountFile } from './mount-read.js';
 import { escapeForLog } from '../format/escape.js';
 import type { ServerApprovals } from '../fs/approved-view.js';
+import type { MountStatus } from '../fs/skills-json.js';
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
 const RECENT_ERRORS_SHOWN = 5;
@@ -246,14 +247,7 @@ function formatSeconds(ms: number): string {
 
 /** status.json, or (from an older daemon) skills.json: counts, or the skills to count. */
 interface StatusDocument {
-  mount?: {
-    pid: number;
-    startedAt: string;
-    cache: { usedBytes: number; limitBytes: number };
-    diskCache?: { dir: string; usedBytes: number; limitBytes: number } | null;
-    metrics?: string | null;
-    recentErrors: string[];
-  };
+  mount?: MountStatus;
   servers?: Array<{
     label: string;
     state: string;
