@@ -81,7 +81,9 @@ describe.skipIf(!usable)('skills-mount in a terminal', () => {
     await terminal.key('C-c');
     await terminal.waitFor(/SIGINT: unmounting/, 10_000);
     await terminal.type('echo "exit=$?"');
-    await terminal.waitFor(/^exit=0$/m, 10_000);
+    // The daemon's own bound is about 6 s (unmount, then its servers); the time it takes is
+    // the SIGTERM tests' business: here, on a loaded machine, that it exits 0 at all.
+    await terminal.waitFor(/^exit=0$/m, 20_000);
     expect(await readMounts()).not.toContain(mountpoint);
   });
 });
