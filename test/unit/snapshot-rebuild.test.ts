@@ -74,11 +74,19 @@ async function setUp(served: MemorySkillSource, cacheBytes = 1) {
 }
 
 describe('a change notified while a snapshot is built', () => {
-  it('that changed nothing (a listing refreshed, the same skills) does not build it again: one resources/read per file', async () => {
+  it('that leaves the view as it was built (an entry changed and changed back) does not build it again: one resources/read per file', async () => {
     const served = source();
     const { dest, logs, catalog, core, store, changes } = await setUp(served);
     const before = changes();
-    const result = await writeSnapshot({ core: coreWith(core, '/docs/tools/scripts/run.sh', () => catalog.refresh()), store, view: 'mount', includeDynamic: false, log: (line) => logs.push(line), changes, concurrency: 1 });
+    // Two real changes, each notified (a re-listing that finds the same entries notifies nothing).
+    const toneUri = uriForPath('guide/refs/tone.md');
+    const changeAndBack = async () => {
+      served.changeFile(toneUri, 'Be long.\n');
+      await catalog.refresh();
+      served.changeFile(toneUri, 'Be brief.\n');
+      await catalog.refresh();
+    };
+    const result = await writeSnapshot({ core: coreWith(core, '/docs/tools/scripts/run.sh', changeAndBack), store, view: 'mount', includeDynamic: false, log: (line) => logs.push(line), changes, concurrency: 1 });
     expect(changes()).toBeGreaterThan(before);
     expect(result).toMatchObject({ outcome: 'published', fetched: FILES, linked: 0, failures: [] });
     for (const uri of SUPPORTING) expect(served.count('resources/read', uri), uri).toBe(1);
