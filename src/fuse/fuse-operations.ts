@@ -212,7 +212,7 @@ function observed(operations: Fuse.Operations, observer: OperationObserver): Fus
       try {
         handler(...args);
       } catch (error) {
-        observer.finished(op, Errno.EIO * -1, (performance.now() - startedAt) / 1000);
+        observer.finished(op, -Errno.EIO, (performance.now() - startedAt) / 1000);
         throw error;
       }
     };

@@ -141,18 +141,14 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
   const fetchOrder = [...walk.files].sort((a, b) => compare(a.path, b.path));
   await forEachLimited(fetchOrder, options.concurrency ?? DEFAULT_CONCURRENCY, async (file) => {
     options.signal?.throwIfAborted();
-    const reused = await linkFromPrevious(build, fs, file, previous);
-    if (reused) {
-      linked += 1;
+    // From the published snapshot it counts as linked; from this run's earlier attempt, as fetched.
+    for (const [source, kind] of [[previous, 'linked'], [earlier, 'fetched']] as const) {
+      const reused = await linkFromPrevious(build, fs, file, source);
+      if (!reused) continue;
+      if (kind === 'linked') linked += 1;
+      else fetched += 1;
       written.push(reused);
-      options.progress?.fileDone?.(reused.sizeBytes, 'linked');
-      return;
-    }
-    const fromAttempt = await linkFromPrevious(build, fs, file, earlier);
-    if (fromAttempt) {
-      fetched += 1;
-      written.push(fromAttempt);
-      options.progress?.fileDone?.(fromAttempt.sizeBytes, 'fetched');
+      options.progress?.fileDone?.(reused.sizeBytes, kind);
       return;
     }
     let bytes: Buffer;
