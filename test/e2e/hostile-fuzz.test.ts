@@ -89,14 +89,6 @@ describe(`hostile fuzz (seed ${SEED}, ${REQUEST_BUDGET} requests)`, () => {
           served += 1;
         } else {
           const skillDir = relative.split('/').slice(0, 2).join('/');
-          // Known (issue 19, left open): on libfuse3 a file of a skill the server answered with
-          // faults can answer ENOENT rather than EIO (seed 1338198899 shows it). It still fails;
-          // no byte is served. A file of a skill the server never faulted must not.
-          const faulted = new RegExp(`server: fault \\S+ skill://${skillDir}/`).test(mount.log());
-          if (outcome.code === 'ENOENT' && faulted) {
-            failed += 1;
-            continue;
-          }
           // On failure, what the daemon logged of that skill says which fault led there.
           const logged = () => mount.log().split('\n').filter((line) => line.includes(`${skillDir}/`)).slice(-12).join('\n');
           if (outcome.code !== 'EIO') expect.soft(logged(), `${where} ${relative}: the daemon's log of ${skillDir}`).toBe('');

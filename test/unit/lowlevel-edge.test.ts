@@ -91,9 +91,39 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function edgeOver(fake = versionedCore(), timeoutMs = 1_000, observer?: OperationObserver) {
+/** Files /a and /b, two bytes each; a core handle read after its release throws, as the real core's does. */
+function twoFileCore() {
+  const handles = new Map<number, string>();
+  let next = 1;
+  const attrs = (path: string): NodeAttributes => ({ kind: 'file', sizeBytes: 2, mtimeMs: 1, inode: path === '/a' ? 10 : 11 });
+  const core: FilesystemCore = {
+    async getattr(path) {
+      if (path === '/') return { kind: 'directory', sizeBytes: 0, mtimeMs: 1, inode: 2 };
+      if (path === '/a' || path === '/b') return attrs(path);
+      throw new NotFoundError(path);
+    },
+    readdir: async () => ['a', 'b'],
+    async open(path) {
+      const handle = next++;
+      handles.set(handle, path.slice(1).repeat(2));
+      return handle;
+    },
+    fgetattr: (handle) => attrs(handles.get(handle) === 'bb' ? '/b' : '/a'),
+    read: (handle, position, length) => {
+      const text = handles.get(handle);
+      if (text === undefined) throw new NotFoundError(`no open file with handle ${handle}`);
+      return Buffer.from(text).subarray(position, position + length);
+    },
+    release: (handle) => void handles.delete(handle),
+    listxattr: async () => [],
+    getxattr: async () => Buffer.alloc(0),
+  };
+  return { core, bump: () => 0, changed: () => undefined, hang: () => undefined, openHandles: () => handles.size };
+}
+
+async function edgeOver(fake: Pick<ReturnType<typeof versionedCore>, 'core'> & Partial<ReturnType<typeof versionedCore>> = versionedCore(), timeoutMs = 1_000, observer?: OperationObserver, pinnedBytesLimit = 1 << 20) {
   const { addon, replies, notifications } = recordingAddon();
-  const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: timeoutMs, ...(observer ? { observer } : {}) }, await fake.core.getattr('/'));
+  const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit, operationTimeoutMs: timeoutMs, ...(observer ? { observer } : {}) }, await fake.core.getattr('/'));
   edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
   let id = 0;
   const send = async (op: number, ino: number, a = 0, b = 0, c = 0, name?: string) => {
@@ -102,7 +132,17 @@ async function edgeOver(fake = versionedCore(), timeoutMs = 1_000, observer?: Op
     await settle();
     return replies.filter((reply) => reply.id === requestId);
   };
-  return { edge, send, replies, notifications, fake };
+  /** Hands the kernel's requests over all at once, then waits for their replies. */
+  const sendTogether = async (requests: Array<[op: number, ino: number, a?: number, b?: number, c?: number, name?: string]>) => {
+    const ids = requests.map(([op, ino, a = 0, b = 0, c = 0, name]) => {
+      const requestId = ++id;
+      (edge.handle as RequestHandler)(op, requestId, ino, a, b, c, name);
+      return requestId;
+    });
+    await settle();
+    return ids.map((requestId) => replies.find((reply) => reply.id === requestId));
+  };
+  return { edge, send, sendTogether, replies, notifications, fake };
 }
 
 describe('the libfuse 3 edge', () => {
@@ -138,6 +178,27 @@ describe('the libfuse 3 edge', () => {
     const [stale] = await send(OPS.OPEN, (file!.value as number[])[ATTR.ino]!);
     expect(stale).toMatchObject({ kind: 'err', value: 116 });
     expect(fake.openHandles()).toBe(0);
+  });
+
+  it.each([
+    ['room for one file: each pin evicts the other', 3, 1],
+    ['smaller than one file: no pin is kept at all', 1, 0],
+  ])('keeps the version an open handle holds, and lets go of it at the last release, with a byte bound of %s (seed 1338198899)', async (_what, pinnedBytesLimit, keptAfterwards) => {
+    // The open that waited for a pin another request's pin evicted must still hold it, and its
+    // reads must get its bytes; a pin the bound cannot keep is released with the last handle.
+    const { send, sendTogether, fake } = await edgeOver(twoFileCore(), 1_000, undefined, pinnedBytesLimit);
+    const [a] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'a');
+    const [b] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'b');
+    const inoA = (a!.value as number[])[ATTR.ino]!;
+    const inoB = (b!.value as number[])[ATTR.ino]!;
+    const opened = await sendTogether([[OPS.OPEN, inoA], [OPS.OPEN, inoB], [OPS.OPEN, inoA]]);
+    expect(opened.map((reply) => reply?.kind)).toEqual(['open', 'open', 'open']);
+    const fhs = opened.map((reply) => (reply!.value as { fh: number }).fh);
+    const reads = await sendTogether(fhs.map((fh, index) => [OPS.READ, index === 1 ? inoB : inoA, fh, 0, 100]));
+    expect(reads).toEqual([expect.objectContaining({ kind: 'buf', value: 'aa' }), expect.objectContaining({ kind: 'buf', value: 'bb' }), expect.objectContaining({ kind: 'buf', value: 'aa' })]);
+    // Every release lets go of what it held: the core keeps open only what the bound keeps.
+    await sendTogether(fhs.map((fh) => [OPS.RELEASE, 0, fh]));
+    expect(fake.openHandles!()).toBe(keptAfterwards);
   });
 
   it('counts lookups and forgets a node only when the kernel has forgotten every one', async () => {

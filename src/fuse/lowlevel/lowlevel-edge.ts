@@ -82,6 +82,12 @@ interface Pinned {
   evicted: boolean;
 }
 
+/** A pin being made, and how many requests wait for it (each gets a reference). */
+interface PinInFlight {
+  waiters: number;
+  promise: Promise<Pinned>;
+}
+
 export class LowLevelEdge {
   private readonly addon: Addon;
   /** With an observer: marks a request's start (its reply, through this.addon, marks its end). */
@@ -90,7 +96,7 @@ export class LowLevelEdge {
   private session: Session | undefined;
   private negotiated: Negotiated = { zeroMessageOpen: false, zeroMessageOpendir: false, readdirPlus: false, autoInvalData: false };
   private readonly pinned: LRUCache<number, Pinned>;
-  private readonly pinning = new Map<number, Promise<Pinned>>();
+  private readonly pinning = new Map<number, PinInFlight>();
   /** Every live pin by its core handle (the fh the kernel holds), evicted ones included. */
   private readonly pins = new Map<number, Pinned>();
   /** A failed first read, kept for the kernel's immediate retry of the same page (readahead, then readpage). */
@@ -301,19 +307,19 @@ export class LowLevelEdge {
     }
     // Documents rendered from live state get a rendering of their own per open, read directly.
     const live = node.cacheSeconds === 0;
+    // Either way the pin comes with this open's reference taken.
     const pin = live ? await this.ownPin(node) : await this.pinnedVersion(node, false);
     if (pin === undefined) {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
     }
-    pin.opens++;
     if (!this.addon.replyOpen(this.session!, id, pin.handle, live ? OPEN_FLAGS.directIo : OPEN_FLAGS.keepCache)) this.release(pin.handle);
   }
 
   private async ownPin(node: KernelNode): Promise<Pinned | undefined> {
     const handle = await this.openVersion(node);
     if (handle === undefined) return undefined;
-    const pin = { handle, sizeBytes: 0, opens: 0, evicted: true };
+    const pin = { handle, sizeBytes: 0, opens: 1, evicted: true };
     this.pins.set(handle, pin);
     return pin;
   }
@@ -375,31 +381,46 @@ export class LowLevelEdge {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
     }
-    this.addon.replyBuf(this.session!, id, this.core.read(pin.handle, offset, sizeBytes));
+    try {
+      this.addon.replyBuf(this.session!, id, this.core.read(pin.handle, offset, sizeBytes));
+    } finally {
+      this.release(pin.handle);
+    }
   }
 
   /**
    * The inode's version, pinned until the kernel forgets the inode (or the byte limit evicts
-   * it): one core open per version, however often the kernel opens it. `fits`: see openVersion.
+   * it): one core open per version, however often the kernel opens it. The pin comes with one
+   * reference taken for the caller (release it with release(pin.handle)): taken where the pin
+   * is found or made, in the same turn, since another request's pin may evict it from the LRU
+   * at any await (a --cache-size smaller than one file evicts at once). `fits`: see openVersion.
    */
   private async pinnedVersion(node: KernelNode, fits: boolean): Promise<Pinned | undefined> {
     const held = this.pinned.get(node.ino);
-    if (held) return held;
+    if (held) {
+      held.opens++;
+      return held;
+    }
     let pinning = this.pinning.get(node.ino);
     if (pinning === undefined) {
-      pinning = (async () => {
+      const waiting = { waiters: 0 } as PinInFlight;
+      waiting.promise = (async () => {
         const handle = await this.openVersion(node, fits);
         if (handle === undefined) throw new StaleInode(node.ino);
-        const pin: Pinned = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes, opens: 0, evicted: false };
+        // Every request waiting for this pin holds a reference before the LRU may see it.
+        const pin: Pinned = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes, opens: waiting.waiters, evicted: false };
         this.pins.set(handle, pin);
         if (this.table.get(node.ino) === node) this.pinned.set(node.ino, pin);
-        else pin.evicted = true;
+        // Forgotten meanwhile, or larger than the whole bound (the LRU keeps it not, and tells nobody).
+        if (this.pinned.get(node.ino) !== pin) pin.evicted = true;
         return pin;
       })().finally(() => this.pinning.delete(node.ino));
+      pinning = waiting;
       this.pinning.set(node.ino, pinning);
     }
+    pinning.waiters++;
     try {
-      return await pinning;
+      return await pinning.promise;
     } catch (error) {
       if (error instanceof StaleInode) return undefined;
       throw error;
