@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick]: measures skills-mount against a raw MCP client and local disk
-// (issue 5), prints the table and writes bench/results.json. Needs the built dist
-// (./scripts/setup.sh) and /dev/fuse. Every mount is a child process and is always unmounted.
+// npm run bench [-- --quick]: measures skills-mount on each FUSE backend against a raw MCP client
+// and local disk (issues 5 and 19), prints the tables and writes bench/results.json. Needs the
+// built dist (./scripts/setup.sh) and /dev/fuse. Every mount is a child process and is always unmounted.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +19,7 @@ if (!(Number(process.env.UV_THREADPOOL_SIZE) >= THREADS)) {
   process.exit(child.status ?? 1);
 }
 
-const { generateCatalog, prepareCatalog } = await import('./lib/catalogs.mjs');
+const { generateCatalog, prepareCatalog, trimmedCopy } = await import('./lib/catalogs.mjs');
 const { describeMachine } = await import('./lib/machine.mjs');
 const { stopAllMounts } = await import('./lib/mount-child.mjs');
 const { parseOptions } = await import('./lib/options.mjs');
@@ -27,11 +27,14 @@ const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
 const { buildRows } = await import('./lib/report.mjs');
 const { renderTable } = await import('./lib/table.mjs');
 const { measureApproved } = await import('./workloads/approved.mjs');
+const { measureChangeLatency } = await import('./workloads/change-latency.mjs');
+const { diskCacheCostRows } = await import('./workloads/disk-cache-cost.mjs');
 const { measureLatency } = await import('./workloads/latency.mjs');
 const { measureListing } = await import('./workloads/listing.mjs');
 const { measureReads } = await import('./workloads/reads.mjs');
 const { countRequests } = await import('./workloads/requests.mjs');
 const { measureRestart } = await import('./workloads/restart.mjs');
+const { measureRoundTrip } = await import('./workloads/round-trip.mjs');
 const { measureScaling } = await import('./workloads/scaling.mjs');
 const { measureSnapshot } = await import('./workloads/snapshot.mjs');
 
@@ -78,41 +81,50 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-const { profile } = options;
+const { profile, backends } = options;
 let status = 0;
 try {
   const workDir = await makeDir(options.workDir ?? (existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir()), 'skills-bench-');
   const diskRoot = options.workDir ? path.join(workDir, 'disk') : await makeDir(os.tmpdir(), 'skills-bench-disk-');
   await mkdir(diskRoot, { recursive: true });
-  log(`${options.mode} run, ${profile.runs} run(s) per figure; work dir ${workDir}, local-disk copies in ${diskRoot}`);
+  log(`${options.mode} run, ${profile.runs} run(s) per figure, backends ${backends.join(', ')}; work dir ${workDir}, local-disk copies in ${diskRoot}`);
 
   const syntheticDir = path.join(workDir, 'synthetic');
   await generateCatalog(syntheticDir, profile.synthetic);
   const bigDir = path.join(workDir, 'big-skill');
   await generateCatalog(bigDir, { skills: 0, big: profile.bigBytes });
   const synthetic = await prepareCatalog({ name: 'synthetic', dir: syntheticDir, diskRoot });
-  const corpus = await prepareCatalog({ name: 'corpus', dir: options.corpusDir, diskRoot });
+  let corpusDir = options.corpusDir;
+  if (profile.corpusTrim) {
+    corpusDir = path.join(workDir, 'corpus-trimmed');
+    const left = await trimmedCopy(options.corpusDir, corpusDir, profile.corpusTrim);
+    log(`corpus: leaving out ${left.join(', ') || 'nothing'} (over ${profile.corpusTrim.maxFiles} files or ${profile.corpusTrim.maxBytes / 1024 / 1024} MiB)`);
+  }
+  const corpus = await prepareCatalog({ name: 'corpus', dir: corpusDir, diskRoot });
   const bigCatalog = await prepareCatalog({ name: 'big', dir: bigDir, diskRoot });
   const big = { dir: bigDir, file: bigCatalog.files.find((file) => file.path.endsWith('big.bin')), sizeBytes: profile.bigBytes };
   const catalogs = [synthetic, corpus];
   log(`catalogs: ${catalogs.map((c) => `${c.name} ${c.files.length} files ${(c.totalBytes / 1e6).toFixed(1)} MB`).join('; ')}`);
 
   log('counting MCP requests at the server');
-  const requests = await countRequests({ workDir, catalog: synthetic });
+  const requests = await countRequests({ workDir, catalog: synthetic, backends });
   log('reads: cold, warm, 16 MiB, floor');
-  const reads = await measureReads({ workDir, runs: profile.runs, catalogs, big, pings: profile.pings, log });
+  const reads = await measureReads({ workDir, runs: profile.runs, catalogs, big, pings: profile.pings, backends, log });
   log('reads after a restart, from the disk cache');
-  const restart = await measureRestart({ workDir, catalogs, runs: profile.runs, log });
+  const restart = await measureRestart({ workDir, catalogs, runs: profile.runs, backends, log });
   log('reads through the approved view');
-  const approved = await measureApproved({ workDir, catalogs, runs: profile.runs, log });
-  log('latency of stat and cat');
-  const latency = await measureLatency({ workDir, catalog: synthetic, statCount: profile.statSamples, catCount: profile.catSamples });
+  const approved = await measureApproved({ workDir, catalogs, runs: profile.runs, backends, log });
+  log('latency of stat and cat; one round trip');
+  const latency = await measureLatency({ workDir, catalog: synthetic, statCount: profile.statSamples, catCount: profile.catSamples, backends });
+  const roundTrip = await measureRoundTrip({ workDir, catalog: synthetic, count: profile.roundTripSamples, backends });
+  log('a change on the server reaching cat');
+  const changes = await measureChangeLatency({ workDir, plan: profile.changes, backends, log });
 
   log(`ls -lR: generating ${profile.listing.skills} skills x ${profile.listing.files} files`);
   const listingDir = path.join(workDir, 'listing');
   await generateCatalog(listingDir, { skills: profile.listing.skills, files: profile.listing.files });
   const listingCatalog = await prepareCatalog({ name: 'listing', dir: listingDir, diskRoot });
-  const listingResult = await measureListing({ workDir, catalog: listingCatalog, runs: profile.runs, log });
+  const listingResult = await measureListing({ workDir, catalog: listingCatalog, runs: profile.runs, backends, log });
   const listing = { ...listingResult, skills: profile.listing.skills, filesPerSkill: profile.listing.files, files: listingCatalog.files.length };
   // The same catalog, snapshotted (no mount): cold against the raw client, then again unchanged against cp -al.
   log(`snapshot: ${profile.listing.skills} skills x ${profile.listing.files} files, cold and unchanged`);
@@ -125,12 +137,15 @@ try {
     log(`scaling: generating ${skills} skills (SKILL.md only)`);
     const dir = path.join(workDir, `scale-${skills}`);
     const generateMs = await generateCatalog(dir, { skills, files: 1 });
-    const result = await measureScaling({ workDir, name: `scale-${skills}`, dir, runs: profile.runs, pageSize: profile.scalingPageSize, log });
+    const result = await measureScaling({ workDir, name: `scale-${skills}`, dir, runs: profile.runs, pageSize: profile.scalingPageSize, backend: backends[0], log });
     scaling.push({ ...result, generateMs });
     await rm(dir, { recursive: true, force: true });
   }
 
-  const rows = [...buildRows({ catalogs, reads, big, listing, latency, requests, restart, approved, scaling, snapshot }), ...(await (await import('./workloads/disk-cache-cost.mjs')).diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log }))];
+  const rows = [
+    ...buildRows({ backends, catalogs, reads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
+    ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
+  ];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;
   const results = {
@@ -139,11 +154,14 @@ try {
     durationMs: Math.round(durationMs),
     machine,
     profile,
+    backends,
     catalogs: Object.fromEntries([...catalogs, bigCatalog].map((c) => [c.name, { files: c.files.length, totalBytes: c.totalBytes }])),
     rows,
     requests,
+    changes,
     snapshot: { files: snapshot.files, requests: snapshot.requests, ownSeconds: snapshot.ownSeconds },
-    listing: { readyMs: listing.readyMs, memoryReady: listing.memoryReady, memoryListed: listing.memoryListed, files: listing.files, lines: listing.lines },
+    // The ls -lR samples are in their row.
+    listing: { files: listing.files, lines: listing.lines, byBackend: Object.fromEntries(Object.entries(listing.byBackend).map(([backend, { samples, ...memory }]) => [backend, memory])) },
     scaling: scaling.map(({ serverLog, ...size }) => ({ ...size, serverNotes: serverLog })),
   };
   await mkdir(path.dirname(options.resultsFile), { recursive: true });

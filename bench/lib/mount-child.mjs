@@ -1,5 +1,6 @@
-// Runs skills-mount as a child process (never in the benchmark's own process), times how
-// long it takes to be ready, reads its memory from /proc, and always unmounts.
+// Runs skills-mount as a child process (never in the benchmark's own process) on a given FUSE
+// backend, times how long it takes to be ready, keeps its log lines with their arrival times,
+// reads its memory from /proc, and always unmounts.
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -23,32 +24,41 @@ export function loggedServeEntry(dir, logFile, ...flags) {
 }
 
 /**
- * Starts `skills-mount WORKDIR/mnt-NAME --config ...` serving `servers` ({label: entry}) and
- * resolves once it says it is mounted, with the time that took.
+ * Starts `skills-mount WORKDIR/mnt-NAME-BACKEND --config ... --fuse-backend BACKEND` serving
+ * `servers` ({label: entry}) and resolves once it says it is mounted, with the time that took.
  */
-export async function startMount({ workDir, name, servers, args = [], readyTimeoutMs = 600_000, env = process.env }) {
-  const mountpoint = path.join(workDir, `mnt-${name}`);
-  const configPath = path.join(workDir, `config-${name}.json`);
+export async function startMount({ workDir, name, backend, servers, args = [], readyTimeoutMs = 600_000, env = process.env }) {
+  const mountpoint = path.join(workDir, `mnt-${name}-${backend}`);
+  const configPath = path.join(workDir, `config-${name}-${backend}.json`);
   await mkdir(workDir, { recursive: true });
   await writeFile(configPath, JSON.stringify({ mcpServers: servers }));
   const startedMs = performance.now();
   // Cold reads measure the server: the disk cache only where a workload asks for it (--cache-dir).
   const cacheArgs = args.includes('--cache-dir') ? [] : ['--no-disk-cache'];
-  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, ...cacheArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', backend, ...cacheArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
+  // Each complete line with the time it reached this process: when the mount learned of something.
+  const lines = [];
+  let partial = '';
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
   const mount = {
     mountpoint,
     pid: child.pid,
     readyMs: Number.NaN,
     log: () => stderr,
+    /** The lines logged so far, as {atMs (performance.now() on arrival), text}. */
+    lines: () => lines,
     stop: () => stopChild(child, exited, mountpoint),
   };
   live.add(mount);
   const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`skills-mount ${name} not ready within ${readyTimeoutMs} ms:\n${tail(stderr)}`)), readyTimeoutMs);
+    const timer = setTimeout(() => reject(new Error(`skills-mount ${name} (${backend}) not ready within ${readyTimeoutMs} ms:\n${tail(stderr)}`)), readyTimeoutMs);
     child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      const atMs = performance.now();
       stderr += chunk;
+      const complete = (partial + chunk).split('\n');
+      partial = complete.pop();
+      for (const text of complete) lines.push({ atMs, text });
       if (READY_PATTERN.test(stderr)) {
         clearTimeout(timer);
         resolve();
@@ -56,7 +66,7 @@ export async function startMount({ workDir, name, servers, args = [], readyTimeo
     });
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`skills-mount ${name} exited (${code}) before it was mounted:\n${tail(stderr)}`));
+      reject(new Error(`skills-mount ${name} (${backend}) exited (${code}) before it was mounted:\n${tail(stderr)}`));
     });
   });
   try {

@@ -1,12 +1,15 @@
 // Command line of the benchmark: --quick (or BENCH_QUICK=1) for the smoke-sized run,
-// --work-dir DIR, --corpus DIR, --results FILE, --runs N.
+// --backends, --work-dir DIR, --corpus DIR, --results FILE, --runs N.
 import { parseArgs } from 'node:util';
 import { RESULTS_FILE } from './paths.mjs';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
-/** Sizes of every workload, full (the issue's) or quick (a smoke run well under a minute). */
+/** The FUSE backends a run can measure (skills-mount --fuse-backend), in the order the table shows them. */
+export const BACKENDS = ['libfuse3', 'libfuse2'];
+
+/** Sizes of every workload, full (the issue's) or quick (a smoke run of about a minute). */
 export const PROFILES = {
   full: {
     runs: 5,
@@ -20,6 +23,14 @@ export const PROFILES = {
     pings: 200,
     statSamples: 2_000,
     catSamples: 200,
+    roundTripSamples: 2_000,
+    // libfuse2's kernel keeps old attributes up to --metadata-ttl, so each of its changes takes
+    // up to that long: two changes, not twenty.
+    changes: {
+      servers: 5,
+      libfuse3: { count: 20, deadlineSeconds: 10 },
+      libfuse2: { count: 2, metadataTtlSeconds: 30, deadlineSeconds: 35 },
+    },
   },
   quick: {
     runs: 1,
@@ -31,6 +42,15 @@ export const PROFILES = {
     pings: 50,
     statSamples: 300,
     catSamples: 30,
+    roundTripSamples: 300,
+    changes: {
+      servers: 5,
+      libfuse3: { count: 5, deadlineSeconds: 10 },
+      libfuse2: { count: 2, metadataTtlSeconds: 2, deadlineSeconds: 7 },
+    },
+    // The corpus's top-level directories over either bound (its two 16 MiB skills, its 512-file
+    // skill) would take most of the run on both backends.
+    corpusTrim: { maxBytes: 1 * MIB, maxFiles: 64 },
   },
 };
 
@@ -39,6 +59,7 @@ export function parseOptions(argv) {
     args: argv,
     options: {
       quick: { type: 'boolean' },
+      backends: { type: 'string' },
       'work-dir': { type: 'string' },
       corpus: { type: 'string' },
       results: { type: 'string' },
@@ -48,8 +69,9 @@ export function parseOptions(argv) {
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run bench -- [--quick] [--runs N] [--work-dir DIR] [--corpus DIR] [--results FILE]\n' +
+      'usage: npm run bench -- [--quick] [--backends LIST] [--runs N] [--work-dir DIR] [--corpus DIR] [--results FILE]\n' +
         '  --quick          a reduced smoke run (also BENCH_QUICK=1)\n' +
+        `  --backends LIST  the FUSE backends to measure, comma-separated (default ${BACKENDS.join(',')}); targets are judged on the first of them\n` +
         '  --runs N         runs per figure (default 5; quick 1); medians are reported\n' +
         '  --work-dir DIR   where catalogs, copies and mountpoints go (default /dev/shm and the temp dir)\n' +
         '  --corpus DIR     a real skills corpus (default: the generated test corpus, test/support/test-corpus.mjs)\n' +
@@ -66,8 +88,19 @@ export function parseOptions(argv) {
   return {
     mode: quick ? 'quick' : 'full',
     profile,
+    backends: parseBackends(values.backends),
     workDir: values['work-dir'],
     corpusDir: values.corpus,
     resultsFile: values.results ?? RESULTS_FILE,
   };
+}
+
+/** "libfuse3,libfuse2" -> the backends in the table's order; every name known, none twice. */
+function parseBackends(text) {
+  if (text === undefined) return [...BACKENDS];
+  const names = text.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !BACKENDS.includes(name));
+  if (unknown.length > 0 || names.length === 0) throw new Error(`--backends must list some of ${BACKENDS.join(', ')}, not "${text}"`);
+  if (new Set(names).size !== names.length) throw new Error(`--backends names a backend twice: "${text}"`);
+  return BACKENDS.filter((name) => names.includes(name));
 }

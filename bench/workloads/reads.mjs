@@ -1,6 +1,7 @@
-// Cold and warm reads through the mount against a raw SDK client and local disk, the
-// 16 MiB file, and the protocol floor (ping). Every run starts a fresh mount, so "cold"
-// means nothing read yet; mount and baseline alternate within each run.
+// Cold and warm reads through the mount on each FUSE backend against a raw SDK client and local
+// disk, the 16 MiB file, and the protocol floor (ping). Every run starts a fresh mount per
+// backend, so "cold" means nothing read yet; the baselines are measured once per run, and the
+// order of baselines and backends is reversed from one run to the next.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startHttpServer } from '../lib/http-server.mjs';
@@ -15,10 +16,11 @@ const RAW_STDIO_MAX_BUFFER_BYTES = 64 * 1024 * 1024;
 
 /**
  * Runs `runs` rounds over `catalogs` (each {name, dir, diskDir, files, totalBytes}) and `big`
- * ({dir, file}); resolves samples in ms keyed by measurement, and failures by the same keys.
- * The big file is read over stdio and over Streamable HTTP (one HTTP server for all runs).
+ * ({dir, file}); resolves samples in ms keyed by measurement (`KIND/CATALOG/BACKEND`, `.../raw`,
+ * `.../disk`), and failures by the same keys. The big file is read over stdio and over
+ * Streamable HTTP (one HTTP server for all runs).
  */
-export async function measureReads({ workDir, runs, catalogs, big, pings, log }) {
+export async function measureReads({ workDir, runs, catalogs, big, pings, backends, log }) {
   const samples = {};
   const failures = {};
   const add = (key, ms) => (samples[key] ??= []).push(ms);
@@ -30,7 +32,7 @@ export async function measureReads({ workDir, runs, catalogs, big, pings, log })
   const bigServer = await startHttpServer(big.dir);
   try {
     for (let run = 0; run < runs; run++) {
-      const steps = [() => throughMount(run), () => throughRaw()];
+      const steps = [baselines, ...backends.map((backend) => () => throughMount(run, backend))];
       for (const step of run % 2 === 0 ? steps : steps.reverse()) await step();
       log(`reads: run ${run + 1}/${runs} done`);
     }
@@ -39,47 +41,47 @@ export async function measureReads({ workDir, runs, catalogs, big, pings, log })
   }
   return { samples, failures };
 
-  async function throughMount(run) {
+  async function throughMount(run, backend) {
     const servers = { big: serveEntry(big.dir), 'big-http': { url: bigServer.url } };
     for (const catalog of catalogs) {
       servers[catalog.name] = serveEntry(catalog.dir);
       servers[`${catalog.name}-par`] = serveEntry(catalog.dir);
     }
-    const mount = await startMount({ workDir, name: `reads-${run}`, servers });
+    const mount = await startMount({ workDir, name: `reads-${run}`, backend, servers });
     try {
       for (const catalog of catalogs) {
         const root = path.join(mount.mountpoint, catalog.name);
         const parRoot = path.join(mount.mountpoint, `${catalog.name}-par`);
-        add(`cold-seq/${catalog.name}/mount`, await timedRead(root, catalog.files, 1));
-        add(`cold-par/${catalog.name}/mount`, await timedRead(parRoot, catalog.files, PARALLEL_READERS));
-        // Warm: everything under `root` has been read once. Disk and mount alternate.
-        add(`warm-one/${catalog.name}/mount`, await timedRead(root, catalog.files, 1));
-        add(`warm-one/${catalog.name}/disk`, await timedRead(catalog.diskDir, catalog.files, 1));
-        add(`warm-cat/${catalog.name}/mount`, (await timed(() => catEach(root, lists[catalog.name]))).ms);
-        add(`warm-cat/${catalog.name}/disk`, (await timed(() => catEach(catalog.diskDir, lists[catalog.name]))).ms);
+        add(`cold-seq/${catalog.name}/${backend}`, await timedRead(root, catalog.files, 1));
+        add(`cold-par/${catalog.name}/${backend}`, await timedRead(parRoot, catalog.files, PARALLEL_READERS));
+        // Warm: everything under `root` has been read once.
+        add(`warm-one/${catalog.name}/${backend}`, await timedRead(root, catalog.files, 1));
+        add(`warm-cat/${catalog.name}/${backend}`, (await timed(() => catEach(root, lists[catalog.name]))).ms);
       }
-      for (const [key, label] of [['big-http', 'big-http'], ['big-stdio', 'big']]) {
+      for (const [kind, label] of [['big-http', 'big-http'], ['big-stdio', 'big']]) {
+        const key = `${kind}/${backend}`;
         const bigPath = path.join(mount.mountpoint, label, big.file.path);
         try {
           const { ms, result } = await timed(() => readFile(bigPath));
           if (result.length !== big.file.sizeBytes) throw new Error(`${bigPath}: read ${result.length} bytes, expected ${big.file.sizeBytes}`);
-          add(`${key}/mount`, ms);
+          add(key, ms);
         } catch (error) {
           // A failure here is a finding (shown in its row), not a reason to stop measuring.
           const why = mount.log().split('\n').find((line) => line.includes(`[${label}]`) && /error|closed/.test(line));
-          (failures[`${key}/mount`] ??= []).push(`${error.message}${why ? ` (${why.trim()})` : ''}`);
-          add(`${key}/mount`, Number.NaN);
+          (failures[key] ??= []).push(`${error.message}${why ? ` (${why.trim()})` : ''}`);
+          add(key, Number.NaN);
         }
       }
     } catch (error) {
-      error.message += `\nskills-mount log (last lines):\n${mount.log().split('\n').filter((line) => !/ server: /.test(line)).slice(-15).join('\n')}`;
+      error.message += `\nskills-mount (${backend}) log (last lines):\n${mount.log().split('\n').filter((line) => !/ server: /.test(line)).slice(-15).join('\n')}`;
       throw error;
     } finally {
       await mount.stop();
     }
   }
 
-  async function throughRaw() {
+  /** The raw client's cold reads and pings, and local disk's warm reads: once per run, for every backend's ratio. */
+  async function baselines() {
     for (const catalog of catalogs) {
       const client = await connectStdio(catalog.dir);
       try {
@@ -92,8 +94,10 @@ export async function measureReads({ workDir, runs, catalogs, big, pings, log })
       } finally {
         await client.close();
       }
+      add(`warm-one/${catalog.name}/disk`, await timedRead(catalog.diskDir, catalog.files, 1));
+      add(`warm-cat/${catalog.name}/disk`, (await timed(() => catEach(catalog.diskDir, lists[catalog.name]))).ms);
     }
-    for (const [key, connect] of [
+    for (const [kind, connect] of [
       ['big-http', () => connectHttp(bigServer.url)],
       ['big-stdio', () => connectStdio(big.dir, [], { maxBufferSize: RAW_STDIO_MAX_BUFFER_BYTES })],
     ]) {
@@ -102,7 +106,7 @@ export async function measureReads({ workDir, runs, catalogs, big, pings, log })
         await listAllSkills(client);
         const { ms, result } = await timed(() => readBytes(client, big.file.uri));
         if (result.length !== big.file.sizeBytes) throw new Error(`raw ${big.file.uri}: ${result.length} bytes, expected ${big.file.sizeBytes}`);
-        add(`${key}/raw`, ms);
+        add(`${kind}/raw`, ms);
       } finally {
         await client.close();
       }
