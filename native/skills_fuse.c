@@ -6,6 +6,9 @@
 // Threads: the session loop (reads /dev/fuse, never blocks on JS), the notifier (kernel
 // invalidations and deferred interrupt replies: a notify issued from a request handler, or
 // while the kernel waits on a request of the same inode, would deadlock), and the JS thread.
+//
+// One reply is prepared by JS in advance rather than computed here: the open of an inode whose
+// version JS has pinned (see "counted opens" below), so a warm open costs no hop to JS.
 #define FUSE_USE_VERSION 312
 #define NAPI_VERSION 8
 #include <fuse_lowlevel.h>
@@ -40,6 +43,7 @@ enum op {
   OP_GETXATTR,
   OP_LISTXATTR,
   OP_EXIT,
+  OP_DRAINED, // no reply: the last kernel handle of a retired counted entry was released
 };
 
 // Field order of the Float64Array JS passes for a node's attributes.
@@ -56,6 +60,16 @@ struct request {
   uint64_t nlookup;
   char *name;
   unsigned capable, want; // OP_INIT
+};
+
+// An inode whose opens are answered here with JS's fh and flags, and whose handles are counted.
+struct counted {
+  uint64_t ino; // 0: an empty cell
+  uint64_t fh;
+  uint32_t opens;
+  uint32_t flags;
+  uint32_t gen; // names this entry to JS (an inode's later entry has another)
+  int retired;  // JS let go of the version: new opens go to JS; the last release is forwarded
 };
 
 struct slot {
@@ -93,6 +107,11 @@ struct session {
   int jobs_stop;
   uint64_t notifications;
   unsigned want_on, want_off, max_background;
+  pthread_mutex_t counted_lock; // counted, ncounted, counted_cap and the two tallies
+  struct counted *counted;      // open addressing by ino, linear probing, capacity a power of 2
+  size_t ncounted, counted_cap;
+  uint32_t next_gen;
+  uint64_t opens_answered, releases_answered;
 };
 
 // ---- libfuse's log: stderr, and the last message kept for a mount error --------------------
@@ -219,6 +238,103 @@ static void *notifier_main(void *arg) {
   }
 }
 
+// ---- counted opens: replies JS prepared, handles counted here ------------------------------
+// JS, having pinned an inode's version (one per inode), answers its first open with
+// replyOpenCounted: from then on opens of that inode are answered here with the same fh and
+// flags, and each kernel handle is counted until its release, which is answered here too.
+// retireOpens (JS lets go of the version) sends new opens to JS again; a handle still open then
+// keeps the entry until its release, which is forwarded as OP_DRAINED so JS releases the
+// version at that moment. JS holds one reference for the entry's whole life.
+
+static size_t counted_cell(const struct session *s, uint64_t ino) {
+  size_t mask = s->counted_cap - 1;
+  size_t i = (size_t)(ino * 0x9E3779B97F4A7C15ull) & mask;
+  while (s->counted[i].ino != 0 && s->counted[i].ino != ino) i = (i + 1) & mask;
+  return i;
+}
+
+/** The entry of `ino`, or NULL. Call with counted_lock held. */
+static struct counted *counted_find(struct session *s, uint64_t ino) {
+  if (s->counted_cap == 0 || ino == 0) return NULL;
+  struct counted *c = &s->counted[counted_cell(s, ino)];
+  return c->ino == ino ? c : NULL;
+}
+
+/** A new entry for `ino` (not present), or NULL when out of memory. Call with counted_lock held. */
+static struct counted *counted_add(struct session *s, uint64_t ino) {
+  if ((s->ncounted + 1) * 2 > s->counted_cap) {
+    size_t cap = s->counted_cap ? s->counted_cap * 2 : 256;
+    struct counted *old = s->counted, *cells = calloc(cap, sizeof *cells);
+    if (cells == NULL) return NULL;
+    size_t old_cap = s->counted_cap;
+    s->counted = cells;
+    s->counted_cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+      if (old[i].ino != 0) s->counted[counted_cell(s, old[i].ino)] = old[i];
+    }
+    free(old);
+  }
+  struct counted *c = &s->counted[counted_cell(s, ino)];
+  if (++s->next_gen == 0) s->next_gen = 1;
+  *c = (struct counted){.ino = ino, .gen = s->next_gen};
+  s->ncounted++;
+  return c;
+}
+
+/** Removes an entry, shifting back the cells its probe sequence covered. Call with counted_lock held. */
+static void counted_remove(struct session *s, struct counted *c) {
+  size_t mask = s->counted_cap - 1;
+  size_t hole = (size_t)(c - s->counted);
+  s->counted[hole].ino = 0;
+  s->ncounted--;
+  for (size_t i = (hole + 1) & mask; s->counted[i].ino != 0; i = (i + 1) & mask) {
+    size_t home = (size_t)(s->counted[i].ino * 0x9E3779B97F4A7C15ull) & mask;
+    // Move the cell back when the hole lies on its way from home (cyclically) to where it is.
+    if (((i - home) & mask) >= ((i - hole) & mask)) {
+      s->counted[hole] = s->counted[i];
+      s->counted[i].ino = 0;
+      hole = i;
+    }
+  }
+}
+
+/** An open of `ino` answered here, when JS prepared one: fills `fi`, counts the handle. */
+static int counted_open(struct session *s, uint64_t ino, struct fuse_file_info *fi) {
+  pthread_mutex_lock(&s->counted_lock);
+  struct counted *c = counted_find(s, ino);
+  int answered = c != NULL && !c->retired;
+  if (answered) {
+    c->opens++;
+    memset(fi, 0, sizeof *fi);
+    fi->fh = c->fh;
+    fi->keep_cache = (c->flags & 1) != 0;
+    s->opens_answered++;
+  }
+  pthread_mutex_unlock(&s->counted_lock);
+  return answered;
+}
+
+/**
+ * A release of a counted handle (1), or not one of ours (0). *drained is set to the entry's gen
+ * when it was the last handle of a retired entry: the entry is gone and JS must be told.
+ */
+static int counted_release(struct session *s, uint64_t ino, uint64_t fh, uint32_t *drained) {
+  pthread_mutex_lock(&s->counted_lock);
+  struct counted *c = counted_find(s, ino);
+  int ours = c != NULL && c->fh == fh && c->opens > 0;
+  *drained = 0;
+  if (ours) {
+    c->opens--;
+    s->releases_answered++;
+    if (c->opens == 0 && c->retired) {
+      *drained = c->gen;
+      counted_remove(s, c);
+    }
+  }
+  pthread_mutex_unlock(&s->counted_lock);
+  return ours;
+}
+
 // ---- requests: decoded here, answered from JS -----------------------------------------------
 
 static void on_interrupt(fuse_req_t req, void *data) {
@@ -288,9 +404,34 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) { forward(req, OP_LOOKUP, parent, name, 0, 0, 0); }
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { (void)fi; forward(req, OP_GETATTR, ino, NULL, 0, 0, 0); }
-static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_OPEN, ino, NULL, 0, fi->flags, 0); }
+static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen);
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  struct session *s = fuse_req_userdata(req);
+  struct fuse_file_info answer;
+  // Only a read-only open can be one of JS's prepared answers; anything else is JS's to refuse.
+  if ((fi->flags & O_ACCMODE) == O_RDONLY && (fi->flags & O_TRUNC) == 0 && counted_open(s, ino, &answer)) {
+    // -ENOENT: the open was interrupted meanwhile; no release will come for it.
+    if (fuse_reply_open(req, &answer) == -ENOENT) {
+      uint32_t drained;
+      counted_release(s, ino, answer.fh, &drained);
+      if (drained) post_drained(s, ino, answer.fh, drained);
+    }
+    return;
+  }
+  forward(req, OP_OPEN, ino, NULL, 0, fi->flags, 0);
+}
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READ, ino, NULL, fi->fh, off, size); }
-static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_RELEASE, ino, NULL, fi->fh, 0, 0); }
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  struct session *s = fuse_req_userdata(req);
+  uint32_t drained;
+  if (counted_release(s, ino, fi->fh, &drained)) {
+    fuse_reply_err(req, 0);
+    if (drained) post_drained(s, ino, fi->fh, drained);
+    return;
+  }
+  forward(req, OP_RELEASE, ino, NULL, fi->fh, 0, 0);
+}
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_OPENDIR, ino, NULL, 0, fi->flags, 0); }
 static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READDIR, ino, NULL, fi->fh, off, size); }
 static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READDIRPLUS, ino, NULL, fi->fh, off, size); }
@@ -306,6 +447,17 @@ static void post_forget(struct session *s, fuse_ino_t ino, uint64_t nlookup) {
   r->id = -1;
   r->ino = ino;
   r->nlookup = nlookup;
+  if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
+}
+
+static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen) {
+  struct request *r = calloc(1, sizeof *r);
+  if (r == NULL) return; // JS keeps the version until unmount: memory, never a wrong byte
+  r->op = OP_DRAINED;
+  r->id = -1;
+  r->ino = ino;
+  r->fh = fh;
+  r->off = gen;
   if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
 }
 
@@ -379,7 +531,9 @@ static void session_unref(struct session *s) {
   if (atomic_fetch_sub(&s->refs, 1) != 1) return;
   pthread_mutex_destroy(&s->lock);
   pthread_mutex_destroy(&s->jobs_lock);
+  pthread_mutex_destroy(&s->counted_lock);
   pthread_cond_destroy(&s->jobs_cond);
+  free(s->counted);
   free(s->slots);
   free(s->free_list);
   free(s);
@@ -538,6 +692,7 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
   atomic_init(&s->refs, 1);
   pthread_mutex_init(&s->lock, NULL);
   pthread_mutex_init(&s->jobs_lock, NULL);
+  pthread_mutex_init(&s->counted_lock, NULL);
   pthread_cond_init(&s->jobs_cond, NULL);
   s->wake_fd = -1;
 
@@ -698,8 +853,78 @@ static napi_value js_reply_open(napi_env env, napi_callback_info info) {
   fi.keep_cache = (flags & 1) != 0;
   fi.direct_io = (flags & 2) != 0;
   fi.cache_readdir = (flags & 4) != 0;
-  fuse_reply_open(req, &fi);
-  return boolean(env, 1);
+  // -ENOENT: the open was interrupted meanwhile; no release will come, so JS must not wait for one.
+  return boolean(env, fuse_reply_open(req, &fi) != -ENOENT);
+}
+
+// replyOpenCounted(session, id, ino, fh, flags, answerLater) -> the gen of the inode's entry that
+// counts this handle (made now if there was none: JS then holds one reference for that gen until
+// retireOpens returns 0 or OP_DRAINED names it), or -1 when this open is not counted (already
+// answered, unmounted, or out of memory: answered ENOMEM). answerLater: answer later opens here
+// (false: count this handle only, as for a version JS is letting go of).
+static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
+  napi_value argv[6];
+  struct session *s;
+  if (!get_args(env, info, 6, argv, &s)) return NULL;
+  if (s->closed) return number(env, -1);
+  fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
+  if (req == NULL) return number(env, -1);
+  uint64_t ino = (uint64_t)double_arg(env, argv[2]);
+  uint64_t fh = (uint64_t)double_arg(env, argv[3]);
+  unsigned flags = (unsigned)double_arg(env, argv[4]);
+  bool answer_later;
+  napi_get_value_bool(env, argv[5], &answer_later);
+  pthread_mutex_lock(&s->counted_lock);
+  struct counted *c = counted_find(s, ino);
+  if (c == NULL && (c = counted_add(s, ino)) != NULL) {
+    c->fh = fh;
+    c->flags = flags;
+    c->retired = 1;
+  }
+  // JS keeps one version per inode alive while its entry lives, so the fh always matches.
+  int counted = c != NULL && c->fh == fh;
+  uint32_t gen = 0;
+  if (counted) {
+    c->opens++;
+    if (answer_later) c->retired = 0;
+    gen = c->gen;
+  }
+  pthread_mutex_unlock(&s->counted_lock);
+  if (!counted) {
+    fuse_reply_err(req, ENOMEM);
+    return number(env, -1);
+  }
+  struct fuse_file_info fi;
+  memset(&fi, 0, sizeof fi);
+  fi.fh = fh;
+  fi.keep_cache = (flags & 1) != 0;
+  // -ENOENT: the open was interrupted meanwhile and no release will come: uncount it here.
+  // The entry (and JS's reference for its gen) stands; drained, JS hears of it as for a release.
+  if (fuse_reply_open(req, &fi) == -ENOENT) {
+    uint32_t drained;
+    counted_release(s, ino, fh, &drained);
+    if (drained) post_drained(s, ino, fh, drained);
+  }
+  return number(env, gen);
+}
+
+// retireOpens(session, ino) -> kernel handles still open on the inode's entry. 0: the entry is
+// gone (or there was none); more: new opens reach JS again, and OP_DRAINED comes with the last release.
+static napi_value js_retire_opens(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  struct session *s;
+  if (!get_args(env, info, 2, argv, &s)) return NULL;
+  uint64_t ino = (uint64_t)double_arg(env, argv[1]);
+  pthread_mutex_lock(&s->counted_lock);
+  struct counted *c = counted_find(s, ino);
+  uint32_t open = 0;
+  if (c != NULL) {
+    open = s->closed ? 0 : c->opens;
+    if (open == 0) counted_remove(s, c);
+    else c->retired = 1;
+  }
+  pthread_mutex_unlock(&s->counted_lock);
+  return number(env, open);
 }
 
 // replyBuf(session, id, bytes)
@@ -855,6 +1080,12 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, result, "outstanding", number(env, outstanding));
   napi_set_named_property(env, result, "notifications", number(env, notifications));
   napi_set_named_property(env, result, "pendingNotifications", number(env, pending));
+  pthread_mutex_lock(&s->counted_lock);
+  double counted = (double)s->ncounted, opens = (double)s->opens_answered, releases = (double)s->releases_answered;
+  pthread_mutex_unlock(&s->counted_lock);
+  napi_set_named_property(env, result, "countedInodes", number(env, counted));
+  napi_set_named_property(env, result, "opensAnswered", number(env, opens));
+  napi_set_named_property(env, result, "releasesAnswered", number(env, releases));
   return result;
 }
 
@@ -870,6 +1101,8 @@ static napi_value init_module(napi_env env, napi_value exports) {
     {"replyEntry", js_reply_entry},
     {"replyAttr", js_reply_attr},
     {"replyOpen", js_reply_open},
+    {"replyOpenCounted", js_reply_open_counted},
+    {"retireOpens", js_retire_opens},
     {"replyBuf", js_reply_buf},
     {"replyXattrSize", js_reply_xattr_size},
     {"replyStatfs", js_reply_statfs},
@@ -906,8 +1139,8 @@ static napi_value init_module(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "capabilities", capabilities);
   napi_value ops_object;
   napi_create_object(env, &ops_object);
-  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT"};
-  for (int i = 1; i <= OP_EXIT; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
+  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT", "DRAINED"};
+  for (int i = 1; i <= OP_DRAINED; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
   napi_set_named_property(env, exports, "ops", ops_object);
   return exports;
 }

@@ -9,7 +9,7 @@ import { ATTR } from '../../src/fuse/lowlevel/addon.js';
 import { LowLevelEdge } from '../../src/fuse/lowlevel/lowlevel-edge.js';
 import type { OperationObserver } from '../../src/fuse/operation-observer.js';
 
-const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15 };
+const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15, DRAINED: 16 };
 
 interface Reply {
   id: number;
@@ -17,10 +17,20 @@ interface Reply {
   value?: unknown;
 }
 
+/** The addon's counted opens as native/skills_fuse.c keeps them: per inode, the fh, handles open, a gen, retired or answering. */
+interface CountedEntry {
+  fh: number;
+  opens: number;
+  gen: number;
+  retired: boolean;
+}
+
 function recordingAddon() {
   const replies: Reply[] = [];
   const answered = new Set<number>();
   const notifications: string[] = [];
+  const counted = new Map<number, CountedEntry>();
+  let gens = 0;
   const reply = (kind: string) => (_session: Session, id: number, value?: unknown) => {
     if (answered.has(id)) return false;
     answered.add(id);
@@ -34,17 +44,36 @@ function recordingAddon() {
     replyEntry: (session, id, attrs) => reply('entry')(session, id, Array.from(attrs)),
     replyAttr: (session, id, attrs) => reply('attr')(session, id, Array.from(attrs)),
     replyOpen: (session, id, fh, flags) => reply('open')(session, id, { fh, flags }),
+    replyOpenCounted: (session, id, ino, fh, flags, answerLater) => {
+      if (answered.has(id)) return -1;
+      let entry = counted.get(ino);
+      if (entry === undefined) counted.set(ino, (entry = { fh, opens: 0, gen: ++gens, retired: true }));
+      entry.opens++;
+      if (answerLater) entry.retired = false;
+      reply('open')(session, id, { fh, flags });
+      return entry.gen;
+    },
+    retireOpens: (_session, ino) => {
+      const entry = counted.get(ino);
+      if (entry === undefined) return 0;
+      if (entry.opens === 0) {
+        counted.delete(ino);
+        return 0;
+      }
+      entry.retired = true;
+      return entry.opens;
+    },
     replyBuf: (session, id, bytes) => reply('buf')(session, id, Buffer.from(bytes).toString()),
     replyXattrSize: (session, id, size) => reply('xattr-size')(session, id, size),
     replyStatfs: (session, id) => reply('statfs')(session, id),
     replyDirectory: (session, id, _plus, _max, _first, names) => (reply('dir')(session, id, names) ? names.length : -1),
     notifyInvalEntry: (_session, parent, name) => notifications.push(`entry ${parent} ${name}`) > 0,
     notifyInvalInode: (_session, ino) => notifications.push(`inode ${ino}`) > 0,
-    stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0 }),
+    stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0, countedInodes: counted.size, opensAnswered: 0, releasesAnswered: 0 }),
     capabilities: { READDIRPLUS: 1 << 13, READDIRPLUS_AUTO: 1 << 14, AUTO_INVAL_DATA: 1 << 12, NO_OPEN_SUPPORT: 1 << 17, NO_OPENDIR_SUPPORT: 1 << 24 },
     ops: OPS,
   };
-  return { addon, replies, notifications };
+  return { addon, replies, notifications, counted };
 }
 
 /** A one-file core whose content version the test can change. */
@@ -121,8 +150,17 @@ function twoFileCore() {
   return { core, bump: () => 0, changed: () => undefined, hang: () => undefined, openHandles: () => handles.size };
 }
 
-async function edgeOver(fake: Pick<ReturnType<typeof versionedCore>, 'core'> & Partial<ReturnType<typeof versionedCore>> = versionedCore(), timeoutMs = 1_000, observer?: OperationObserver, pinnedBytesLimit = 1 << 20) {
-  const { addon, replies, notifications } = recordingAddon();
+/** A core the test drives: its open handles counted, its content version changed, made to hang. */
+interface FakeCore {
+  core: FilesystemCore;
+  openHandles(): number;
+  bump(): unknown;
+  changed(prefix: string): unknown;
+  hang(): unknown;
+}
+
+async function edgeOver(fake: FakeCore = versionedCore(), timeoutMs = 1_000, observer?: OperationObserver, pinnedBytesLimit = 1 << 20) {
+  const { addon, replies, notifications, counted } = recordingAddon();
   const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit, operationTimeoutMs: timeoutMs, ...(observer ? { observer } : {}) }, await fake.core.getattr('/'));
   edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
   let id = 0;
@@ -142,7 +180,30 @@ async function edgeOver(fake: Pick<ReturnType<typeof versionedCore>, 'core'> & P
     await settle();
     return ids.map((requestId) => replies.find((reply) => reply.id === requestId));
   };
-  return { edge, send, sendTogether, replies, notifications, fake };
+  /** An open as the kernel makes it: answered by the addon when it counts the inode, else sent to the edge. */
+  const open = async (ino: number): Promise<Reply | undefined> => {
+    const entry = counted.get(ino);
+    if (entry && !entry.retired) {
+      entry.opens++;
+      return { id: 0, kind: 'open', value: { fh: entry.fh, flags: 1 } };
+    }
+    return (await send(OPS.OPEN, ino))[0];
+  };
+  /** A release as the kernel sends it: the addon answers it for a counted handle, telling the edge when a retired entry drains. */
+  const release = async (ino: number, fh: number): Promise<void> => {
+    const entry = counted.get(ino);
+    if (entry && entry.fh === fh && entry.opens > 0) {
+      entry.opens--;
+      if (entry.opens === 0 && entry.retired) {
+        counted.delete(ino);
+        (edge.handle as RequestHandler)(OPS.DRAINED, -1, ino, fh, entry.gen, 0, undefined);
+      }
+      await settle();
+      return;
+    }
+    await send(OPS.RELEASE, ino, fh);
+  };
+  return { edge, send, sendTogether, open, release, replies, notifications, fake, counted };
 }
 
 describe('the libfuse 3 edge', () => {
@@ -186,7 +247,7 @@ describe('the libfuse 3 edge', () => {
   ])('keeps the version an open handle holds, and lets go of it at the last release, with a byte bound of %s (seed 1338198899)', async (_what, pinnedBytesLimit, keptAfterwards) => {
     // The open that waited for a pin another request's pin evicted must still hold it, and its
     // reads must get its bytes; a pin the bound cannot keep is released with the last handle.
-    const { send, sendTogether, fake } = await edgeOver(twoFileCore(), 1_000, undefined, pinnedBytesLimit);
+    const { send, sendTogether, release, fake } = await edgeOver(twoFileCore(), 1_000, undefined, pinnedBytesLimit);
     const [a] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'a');
     const [b] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'b');
     const inoA = (a!.value as number[])[ATTR.ino]!;
@@ -197,8 +258,38 @@ describe('the libfuse 3 edge', () => {
     const reads = await sendTogether(fhs.map((fh, index) => [OPS.READ, index === 1 ? inoB : inoA, fh, 0, 100]));
     expect(reads).toEqual([expect.objectContaining({ kind: 'buf', value: 'aa' }), expect.objectContaining({ kind: 'buf', value: 'bb' }), expect.objectContaining({ kind: 'buf', value: 'aa' })]);
     // Every release lets go of what it held: the core keeps open only what the bound keeps.
-    await sendTogether(fhs.map((fh) => [OPS.RELEASE, 0, fh]));
-    expect(fake.openHandles!()).toBe(keptAfterwards);
+    for (const [index, fh] of fhs.entries()) await release(index === 1 ? inoB : inoA, fh);
+    expect(fake.openHandles()).toBe(keptAfterwards);
+  });
+
+  it('answers a warm open in the addon, with the fh of the kept version, and lets go of a version evicted while open only at its last release', async () => {
+    const { send, open, release, fake, counted } = await edgeOver(twoFileCore(), 1_000, undefined, 3);
+    const [a] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'a');
+    const [b] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'b');
+    const inoA = (a!.value as number[])[ATTR.ino]!;
+    const inoB = (b!.value as number[])[ATTR.ino]!;
+    const first = await open(inoA);
+    expect(first?.id, 'the first open reaches the edge').toBeGreaterThan(0);
+    const fh = (first!.value as { fh: number }).fh;
+    const warm = await open(inoA);
+    expect(warm, 'a warm open is answered by the addon').toEqual({ id: 0, kind: 'open', value: { fh, flags: 1 } });
+    // B's version evicts A's from the bound while A has two handles open: A's opens reach the edge
+    // again, A's bytes stay readable through the open handles, and go with the last release.
+    const [openedB] = await send(OPS.OPEN, inoB);
+    expect(counted.get(inoA)?.retired).toBe(true);
+    expect(await send(OPS.READ, inoA, fh, 0, 100)).toEqual([expect.objectContaining({ value: 'aa' })]);
+    expect(fake.openHandles()).toBe(2);
+    await release(inoA, fh);
+    expect(fake.openHandles()).toBe(2);
+    await release(inoA, fh);
+    expect(fake.openHandles(), 'A released at its last handle; B kept').toBe(1);
+    expect(counted.has(inoA)).toBe(false);
+    // Opened again, A is made again and kept; B, evicted with no handle open, is released at once.
+    const again = await open(inoA);
+    expect(again?.id).toBeGreaterThan(0);
+    await release(inoB, (openedB!.value as { fh: number }).fh);
+    expect(await send(OPS.READ, inoA, (again!.value as { fh: number }).fh, 0, 100)).toEqual([expect.objectContaining({ value: 'aa' })]);
+    expect(fake.openHandles()).toBe(1);
   });
 
   it('counts lookups and forgets a node only when the kernel has forgotten every one', async () => {

@@ -24,6 +24,8 @@ export interface OpCodes {
   GETXATTR: number;
   LISTXATTR: number;
   EXIT: number;
+  /** No reply due: the last kernel handle on a retired counted entry was released (a = fh, b = the entry's gen). */
+  DRAINED: number;
 }
 
 /**
@@ -44,7 +46,18 @@ export interface Addon {
   replyErr(session: Session, id: number, errno: number): boolean;
   replyEntry(session: Session, id: number, attrs: Float64Array, entryTimeoutSeconds: number, attrTimeoutSeconds: number): boolean;
   replyAttr(session: Session, id: number, attrs: Float64Array, attrTimeoutSeconds: number): boolean;
+  /** False also when the open was interrupted before the reply reached the kernel (no release will come). */
   replyOpen(session: Session, id: number, fh: number, flags: number): boolean;
+  /**
+   * Answers an open with `fh` and counts the kernel's handles on `ino` in the addon, which also
+   * answers their releases; with `answerLater`, later opens of `ino` are answered there too.
+   * Returns the gen of the inode's entry that counts this handle (an entry made now is held by
+   * one reference of the caller's until retireOpens returns 0 or DRAINED names the gen), or -1
+   * when the open is not counted (already answered).
+   */
+  replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean): number;
+  /** Opens of `ino` reach JS again; returns the kernel handles still open (0: the entry is gone). */
+  retireOpens(session: Session, ino: number): number;
   replyBuf(session: Session, id: number, bytes: Uint8Array): boolean;
   replyXattrSize(session: Session, id: number, sizeBytes: number): boolean;
   replyStatfs(session: Session, id: number, fields: Float64Array): boolean;
@@ -52,7 +65,7 @@ export interface Addon {
   replyDirectory(session: Session, id: number, plus: boolean, maxBytes: number, firstOffset: number, names: string[], attrs: Float64Array): number;
   notifyInvalEntry(session: Session, parent: number, name: string): boolean;
   notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
-  stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number };
+  stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number; countedInodes: number; opensAnswered: number; releasesAnswered: number };
   readonly capabilities: Record<string, number>;
   readonly ops: OpCodes;
 }

@@ -1,7 +1,8 @@
 // The low-level FUSE edge: each kernel request the addon hands over becomes one FilesystemCore
 // call and exactly one reply. Kernel caching is decided here: one inode per content version
-// (so pages are always kept), zero-message open/opendir where the kernel offers them,
-// readdirplus, per-reply timeouts, and invalidations when the core reports a change.
+// (so pages are always kept), opens pinned once per version and then answered by the addon
+// (counted opens), zero-message opendir where the kernel offers it, readdirplus, per-reply
+// timeouts, and invalidations when the core reports a change.
 import { constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { LRUCache } from 'lru-cache';
@@ -13,6 +14,7 @@ import { describeError } from '../fuse-operations.js';
 import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon.js';
 import { observeAddon } from './observed-addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
+import { VersionPins, type Pin } from './version-pins.js';
 
 const { errno } = osConstants;
 const ENOSYS = errno.ENOSYS;
@@ -48,15 +50,15 @@ export interface LowLevelEdgeOptions {
   entryTimeoutSeconds: number;
   attrTimeoutSeconds: number;
   negativeTimeoutSeconds: number;
-  /** Bytes of open versions held for zero-message reads (no OPEN reaches us to pin them). */
+  /** Bytes of opened versions kept for the next open of the same inode (beyond what open handles hold). */
   pinnedBytesLimit: number;
   /** A request the core has not answered by then gets ETIMEDOUT (a late answer is dropped). */
   operationTimeoutMs: number;
   /**
-   * Let the kernel open files without asking (FUSE_CAP_NO_OPEN_SUPPORT): no round trip per
-   * open, but a version is pinned at the first read rather than at open, so a handle opened
-   * and not yet read when the server changes gets the new version or ESTALE. Off by default:
-   * an open handle keeps the bytes of the version it opened.
+   * Let the kernel open files without asking (FUSE_CAP_NO_OPEN_SUPPORT): no round trip per open
+   * or release, but a version is pinned at the first read rather than at open, so a handle
+   * opened and not yet read when the server changes fails its read with ESTALE where a counted
+   * open reads the version it opened. Off by default (the benchmark compares the two).
    */
   zeroMessageOpen?: boolean;
   verbose?: boolean;
@@ -72,22 +74,6 @@ export interface Negotiated {
   autoInvalData: boolean;
 }
 
-/** A core handle holding one version's bytes, shared by every open of its inode. */
-interface Pinned {
-  handle: number;
-  sizeBytes: number;
-  /** Kernel file handles open on it (each open, until its release). */
-  opens: number;
-  /** Out of the LRU (byte limit, forget): the core handle goes at the last release. */
-  evicted: boolean;
-}
-
-/** A pin being made, and how many requests wait for it (each gets a reference). */
-interface PinInFlight {
-  waiters: number;
-  promise: Promise<Pinned>;
-}
-
 export class LowLevelEdge {
   private readonly addon: Addon;
   /** With an observer: marks a request's start (its reply, through this.addon, marks its end). */
@@ -95,10 +81,7 @@ export class LowLevelEdge {
   private readonly table: InodeTable;
   private session: Session | undefined;
   private negotiated: Negotiated = { zeroMessageOpen: false, zeroMessageOpendir: false, readdirPlus: false, autoInvalData: false };
-  private readonly pinned: LRUCache<number, Pinned>;
-  private readonly pinning = new Map<number, PinInFlight>();
-  /** Every live pin by its core handle (the fh the kernel holds), evicted ones included. */
-  private readonly pins = new Map<number, Pinned>();
+  private readonly pins: VersionPins;
   /** A failed first read, kept for the kernel's immediate retry of the same page (readahead, then readpage). */
   private readonly failedReads = new Map<number, { error: unknown; atMs: number }>();
   private readonly misses = new LRUCache<string, { parent: number; name: string }>({ max: MAX_REMEMBERED_MISSES });
@@ -125,14 +108,7 @@ export class LowLevelEdge {
       this.observeStart = undefined;
     }
     this.table = new InodeTable({ attrs: encodeAttributes(ROOT_INODE, root, options.owner), kind: 'directory', cacheSeconds: undefined });
-    this.pinned = new LRUCache<number, Pinned>({
-      maxSize: Math.max(1, options.pinnedBytesLimit),
-      sizeCalculation: (pin) => Math.max(1, pin.sizeBytes),
-      dispose: (pin) => {
-        pin.evicted = true;
-        this.unpin(pin);
-      },
-    });
+    this.pins = new VersionPins((handle) => core.release(handle), { retire: (ino) => (this.session === undefined ? 0 : this.addon.retireOpens(this.session, ino)) }, options.pinnedBytesLimit);
     core.onChange?.((prefix) => this.changed(prefix));
   }
 
@@ -155,10 +131,22 @@ export class LowLevelEdge {
   }
 
 
+  /** Opens and releases the addon answered itself (counted opens), since mounting. */
+  answeredByAddon(): { opens: number; releases: number } {
+    if (this.session === undefined) return { opens: 0, releases: 0 };
+    const stats = this.addon.stats(this.session);
+    return { opens: stats.opensAnswered, releases: stats.releasesAnswered };
+  }
+
+  /** Versions held open in the core (kept for the next open, or held by open handles). */
+  get pinnedVersions(): number {
+    return this.pins.size;
+  }
+
   /** Releases everything pinned (after unmount). */
   close(): void {
     clearTimeout(this.changeTimer);
-    this.pinned.clear();
+    this.pins.clear();
   }
 
   /** The addon's request handler: must never throw for a request it can answer. */
@@ -181,9 +169,12 @@ export class LowLevelEdge {
       case ops.READ:
         return this.answer(id, 'read', ino, undefined, () => this.read(id, ino, a, b, c));
       case ops.RELEASE:
-        this.release(a);
+        // Only handles the addon did not count reach here (live documents).
+        this.pins.unref(a);
         this.addon.replyErr(this.session!, id, 0);
         return;
+      case ops.DRAINED:
+        return this.pins.drained(a, b);
       case ops.OPENDIR:
         return this.opendir(id);
       case ops.RELEASEDIR:
@@ -306,53 +297,38 @@ export class LowLevelEdge {
       return;
     }
     // Documents rendered from live state get a rendering of their own per open, read directly.
-    const live = node.cacheSeconds === 0;
-    // Either way the pin comes with this open's reference taken.
-    const pin = live ? await this.ownPin(node) : await this.pinnedVersion(node, false);
+    if (node.cacheSeconds === 0) {
+      const handle = await this.openVersion(node);
+      if (handle === undefined) {
+        this.addon.replyErr(this.session!, id, ESTALE);
+        return;
+      }
+      const own = this.pins.own(handle);
+      if (!this.addon.replyOpen(this.session!, id, own.handle, OPEN_FLAGS.directIo)) this.pins.unref(own.handle);
+      return;
+    }
+    const pin = await this.pinnedVersion(node);
     if (pin === undefined) {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
     }
-    if (!this.addon.replyOpen(this.session!, id, pin.handle, live ? OPEN_FLAGS.directIo : OPEN_FLAGS.keepCache)) this.release(pin.handle);
-  }
-
-  private async ownPin(node: KernelNode): Promise<Pinned | undefined> {
-    const handle = await this.openVersion(node);
-    if (handle === undefined) return undefined;
-    const pin = { handle, sizeBytes: 0, opens: 1, evicted: true };
-    this.pins.set(handle, pin);
-    return pin;
-  }
-
-  private release(handle: number): void {
-    const pin = this.pins.get(handle);
-    if (pin === undefined) return;
-    pin.opens--;
-    this.unpin(pin);
-  }
-
-  /** Releases the core handle once the pin is out of the LRU and no kernel handle is open on it. */
-  private unpin(pin: Pinned): void {
-    if (!pin.evicted || pin.opens > 0) return;
-    this.pins.delete(pin.handle);
-    this.core.release(pin.handle);
+    // The addon counts this handle and its release; while the version is kept it answers the
+    // inode's later opens itself, so a warm open never reaches JS.
+    const answering = !this.pins.isEvicted(pin);
+    this.pins.countedBy(pin, this.addon.replyOpenCounted(this.session!, id, node.ino, pin.handle, OPEN_FLAGS.keepCache, answering), answering);
   }
 
   /**
-   * Opens the node's path in the core. When the core now holds another version (the server
-   * changed since the kernel's lookup), the name is invalidated; the new version is served on
-   * this inode only when reads cannot clip it (`fits`: zero-message reads, no larger than the
-   * size the kernel holds, which a short read shrinks), else undefined (ESTALE).
+   * Opens the node's path in the core: the inode's own version, or undefined (ESTALE) when the
+   * core now holds another (the server changed since the kernel's lookup; the name is then
+   * invalidated, so a new lookup finds the new version under a new inode). Never another
+   * version's bytes under this inode.
    */
-  private async openVersion(node: KernelNode, fits = false): Promise<number | undefined> {
+  private async openVersion(node: KernelNode): Promise<number | undefined> {
     const handle = await this.core.open(node.path);
     const opened = this.core.fgetattr(handle);
     // Generated documents are re-rendered within the size the kernel holds: any rendering is theirs.
     if (opened.inode === node.ino || node.cacheSeconds === 0) return handle;
-    if (fits && opened.sizeBytes <= (node.attrs[ATTR.size] ?? 0)) {
-      this.invalidateName(node);
-      return handle;
-    }
     this.core.release(handle);
     this.options.log(`${node.path}: changed since the kernel looked it up; ${ESTALE_RETRY_NOTE}`);
     this.invalidateName(node);
@@ -370,9 +346,9 @@ export class LowLevelEdge {
       // The same read(2) retrying the page it just failed: one server round trip per read, not two.
       if (Date.now() - failed.atMs <= READ_RETRY_WINDOW_MS) throw failed.error;
     }
-    let pin: Pinned | undefined;
+    let pin: Pin | undefined;
     try {
-      pin = await this.pinnedVersion(this.node(ino), true);
+      pin = await this.pinnedVersion(this.node(ino));
     } catch (error) {
       this.failedReads.set(ino, { error, atMs: Date.now() });
       throw error;
@@ -384,52 +360,25 @@ export class LowLevelEdge {
     try {
       this.addon.replyBuf(this.session!, id, this.core.read(pin.handle, offset, sizeBytes));
     } finally {
-      this.release(pin.handle);
+      this.pins.unref(pin.handle);
     }
   }
 
-  /**
-   * The inode's version, pinned until the kernel forgets the inode (or the byte limit evicts
-   * it): one core open per version, however often the kernel opens it. The pin comes with one
-   * reference taken for the caller (release it with release(pin.handle)): taken where the pin
-   * is found or made, in the same turn, since another request's pin may evict it from the LRU
-   * at any await (a --cache-size smaller than one file evicts at once). `fits`: see openVersion.
-   */
-  private async pinnedVersion(node: KernelNode, fits: boolean): Promise<Pinned | undefined> {
-    const held = this.pinned.get(node.ino);
-    if (held) {
-      held.opens++;
-      return held;
-    }
-    let pinning = this.pinning.get(node.ino);
-    if (pinning === undefined) {
-      const waiting = { waiters: 0 } as PinInFlight;
-      waiting.promise = (async () => {
-        const handle = await this.openVersion(node, fits);
-        if (handle === undefined) throw new StaleInode(node.ino);
-        // Every request waiting for this pin holds a reference before the LRU may see it.
-        const pin: Pinned = { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes, opens: waiting.waiters, evicted: false };
-        this.pins.set(handle, pin);
-        if (this.table.get(node.ino) === node) this.pinned.set(node.ino, pin);
-        // Forgotten meanwhile, or larger than the whole bound (the LRU keeps it not, and tells nobody).
-        if (this.pinned.get(node.ino) !== pin) pin.evicted = true;
-        return pin;
-      })().finally(() => this.pinning.delete(node.ino));
-      pinning = waiting;
-      this.pinning.set(node.ino, pinning);
-    }
-    pinning.waiters++;
-    try {
-      return await pinning.promise;
-    } catch (error) {
-      if (error instanceof StaleInode) return undefined;
-      throw error;
-    }
+  /** The inode's version, pinned (see VersionPins.acquire: one reference taken for the caller). */
+  private pinnedVersion(node: KernelNode): Promise<Pin | undefined> {
+    return this.pins.acquire(
+      node.ino,
+      async () => {
+        const handle = await this.openVersion(node);
+        return handle === undefined ? undefined : { handle, sizeBytes: this.core.fgetattr(handle).sizeBytes };
+      },
+      () => this.table.get(node.ino) === node,
+    );
   }
 
   private forget(ino: number, nlookup: number): void {
     const dropped = this.table.forget(ino, nlookup);
-    if (dropped) this.pinned.delete(ino);
+    if (dropped) this.pins.forget(ino);
   }
 
   private opendir(id: number): void {

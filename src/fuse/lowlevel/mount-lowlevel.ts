@@ -113,7 +113,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
 export function describeNegotiated(negotiated: Negotiated): string {
   const part = (on: boolean, yes: string, no: string) => (on ? yes : no);
   return [
-    part(negotiated.zeroMessageOpen, 'zero-message open', 'open answered by the daemon with keep_cache (pins the version at open)'),
+    part(negotiated.zeroMessageOpen, 'zero-message open', 'opens counted: the first pins the version, the addon answers the rest with keep_cache'),
     part(negotiated.zeroMessageOpendir, 'zero-message opendir', 'opendir answered with cache_readdir (kernel lacks NO_OPENDIR_SUPPORT)'),
     part(negotiated.readdirPlus, 'readdirplus', 'plain readdir (kernel lacks READDIRPLUS)'),
     part(negotiated.autoInvalData, 'auto_inval_data', 'no auto_inval_data'),

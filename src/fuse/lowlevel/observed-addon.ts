@@ -42,6 +42,11 @@ export function observeAddon(addon: Addon, observer: OperationObserver): Observe
     },
     replyAttr: replying(addon.replyAttr),
     replyOpen: replying(addon.replyOpen),
+    replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean): number {
+      const made = addon.replyOpenCounted(session, id, ino, fh, flags, answerLater);
+      end(id, 0, made >= 0);
+      return made;
+    },
     replyBuf: replying(addon.replyBuf),
     replyXattrSize: replying(addon.replyXattrSize),
     replyStatfs: replying(addon.replyStatfs),
