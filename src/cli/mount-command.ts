@@ -61,6 +61,8 @@ export async function runMount(options: MountOptions): Promise<void> {
     const blocked = await unreachableAncestor(mountpoint, allowedUser);
     if (blocked !== undefined) log(`--allow-user ${allowedUser.name}: ${blocked}, so they cannot reach ${mountpoint}; open that directory to them or mount elsewhere`);
   }
+  // Declared before the metrics are wired: a scrape may come before the mount exists.
+  let mount: MountHandle | undefined;
   // Listening before any server starts: a port in use stops the mount at once.
   const served = options.metrics && (await serveMetrics(options.metrics, mountpoint, allowedUser, config.servers.map((server) => server.label), log));
   const metrics = served?.metrics;
@@ -108,6 +110,7 @@ export async function runMount(options: MountOptions): Promise<void> {
         memory: { usedBytes: cache.sizeBytes, limitBytes: options.cacheBytes },
         ...(diskCache ? { disk: { usedBytes: diskCache.totalBytes, limitBytes: diskCache.limitBytes } } : {}),
       }),
+      answeredByAddon: () => mount?.answeredByAddon?.(),
     });
   }
   log(`starting ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin}`);
@@ -139,7 +142,6 @@ export async function runMount(options: MountOptions): Promise<void> {
     log(`startup deadline (${options.startupTimeoutMs / 1000} s) passed; mounting now, servers still connecting or listing go on in the background`);
   }
 
-  let mount: MountHandle | undefined;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {

@@ -84,6 +84,8 @@ export interface MountHandle {
   readonly backend: FuseBackend;
   /** Unmounts within about 2 s, even with operations in flight; idempotent. */
   unmount(): Promise<void>;
+  /** libfuse3: the opens and releases its addon answered without the daemon (for the metrics). */
+  answeredByAddon?(): { opens: number; releases: number };
 }
 
 const DEFAULT_CACHE_TIMEOUT_SECONDS = 1;
@@ -266,6 +268,7 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
     mountpoint,
     backend: 'libfuse3',
     fuseOptions: [...fuseOptions, ...((options.autoUnmount ?? true) ? ['auto_unmount'] : [])].join(','),
+    answeredByAddon: () => mounted.edge.answeredByAddon(),
     unmount() {
       unmounting ??= mounted.unmount().catch((error: unknown) => {
         throw new MountError(`unmounting ${mountpoint} failed: ${messageOf(error)}`, { cause: error });

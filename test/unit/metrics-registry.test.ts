@@ -64,6 +64,22 @@ describe('the metrics registry', () => {
     expect(values.get('skills_mount_fuse_operation_duration_seconds_bucket{le="+Inf",op="read"}')).toBe(3);
   });
 
+  it('counts the opens and releases the libfuse 3 addon answered itself, read at each scrape, as a counter that never goes back', async () => {
+    const metrics = new MountMetrics({ servers: ['demo'], processMetrics: false });
+    let answered: { opens: number; releases: number } | undefined;
+    metrics.watch({ catalogs: () => [], caches: () => ({}), answeredByAddon: () => answered });
+    // Before the mount exists (and on libfuse 2): no series.
+    expect(seriesOf(await metrics.text(), 'skills_mount_fuse_answered_by_addon_total')).toEqual([]);
+    answered = { opens: 5, releases: 3 };
+    let values = samples(await metrics.text());
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="open"}')).toBe(5);
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="release"}')).toBe(3);
+    answered = { opens: 9, releases: 9 };
+    values = samples(await metrics.text());
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="open"}')).toBe(9);
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="release"}')).toBe(9);
+  });
+
   it('counts MCP requests by server, method and outcome, with latency and requests in flight per server', async () => {
     const metrics = new MountMetrics({ servers: ['demo', 'docs'], processMetrics: false });
     const mcp = metrics.requestObserver;
