@@ -7,8 +7,9 @@
 // invalidations and deferred interrupt replies: a notify issued from a request handler, or
 // while the kernel waits on a request of the same inode, would deadlock), and the JS thread.
 //
-// One reply is prepared by JS in advance rather than computed here: the open of an inode whose
-// version JS has pinned (see "counted opens" below), so a warm open costs no hop to JS.
+// Two replies are prepared by JS in advance rather than computed here: the open of an inode whose
+// version JS has pinned, and reads of its handles from the very bytes JS pinned (see "counted
+// opens" below), so a warm open, and a cold file's reads after its open, cost no hop to JS.
 #define FUSE_USE_VERSION 312
 #define NAPI_VERSION 8
 #include <fuse_lowlevel.h>
@@ -53,6 +54,7 @@ enum { A_INO, A_MODE, A_NLINK, A_UID, A_GID, A_SIZE, A_MTIME_MS, A_ENTRY_S, A_AT
 struct request {
   int op;
   double id;
+  napi_ref ref; // OP_DRAINED: the bytes' reference of the entry that went, to delete on the JS thread
   uint64_t ino;
   uint64_t fh;
   int64_t off;
@@ -70,6 +72,11 @@ struct counted {
   uint32_t flags;
   uint32_t gen; // names this entry to JS (an inode's later entry has another)
   int retired;  // JS let go of the version: new opens go to JS; the last release is forwarded
+  // The version's bytes, when JS handed them over: reads of counted handles are answered from
+  // them. `ref` keeps them alive (deleted on the JS thread once the entry is gone); never written.
+  const uint8_t *bytes;
+  size_t length;
+  napi_ref ref;
 };
 
 struct slot {
@@ -111,7 +118,7 @@ struct session {
   struct counted *counted;      // open addressing by ino, linear probing, capacity a power of 2
   size_t ncounted, counted_cap;
   uint32_t next_gen;
-  uint64_t opens_answered, releases_answered;
+  uint64_t opens_answered, releases_answered, reads_answered;
 };
 
 // ---- libfuse's log: stderr, and the last message kept for a mount error --------------------
@@ -316,20 +323,39 @@ static int counted_open(struct session *s, uint64_t ino, struct fuse_file_info *
 
 /**
  * A release of a counted handle (1), or not one of ours (0). *drained is set to the entry's gen
- * when it was the last handle of a retired entry: the entry is gone and JS must be told.
+ * when it was the last handle of a retired entry: the entry is gone (its bytes' reference handed
+ * out in *ref) and JS must be told.
  */
-static int counted_release(struct session *s, uint64_t ino, uint64_t fh, uint32_t *drained) {
+static int counted_release(struct session *s, uint64_t ino, uint64_t fh, uint32_t *drained, napi_ref *ref) {
   pthread_mutex_lock(&s->counted_lock);
   struct counted *c = counted_find(s, ino);
   int ours = c != NULL && c->fh == fh && c->opens > 0;
   *drained = 0;
+  *ref = NULL;
   if (ours) {
     c->opens--;
     s->releases_answered++;
     if (c->opens == 0 && c->retired) {
       *drained = c->gen;
+      *ref = c->ref;
       counted_remove(s, c);
     }
+  }
+  pthread_mutex_unlock(&s->counted_lock);
+  return ours;
+}
+
+/** A read of a counted handle whose bytes JS handed over, answered here (1); 0: not one of those. */
+static int counted_read(struct session *s, fuse_req_t req, uint64_t ino, uint64_t fh, off_t off, size_t size) {
+  pthread_mutex_lock(&s->counted_lock);
+  struct counted *c = counted_find(s, ino);
+  int ours = c != NULL && c->fh == fh && c->ref != NULL;
+  if (ours) {
+    size_t from = off <= 0 ? 0 : (size_t)off > c->length ? c->length : (size_t)off;
+    size_t n = c->length - from < size ? c->length - from : size;
+    // Under the lock: the entry (and so the reference keeping the bytes) cannot go meanwhile.
+    fuse_reply_buf(req, (const char *)c->bytes + from, n);
+    s->reads_answered++;
   }
   pthread_mutex_unlock(&s->counted_lock);
   return ours;
@@ -404,7 +430,7 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) { forward(req, OP_LOOKUP, parent, name, 0, 0, 0); }
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { (void)fi; forward(req, OP_GETATTR, ino, NULL, 0, 0, 0); }
-static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen);
+static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen, napi_ref ref);
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct session *s = fuse_req_userdata(req);
@@ -414,20 +440,25 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     // -ENOENT: the open was interrupted meanwhile; no release will come for it.
     if (fuse_reply_open(req, &answer) == -ENOENT) {
       uint32_t drained;
-      counted_release(s, ino, answer.fh, &drained);
-      if (drained) post_drained(s, ino, answer.fh, drained);
+      napi_ref ref;
+      counted_release(s, ino, answer.fh, &drained, &ref);
+      if (drained) post_drained(s, ino, answer.fh, drained, ref);
     }
     return;
   }
   forward(req, OP_OPEN, ino, NULL, 0, fi->flags, 0);
 }
-static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READ, ino, NULL, fi->fh, off, size); }
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  if (counted_read(fuse_req_userdata(req), req, ino, fi->fh, off, size)) return;
+  forward(req, OP_READ, ino, NULL, fi->fh, off, size);
+}
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   struct session *s = fuse_req_userdata(req);
   uint32_t drained;
-  if (counted_release(s, ino, fi->fh, &drained)) {
+  napi_ref ref;
+  if (counted_release(s, ino, fi->fh, &drained, &ref)) {
     fuse_reply_err(req, 0);
-    if (drained) post_drained(s, ino, fi->fh, drained);
+    if (drained) post_drained(s, ino, fi->fh, drained, ref);
     return;
   }
   forward(req, OP_RELEASE, ino, NULL, fi->fh, 0, 0);
@@ -450,7 +481,7 @@ static void post_forget(struct session *s, fuse_ino_t ino, uint64_t nlookup) {
   if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
 }
 
-static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen) {
+static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen, napi_ref ref) {
   struct request *r = calloc(1, sizeof *r);
   if (r == NULL) return; // JS keeps the version until unmount: memory, never a wrong byte
   r->op = OP_DRAINED;
@@ -458,6 +489,7 @@ static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_
   r->ino = ino;
   r->fh = fh;
   r->off = gen;
+  r->ref = ref;
   if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
 }
 
@@ -560,6 +592,7 @@ static napi_value number(napi_env env, double value) {
 static void call_js(napi_env env, napi_value handler, void *context, void *data) {
   struct session *s = context;
   struct request *r = data;
+  if (env != NULL && r->ref != NULL) napi_delete_reference(env, r->ref);
   if (env != NULL && handler != NULL) {
     napi_value argv[7], undefined, result;
     napi_get_undefined(env, &undefined);
@@ -782,6 +815,14 @@ static napi_value js_unmount(napi_env env, napi_callback_info info) {
   fuse_session_destroy(s->se);
   s->se = NULL;
   close(s->wake_fd);
+  // No session thread is left to read any entry's bytes: their references go.
+  pthread_mutex_lock(&s->counted_lock);
+  for (size_t i = 0; i < s->counted_cap; i++) {
+    if (s->counted[i].ino != 0 && s->counted[i].ref != NULL) napi_delete_reference(env, s->counted[i].ref);
+  }
+  if (s->counted_cap) memset(s->counted, 0, s->counted_cap * sizeof *s->counted);
+  s->ncounted = 0;
+  pthread_mutex_unlock(&s->counted_lock);
   napi_release_threadsafe_function(s->tsfn, napi_tsfn_release);
   return boolean(env, 1);
 }
@@ -857,15 +898,38 @@ static napi_value js_reply_open(napi_env env, napi_callback_info info) {
   return boolean(env, fuse_reply_open(req, &fi) != -ENOENT);
 }
 
-// replyOpenCounted(session, id, ino, fh, flags, answerLater) -> the gen of the inode's entry that
+// replyOpenCounted(session, id, ino, fh, flags, answerLater[, bytes]) -> the gen of the inode's entry that
 // counts this handle (made now if there was none: JS then holds one reference for that gen until
 // retireOpens returns 0 or OP_DRAINED names it), or -1 when this open is not counted (already
 // answered, unmounted, or out of memory: answered ENOMEM). answerLater: answer later opens here
-// (false: count this handle only, as for a version JS is letting go of).
+// (false: count this handle only, as for a version JS is letting go of). bytes: the version's
+// bytes, which the entry keeps (a reference) to answer reads of its handles; never written to.
 static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
-  napi_value argv[6];
+  napi_value argv[7];
   struct session *s;
-  if (!get_args(env, info, 6, argv, &s)) return NULL;
+  size_t argc = 7;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6) {
+    napi_throw_type_error(env, NULL, "too few arguments");
+    return NULL;
+  }
+  if ((s = session_arg(env, argv[0])) == NULL) return NULL;
+  const uint8_t *bytes = NULL;
+  size_t length = 0;
+  int with_bytes = 0;
+  if (argc >= 7) {
+    napi_valuetype kind;
+    napi_typeof(env, argv[6], &kind);
+    if (kind != napi_undefined) {
+      napi_typedarray_type type;
+      void *data;
+      if (napi_get_typedarray_info(env, argv[6], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
+        napi_throw_type_error(env, NULL, "bytes: expected a Uint8Array");
+        return NULL;
+      }
+      bytes = data;
+      with_bytes = 1;
+    }
+  }
   if (s->closed) return number(env, -1);
   fuse_req_t req = slot_take(s, double_arg(env, argv[1]));
   if (req == NULL) return number(env, -1);
@@ -888,6 +952,10 @@ static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
     c->opens++;
     if (answer_later) c->retired = 0;
     gen = c->gen;
+    if (with_bytes && c->ref == NULL && napi_create_reference(env, argv[6], 1, &c->ref) == napi_ok) {
+      c->bytes = bytes;
+      c->length = length;
+    }
   }
   pthread_mutex_unlock(&s->counted_lock);
   if (!counted) {
@@ -902,8 +970,9 @@ static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
   // The entry (and JS's reference for its gen) stands; drained, JS hears of it as for a release.
   if (fuse_reply_open(req, &fi) == -ENOENT) {
     uint32_t drained;
-    counted_release(s, ino, fh, &drained);
-    if (drained) post_drained(s, ino, fh, drained);
+    napi_ref ref;
+    counted_release(s, ino, fh, &drained, &ref);
+    if (drained) post_drained(s, ino, fh, drained, ref);
   }
   return number(env, gen);
 }
@@ -918,12 +987,19 @@ static napi_value js_retire_opens(napi_env env, napi_callback_info info) {
   pthread_mutex_lock(&s->counted_lock);
   struct counted *c = counted_find(s, ino);
   uint32_t open = 0;
+  napi_ref ref = NULL;
   if (c != NULL) {
     open = s->closed ? 0 : c->opens;
-    if (open == 0) counted_remove(s, c);
-    else c->retired = 1;
+    if (open == 0) {
+      ref = c->ref;
+      counted_remove(s, c);
+    } else {
+      c->retired = 1;
+    }
   }
   pthread_mutex_unlock(&s->counted_lock);
+  // Out of the table first: no session thread can read the bytes once their reference goes.
+  if (ref != NULL) napi_delete_reference(env, ref);
   return number(env, open);
 }
 
@@ -1081,11 +1157,12 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, result, "notifications", number(env, notifications));
   napi_set_named_property(env, result, "pendingNotifications", number(env, pending));
   pthread_mutex_lock(&s->counted_lock);
-  double counted = (double)s->ncounted, opens = (double)s->opens_answered, releases = (double)s->releases_answered;
+  double counted = (double)s->ncounted, opens = (double)s->opens_answered, releases = (double)s->releases_answered, reads = (double)s->reads_answered;
   pthread_mutex_unlock(&s->counted_lock);
   napi_set_named_property(env, result, "countedInodes", number(env, counted));
   napi_set_named_property(env, result, "opensAnswered", number(env, opens));
   napi_set_named_property(env, result, "releasesAnswered", number(env, releases));
+  napi_set_named_property(env, result, "readsAnswered", number(env, reads));
   return result;
 }
 

@@ -30,6 +30,11 @@ export interface FilesystemCore {
   fgetattr(handle: number): NodeAttributes;
   /** Copies up to `length` bytes at `position` of an open handle; returns the bytes (may be shorter at EOF). */
   read(handle: number, position: number, length: number): Buffer;
+  /**
+   * The handle's every byte when they are held in memory as one verified buffer (never to change),
+   * so the edge may answer reads without asking again; undefined when reads must come through read().
+   */
+  bytesOf?(handle: number): Uint8Array | undefined;
   release(handle: number): void;
   listxattr(path: string): Promise<string[]>;
   /** Throws NoAttributeError when the node has no such attribute. */

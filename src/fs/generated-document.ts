@@ -28,6 +28,8 @@ export type DocumentPart = string | DocumentSegment;
 export interface ByteSource {
   readonly length: number;
   slice(position: number, length: number): Buffer;
+  /** Every byte at once when they are one buffer in memory (a view, not a copy); renderings have none. */
+  whole?(): Buffer;
 }
 
 /** A padded rendering: its size and digest are what getattr reports and open serves. */

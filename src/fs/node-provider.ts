@@ -93,6 +93,7 @@ export function labelled(catalogs: ReadonlyMap<string, ServerCatalog>, at: ViewP
 export function bufferSource(bytes: Buffer): ByteSource {
   return {
     length: bytes.length,
+    whole: () => bytes,
     slice: (position, length) => (position >= bytes.length ? Buffer.alloc(0) : bytes.subarray(position, Math.min(bytes.length, position + length))),
   };
 }

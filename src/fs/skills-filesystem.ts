@@ -145,6 +145,10 @@ export class SkillsFilesystem implements FilesystemCore {
     return bytes.slice(position, length);
   }
 
+  bytesOf(handle: number): Uint8Array | undefined {
+    return this.handles.get(handle)?.bytes.whole?.();
+  }
+
   release(handle: number): void {
     this.handles.delete(handle);
   }

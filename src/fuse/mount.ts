@@ -84,8 +84,8 @@ export interface MountHandle {
   readonly backend: FuseBackend;
   /** Unmounts within about 2 s, even with operations in flight; idempotent. */
   unmount(): Promise<void>;
-  /** libfuse3: the opens and releases its addon answered without the daemon (for the metrics). */
-  answeredByAddon?(): { opens: number; releases: number };
+  /** libfuse3: the opens, releases and reads its addon answered without the daemon (for the metrics). */
+  answeredByAddon?(): { opens: number; releases: number; reads: number };
 }
 
 const DEFAULT_CACHE_TIMEOUT_SECONDS = 1;

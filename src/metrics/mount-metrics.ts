@@ -31,8 +31,8 @@ export interface Watched {
   catalogs: () => readonly WatchedCatalog[];
   /** The caches' sizes now; no disk entry with --no-disk-cache. */
   caches: () => Partial<Record<CacheName, CacheUse>>;
-  /** Opens and releases the libfuse 3 addon answered itself since mounting (counted opens); undefined on libfuse 2 or before mounting. */
-  answeredByAddon?: () => { opens: number; releases: number } | undefined;
+  /** Opens, releases and reads the libfuse 3 addon answered itself since mounting (counted opens); undefined on libfuse 2 or before mounting. */
+  answeredByAddon?: () => { opens: number; releases: number; reads: number } | undefined;
 }
 
 /** FUSE operations take microseconds when answered from memory, up to the MCP deadline when not. */
@@ -151,18 +151,19 @@ export class MountMetrics {
       },
     });
 
-    // Warm opens and their releases never reach the daemon's JavaScript (the addon answers them
-    // from a reply prepared at the first open): counted apart, read from the addon at each scrape.
-    const seen = { open: 0, release: 0 };
+    // Warm opens, releases and the reads of a pinned version never reach the daemon's JavaScript
+    // (the addon answers them from replies prepared at the first open): counted apart, read from
+    // the addon at each scrape.
+    const seen = { open: 0, release: 0, read: 0 };
     const addonAnswers: Counter<'op'> = new Counter({
       name: 'skills_mount_fuse_answered_by_addon_total',
-      help: 'FUSE opens and releases the libfuse 3 addon answered itself (a version already pinned), not in skills_mount_fuse_operations_total.',
+      help: 'FUSE opens, releases and reads the libfuse 3 addon answered itself (a version already pinned), not in skills_mount_fuse_operations_total.',
       labelNames: ['op'] as const,
       registers,
       collect: () => {
         const now = this.watched?.answeredByAddon?.();
         if (now === undefined) return;
-        for (const [op, total] of [['open', now.opens], ['release', now.releases]] as const) {
+        for (const [op, total] of [['open', now.opens], ['release', now.releases], ['read', now.reads]] as const) {
           addonAnswers.inc({ op }, Math.max(0, total - seen[op]));
           seen[op] = Math.max(seen[op], total);
         }

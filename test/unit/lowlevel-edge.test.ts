@@ -23,6 +23,8 @@ interface CountedEntry {
   opens: number;
   gen: number;
   retired: boolean;
+  /** The version's bytes, from which the addon answers reads of counted handles. */
+  bytes: string | undefined;
 }
 
 function recordingAddon() {
@@ -44,12 +46,13 @@ function recordingAddon() {
     replyEntry: (session, id, attrs) => reply('entry')(session, id, Array.from(attrs)),
     replyAttr: (session, id, attrs) => reply('attr')(session, id, Array.from(attrs)),
     replyOpen: (session, id, fh, flags) => reply('open')(session, id, { fh, flags }),
-    replyOpenCounted: (session, id, ino, fh, flags, answerLater) => {
+    replyOpenCounted: (session, id, ino, fh, flags, answerLater, bytes) => {
       if (answered.has(id)) return -1;
       let entry = counted.get(ino);
-      if (entry === undefined) counted.set(ino, (entry = { fh, opens: 0, gen: ++gens, retired: true }));
+      if (entry === undefined) counted.set(ino, (entry = { fh, opens: 0, gen: ++gens, retired: true, bytes: undefined }));
       entry.opens++;
       if (answerLater) entry.retired = false;
+      entry.bytes ??= bytes && Buffer.from(bytes).toString();
       reply('open')(session, id, { fh, flags });
       return entry.gen;
     },
@@ -69,7 +72,7 @@ function recordingAddon() {
     replyDirectory: (session, id, _plus, _max, _first, names) => (reply('dir')(session, id, names) ? names.length : -1),
     notifyInvalEntry: (_session, parent, name) => notifications.push(`entry ${parent} ${name}`) > 0,
     notifyInvalInode: (_session, ino) => notifications.push(`inode ${ino}`) > 0,
-    stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0, countedInodes: counted.size, opensAnswered: 0, releasesAnswered: 0 }),
+    stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0, countedInodes: counted.size, opensAnswered: 0, releasesAnswered: 0, readsAnswered: 0 }),
     capabilities: { READDIRPLUS: 1 << 13, READDIRPLUS_AUTO: 1 << 14, AUTO_INVAL_DATA: 1 << 12, NO_OPEN_SUPPORT: 1 << 17, NO_OPENDIR_SUPPORT: 1 << 24 },
     ops: OPS,
   };
@@ -142,6 +145,10 @@ function twoFileCore() {
       const text = handles.get(handle);
       if (text === undefined) throw new NotFoundError(`no open file with handle ${handle}`);
       return Buffer.from(text).subarray(position, position + length);
+    },
+    bytesOf: (handle) => {
+      const text = handles.get(handle);
+      return text === undefined ? undefined : Buffer.from(text);
     },
     release: (handle) => void handles.delete(handle),
     listxattr: async () => [],
@@ -273,6 +280,7 @@ describe('the libfuse 3 edge', () => {
     const fh = (first!.value as { fh: number }).fh;
     const warm = await open(inoA);
     expect(warm, 'a warm open is answered by the addon').toEqual({ id: 0, kind: 'open', value: { fh, flags: 1 } });
+    expect(counted.get(inoA)?.bytes, 'the addon answers reads from the version the open pinned').toBe('aa');
     // B's version evicts A's from the bound while A has two handles open: A's opens reach the edge
     // again, A's bytes stay readable through the open handles, and go with the last release.
     const [openedB] = await send(OPS.OPEN, inoB);

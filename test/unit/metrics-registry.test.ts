@@ -66,15 +66,16 @@ describe('the metrics registry', () => {
 
   it('counts the opens and releases the libfuse 3 addon answered itself, read at each scrape, as a counter that never goes back', async () => {
     const metrics = new MountMetrics({ servers: ['demo'], processMetrics: false });
-    let answered: { opens: number; releases: number } | undefined;
+    let answered: { opens: number; releases: number; reads: number } | undefined;
     metrics.watch({ catalogs: () => [], caches: () => ({}), answeredByAddon: () => answered });
     // Before the mount exists (and on libfuse 2): no series.
     expect(seriesOf(await metrics.text(), 'skills_mount_fuse_answered_by_addon_total')).toEqual([]);
-    answered = { opens: 5, releases: 3 };
+    answered = { opens: 5, releases: 3, reads: 4 };
     let values = samples(await metrics.text());
     expect(values.get('skills_mount_fuse_answered_by_addon_total{op="open"}')).toBe(5);
     expect(values.get('skills_mount_fuse_answered_by_addon_total{op="release"}')).toBe(3);
-    answered = { opens: 9, releases: 9 };
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="read"}')).toBe(4);
+    answered = { opens: 9, releases: 9, reads: 4 };
     values = samples(await metrics.text());
     expect(values.get('skills_mount_fuse_answered_by_addon_total{op="open"}')).toBe(9);
     expect(values.get('skills_mount_fuse_answered_by_addon_total{op="release"}')).toBe(9);

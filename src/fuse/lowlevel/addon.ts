@@ -50,12 +50,13 @@ export interface Addon {
   replyOpen(session: Session, id: number, fh: number, flags: number): boolean;
   /**
    * Answers an open with `fh` and counts the kernel's handles on `ino` in the addon, which also
-   * answers their releases; with `answerLater`, later opens of `ino` are answered there too.
+   * answers their releases; with `answerLater`, later opens of `ino` are answered there too. With
+   * `bytes` (the version's, never to be written again) it answers reads of those handles from them.
    * Returns the gen of the inode's entry that counts this handle (an entry made now is held by
    * one reference of the caller's until retireOpens returns 0 or DRAINED names the gen), or -1
    * when the open is not counted (already answered).
    */
-  replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean): number;
+  replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean, bytes?: Uint8Array): number;
   /** Opens of `ino` reach JS again; returns the kernel handles still open (0: the entry is gone). */
   retireOpens(session: Session, ino: number): number;
   replyBuf(session: Session, id: number, bytes: Uint8Array): boolean;
@@ -65,7 +66,7 @@ export interface Addon {
   replyDirectory(session: Session, id: number, plus: boolean, maxBytes: number, firstOffset: number, names: string[], attrs: Float64Array): number;
   notifyInvalEntry(session: Session, parent: number, name: string): boolean;
   notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
-  stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number; countedInodes: number; opensAnswered: number; releasesAnswered: number };
+  stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number; countedInodes: number; opensAnswered: number; releasesAnswered: number; readsAnswered: number };
   readonly capabilities: Record<string, number>;
   readonly ops: OpCodes;
 }

@@ -131,11 +131,11 @@ export class LowLevelEdge {
   }
 
 
-  /** Opens and releases the addon answered itself (counted opens), since mounting. */
-  answeredByAddon(): { opens: number; releases: number } {
-    if (this.session === undefined) return { opens: 0, releases: 0 };
+  /** Opens, releases and reads the addon answered itself (counted opens), since mounting. */
+  answeredByAddon(): { opens: number; releases: number; reads: number } {
+    if (this.session === undefined) return { opens: 0, releases: 0, reads: 0 };
     const stats = this.addon.stats(this.session);
-    return { opens: stats.opensAnswered, releases: stats.releasesAnswered };
+    return { opens: stats.opensAnswered, releases: stats.releasesAnswered, reads: stats.readsAnswered };
   }
 
   /** Versions held open in the core (kept for the next open, or held by open handles). */
@@ -312,10 +312,12 @@ export class LowLevelEdge {
       this.addon.replyErr(this.session!, id, ESTALE);
       return;
     }
-    // The addon counts this handle and its release; while the version is kept it answers the
-    // inode's later opens itself, so a warm open never reaches JS.
+    // The addon counts this handle and its release, and answers its reads from the version's bytes
+    // when the core holds them in memory (a view, not a copy); while the version is kept it
+    // answers the inode's later opens itself, so a warm open never reaches JS, nor a cold file's reads.
     const answering = !this.pins.isEvicted(pin);
-    this.pins.countedBy(pin, this.addon.replyOpenCounted(this.session!, id, node.ino, pin.handle, OPEN_FLAGS.keepCache, answering), answering);
+    const bytes = this.core.bytesOf?.(pin.handle);
+    this.pins.countedBy(pin, this.addon.replyOpenCounted(this.session!, id, node.ino, pin.handle, OPEN_FLAGS.keepCache, answering, bytes), answering);
   }
 
   /**
