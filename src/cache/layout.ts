@@ -40,8 +40,13 @@ export function mountKey(canonicalMountpoint: string): string {
 
 /** The file name (relative to a label's directory) that holds (uri, digest). */
 export function cacheFileName(uri: string, digest: string): string {
+  return `${FILES_DIR}/${cacheFileNameIn(uri, digest)}`;
+}
+
+/** The same name below the label's files/ directory: `<hh>/<hex>`. */
+export function cacheFileNameIn(uri: string, digest: string): string {
   const hex = createHash('sha256').update(uri).update('\0').update(digest).digest('hex');
-  return path.join(FILES_DIR, hex.slice(0, 2), hex);
+  return `${hex.slice(0, 2)}/${hex}`;
 }
 
 /** Files and bytes of one label's cached files, read without changing anything. */

@@ -93,14 +93,15 @@ export class ContentFetcher {
     }
   }
 
-  /** From the disk cache when it holds this version (hashed again there, verified again here), else one resources/read. */
+  /** From the disk cache when it holds this version (hashed again there, the rest verified here), else one resources/read. */
   private async fetchAndVerify(facts: FileFacts): Promise<VerifiedContent> {
     const label = this.state.label;
     if (this.durable && facts.digest !== undefined) {
       const bytes = await this.durable.get(facts.uri, facts.digest, facts.sizeBytes);
       if (bytes) {
         try {
-          return this.keep(verifyContent(label, { uri: facts.uri, bytes, mimeType: undefined }, expectationOf(facts)), facts.skillUri);
+          // The store hashed these bytes on the way out and found them `facts.digest` (its contract).
+          return this.keep(verifyContent(label, { uri: facts.uri, bytes, mimeType: undefined }, expectationOf(facts), facts.digest), facts.skillUri);
         } catch (error) {
           // The digest matched but the entry's frontmatter did not: what the server says now decides.
           if (!(error instanceof IntegrityError)) throw error;

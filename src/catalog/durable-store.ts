@@ -3,7 +3,7 @@
 // is away. Every method is best effort and never throws.
 
 export interface DurableStore {
-  /** Bytes stored for (uri, digest), hashed again on the way out; undefined on a miss or a failed check. */
+  /** Bytes stored for (uri, digest), hashed again on the way out: their sha256 is `digest`; undefined on a miss or a failed check. */
   get(uri: string, digest: string, sizeBytes?: number): Promise<Buffer | undefined>;
   /** Stores bytes that just verified against a listing's digest. */
   put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean>;

@@ -41,15 +41,19 @@ export class VerificationError extends IntegrityError {
   }
 }
 
-/** Checks content against the expectation; throws VerificationError naming expected and actual. */
-export function verifyContent(server: string, content: UnverifiedContent, expectation: Expectation): VerifiedContent {
+/**
+ * Checks content against the expectation; throws VerificationError naming expected and actual.
+ * `hashedAs`: the sha256 of these very bytes, when this process already computed it (the disk
+ * cache hashes what it reads back), so they are not hashed twice; never a digest someone claimed.
+ */
+export function verifyContent(server: string, content: UnverifiedContent, expectation: Expectation, hashedAs?: string): VerifiedContent {
   const { uri, bytes } = content;
   const fail = (check: VerificationCheck, what: string, expected: string, actual: string) =>
     new VerificationError(`${server}: ${uri}: ${what} mismatch: expected ${expected}, got ${actual}`, check, { server, uri });
   if (expectation.sizeBytes !== undefined && bytes.length !== expectation.sizeBytes) {
     throw fail('size', 'size', `${expectation.sizeBytes} bytes`, `${bytes.length} bytes`);
   }
-  const digest = sha256Digest(bytes);
+  const digest = hashedAs ?? sha256Digest(bytes);
   if (expectation.digest !== undefined && digest !== expectation.digest) {
     throw fail('digest', 'digest', expectation.digest, digest);
   }

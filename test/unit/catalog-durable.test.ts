@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DurableStore } from '../../src/catalog/durable-store.js';
 import { ContentCache } from '../../src/catalog/content-cache.js';
+import { sha256Digest } from '../../src/format/digest.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 
@@ -12,8 +13,10 @@ class MemoryDurableStore implements DurableStore {
   readonly files = new Map<string, Buffer>();
   listing: { savedAt: string; document: unknown } | undefined;
   saves = 0;
+  // As the contract says (and DiskCache does): only bytes whose sha256 is `digest` come out.
   async get(uri: string, digest: string): Promise<Buffer | undefined> {
-    return this.files.get(`${uri} ${digest}`);
+    const bytes = this.files.get(`${uri} ${digest}`);
+    return bytes && sha256Digest(bytes) === digest ? bytes : undefined;
   }
   async put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
     this.files.set(`${uri} ${digest}`, Buffer.from(bytes));
