@@ -35,7 +35,12 @@ export async function startMount({ workDir, name, backend, servers, args = [], r
   const startedMs = performance.now();
   // Cold reads measure the server: the disk cache only where a workload asks for it (--cache-dir).
   const cacheArgs = args.includes('--cache-dir') ? [] : ['--no-disk-cache'];
-  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', backend, ...cacheArgs, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  // libfuse3-zero-message-open: libfuse3 with the open model it does not use by default (the env switch the edge reads).
+  const zeroMessageOpen = backend === 'libfuse3-zero-message-open';
+  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', zeroMessageOpen ? 'libfuse3' : backend, ...cacheArgs, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: zeroMessageOpen ? { ...env, SKILLS_MOUNT_ZERO_MESSAGE_OPEN: '1' } : env,
+  });
   let stderr = '';
   // Each complete line with the time it reached this process: when the mount learned of something.
   const lines = [];
