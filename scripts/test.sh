@@ -64,13 +64,14 @@ if [ $# -eq 0 ]; then
   # into every daemon these tests start (test/support/children.ts daemonEnv: not into the tools
   # the tests run, such as dd, whose own allocations ASan would judge): fuse-edge reaches every operation it serves (lookup,
   # getattr, open, read, release, readdir/plus, statfs, xattrs, deadlines, errors, unmount with
-  # requests in flight), kernel-cache the invalidations, forgets and SIGKILLs.
+  # requests in flight), kernel-cache the invalidations, forgets and SIGKILLs, backend-fuzz random
+  # operation sequences, hostile-fuzz a hostile server's faults through counted opens (~55 s).
   echo "test: the libfuse3 addon under AddressSanitizer and UndefinedBehaviorSanitizer"
   SKILLS_FUSE_REQUIRED=1 scripts/build-native.sh --sanitize
   SKILLS_FUSE_ADDON="$root/native/build-sanitize/skills_fuse.node" \
     SKILLS_FUSE_SANITIZER_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts \
+    node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts \
     --reporter=default --reporter=json --outputFile.json="$reports/sanitize.json" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
   passes+=("$reports/sanitize.json")
