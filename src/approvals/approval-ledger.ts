@@ -1,14 +1,19 @@
 // The daemon's read-only view of the approvals file: `skills-mount approve` and `revoke` write
 // it from another process, so it is read again whenever it changed on disk (checked with one
-// lstat, at most every CHECK_INTERVAL_MS). A file that cannot be read grants nothing: the
-// approved view then shows no skill, and the reason is logged once and reported.
+// lstat, at most every CHECK_INTERVAL_MS, and at once when a watch of its directory sees a
+// change). A file that cannot be read grants nothing: the approved view then shows no skill,
+// and the reason is logged once and reported.
+import { watch as watchDirectory, type FSWatcher } from 'node:fs';
 import { lstat } from 'node:fs/promises';
+import path from 'node:path';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage } from '../private-files.js';
 import { ApprovalStore, type Approval } from './approval-store.js';
 
 /** Often enough that an approval shows within a blink; rarely enough that a busy reader costs no syscall per operation. */
 const CHECK_INTERVAL_MS = 100;
+/** A write is a burst of events (create, write, rename): read the file once it settles. */
+const WATCH_SETTLE_MS = 20;
 
 export class ApprovalLedger {
   private byLabel = new Map<string, Map<string, Approval>>();
@@ -22,6 +27,10 @@ export class ApprovalLedger {
   /** The writes of those still under way. */
   private readonly writes = new Set<Promise<void>>();
   private readonly listeners: Array<() => void> = [];
+  /** The watch of the file's directory, and that directory's identity (dev:ino) when it began. */
+  private watcher: { handle: FSWatcher; directory: string } | undefined;
+  private watchWanted = false;
+  private settling: NodeJS.Timeout | undefined;
 
   private constructor(
     /** The approvals file. */
@@ -56,9 +65,34 @@ export class ApprovalLedger {
     return this.unreadable;
   }
 
+  /**
+   * Watches the file's directory, so that a change written by another process is read and
+   * reported (onChange) within WATCH_SETTLE_MS, without waiting for an access. While the watch
+   * holds (`watched`), what the approvals grant may be held by the kernel for long. A directory
+   * that cannot be watched (missing until the first approval, no inotify) leaves `watched`
+   * false; each refresh tries again. Stopped by `close`.
+   */
+  async watch(): Promise<void> {
+    this.watchWanted = true;
+    await this.startWatch();
+  }
+
+  /** True while a watch of the file's directory reports its changes. */
+  get watched(): boolean {
+    return this.watcher !== undefined;
+  }
+
+  /** Stops the watch (the daemon's shutdown). */
+  close(): void {
+    this.watchWanted = false;
+    clearTimeout(this.settling);
+    this.stopWatch();
+  }
+
   /** Reads the file again if it changed since it was last read. Concurrent callers share one check. */
   refresh(force = false): Promise<void> {
     if (!force && this.now() - this.checkedAtMs < CHECK_INTERVAL_MS) return Promise.resolve();
+    if (this.watchWanted && this.watcher === undefined) void this.startWatch();
     this.checking ??= this.check().finally(() => {
       this.checkedAtMs = this.now();
       this.checking = undefined;
@@ -104,6 +138,57 @@ export class ApprovalLedger {
     while (this.writes.size > 0) await Promise.all([...this.writes]);
   }
 
+  private async startWatch(): Promise<void> {
+    if (this.watcher !== undefined || !this.watchWanted) return;
+    const directory = path.dirname(this.file);
+    const identity = await directoryIdentity(directory);
+    if (identity === undefined || this.watcher !== undefined || !this.watchWanted) return;
+    let handle: FSWatcher;
+    try {
+      handle = watchDirectory(directory, { persistent: false }, () => this.changeSeen());
+    } catch (error) {
+      this.log(`approvals file ${this.file}: cannot watch its directory (${errorMessage(error)}); changes are read on access, and the approved view is held by the kernel for a second only`);
+      return;
+    }
+    handle.on('error', (error) => this.watchLost(`the watch failed: ${errorMessage(error)}`));
+    this.watcher = { handle, directory: identity };
+    // What changed before the watch began is read now, by a check that starts after it began.
+    await this.checking;
+    await this.refresh(true);
+  }
+
+  private stopWatch(): void {
+    this.watcher?.handle.close();
+    this.watcher = undefined;
+  }
+
+  /** An event in the directory: read the file once the burst settles, and check the directory is still the one watched. */
+  private changeSeen(): void {
+    clearTimeout(this.settling);
+    this.settling = setTimeout(() => {
+      void (async () => {
+        const watched = this.watcher;
+        if (watched === undefined) return;
+        if ((await directoryIdentity(path.dirname(this.file))) !== watched.directory) this.watchLost('its directory was replaced or removed');
+        else await this.refresh(true);
+      })();
+    }, WATCH_SETTLE_MS);
+    this.settling.unref();
+  }
+
+  /**
+   * The watch no longer reports changes: whatever the kernel holds for long must be asked again
+   * (onChange), and the file is read now, by a refresh that also watches the directory now at
+   * that path, if there is one (until then, answers are short).
+   */
+  private watchLost(reason: string): void {
+    if (this.watcher === undefined) return;
+    this.stopWatch();
+    this.log(`approvals file ${this.file}: ${reason}; watching it again`);
+    this.changed();
+    void this.refresh(true);
+  }
+
   private async check(): Promise<void> {
     let stamp: string;
     try {
@@ -144,5 +229,15 @@ export class ApprovalLedger {
     this.stamp = stamp;
     this.changes += 1;
     this.changed();
+  }
+}
+
+/** dev:ino of a directory, or undefined when it is missing or not a directory. */
+async function directoryIdentity(directory: string): Promise<string | undefined> {
+  try {
+    const stats = await lstat(directory, { bigint: true });
+    return stats.isDirectory() ? `${stats.dev}:${stats.ino}` : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -77,6 +77,7 @@ export async function runMount(options: MountOptions): Promise<void> {
 
   const approvedOnly = approvedOnlyLabels(config.servers, options.approvedOnly);
   const approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
+  await approvals.watch();
   if (approvedOnly.size > 0) log(`served only in the approved view (${mountpoint}/${APPROVED_DIR}): ${[...approvedOnly].join(', ')}`);
 
   const cache = new ContentCache(options.cacheBytes, { onLookup: metrics ? (hit) => metrics.cacheLookup('memory', hit) : undefined });
@@ -154,6 +155,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     log(`${signal}: unmounting ${mountpoint}`);
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
+    approvals.close();
     await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(4_000)]);
     process.exit(0);
   };

@@ -63,8 +63,9 @@ export class ApprovedNodes implements NodeProvider {
     return values;
   }
 
-  cacheSeconds(): number {
-    return APPROVALS_CACHE_SECONDS;
+  cacheSeconds(): number | undefined {
+    // Unwatched, a change of the approvals file is seen only on access: the kernel must ask again soon.
+    return this.view.changesReported ? undefined : APPROVALS_CACHE_SECONDS;
   }
 
   /** The node at `at` once the approvals file was re-read (another process writes it); undefined for `_approved` itself. */

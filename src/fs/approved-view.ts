@@ -75,6 +75,11 @@ export class ApprovedView {
     private readonly ledger: ApprovalLedger,
   ) {}
 
+  /** True while the ledger watches the approvals file, so every change is reported as it happens: the kernel may hold the view for long. */
+  get changesReported(): boolean {
+    return this.ledger.watched;
+  }
+
   /** Re-reads the approvals file if it changed (at most every 100 ms); call before answering from the view. */
   refresh(): Promise<void> {
     return this.ledger.refresh();

@@ -12,6 +12,8 @@ import { exitOf } from '../support/children.js';
 import { run } from '../support/fuse-harness.js';
 import { hostileEntry, hostileSkill } from '../support/hostile-scenario.js';
 import { REPO, SKILLS_MOUNT, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { ApprovalStore } from '../../src/approvals/approval-store.js';
+import { freePort } from '../support/http-server.js';
 import { pollUntil } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
 import { writeSkill } from '../support/skill-builder.js';
@@ -228,6 +230,34 @@ describe('approve and the approved view', () => {
     const again = await cli(second, 'revoke', path.join(second.mount.mountpoint, 'docs', 'guide'));
     expect(again.stdout).toContain('docs/guide has no approval');
     expect(again.code).toBe(1);
+  });
+
+  it.skipIf(process.env.SKILLS_MOUNT_FUSE_BACKEND === 'libfuse2')('the kernel holds the approved view for long, and a revocation written by another process reaches it at once', async () => {
+    const dir = await makeTestDir();
+    const skills = await twoSkills(dir);
+    const port = await freePort();
+    const fixture = await start({ docs: skills }, ['--metrics', `127.0.0.1:${port}`], dir);
+    expect((await cli(fixture, 'approve', path.join(fixture.mount.mountpoint, 'docs', 'guide'), '--yes')).code).toBe(0);
+    const file = path.join(fixture.mount.mountpoint, '_approved', 'docs', 'guide', 'references', 'tone.md');
+    expect((await run('cat', [file])).stdout).toBe('Be brief.\n');
+    const lookups = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return [...text.matchAll(/^skills_mount_fuse_operations_total\{op="lookup",[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+    };
+    // Past the one second the approved view was held for when its changes were seen only on access.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const before = await lookups();
+    expect((await run('cat', [file])).stdout).toBe('Be brief.\n');
+    expect(await lookups()).toBe(before);
+
+    // Revoked by another process, with no access to the mount: the daemon's watch reads it and tells the kernel.
+    const store = await ApprovalStore.load(path.join(fixture.env['XDG_CONFIG_HOME']!, 'skills-mount', 'approvals.json'));
+    expect(await store.revoke('docs', 'skill://guide/SKILL.md')).toBe(true);
+    const revokedAt = Date.now();
+    await pollUntil(() => run('test', ['-e', file]).then((result) => result.code), (code) => code !== 0, { timeoutMs: 2_000, intervalMs: 20, timeoutError: () => new Error('the revoked file is still in the approved view after 2 s') });
+    // Well within the second a kernel timeout would have taken.
+    expect(Date.now() - revokedAt).toBeLessThan(900);
+    expect(await approvedTree(fixture, 'docs')).toEqual([]);
   });
 
   it('a dynamic skill and an index-generation skill cannot be approved, and nothing is stored', async () => {

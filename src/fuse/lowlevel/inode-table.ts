@@ -64,6 +64,8 @@ export class InodeTable {
       node = { ino, path: childPath(parent.path, name), parent: parent.ino, name, nlookup: 0, attrs: encodeAttributes(ino, attributes, owner), kind: attributes.kind, cacheSeconds: attributes.cacheSeconds };
       this.nodes.set(ino, node);
     }
+    // How long the kernel may hold it is the view's policy now (the approvals may have begun or ceased to be watched).
+    node.cacheSeconds = attributes.cacheSeconds;
     node.nlookup++;
     let names = this.children.get(parent.ino);
     if (names === undefined) this.children.set(parent.ino, (names = new Map()));
