@@ -14,7 +14,7 @@ import { escapeForLog } from '../format/escape.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
-import { readMountFile } from './mount-read.js';
+import { mountListingState, readMountFile } from './mount-read.js';
 import { formatBytes, table } from './status.js';
 
 const READ_TIMEOUT_MS = 5_000;
@@ -89,7 +89,7 @@ export async function runApprove(options: ApproveOptions, io: CommandIo): Promis
     const approval = await store.approve(
       approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
     );
-    const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt);
+    const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt, 'present');
     io.out(
       `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
         (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
@@ -108,7 +108,7 @@ export async function runRevoke(request: { paths: string[]; label: string | unde
   }
   return forEachSkill(request.paths, store.file, io, '', async ({ location, record, given }) => {
     if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
-    await waitForView(location, given, (now) => now === null);
+    await waitForView(location, given, (now) => now === null, 'absent');
     io.out(`revoked ${location.label}/${location.directory}: no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}\n`);
     return true;
   });
@@ -217,14 +217,18 @@ async function readRecord(location: SkillLocation, given: string): Promise<Inspe
 }
 
 /**
- * Polls the skill's record until `done` holds for its approval: the record is computed as the
- * approved view is, and padded so that its growth is read whole. False after VIEW_WAIT_MS.
+ * Polls the skill's record until `done` holds for its approval (the record is computed as the
+ * approved view is, and padded so that its growth is read whole), and then until the skill's
+ * directory in the approved view lists its SKILL.md or not, as `expected`: the daemon tells the
+ * kernel of the change just after, and the command's "now in" / "no longer in" must hold for
+ * the next `ls`. False after VIEW_WAIT_MS.
  */
-async function waitForView(location: SkillLocation, given: string, done: (approval: InspectRecord['approval']) => boolean): Promise<boolean> {
+async function waitForView(location: SkillLocation, given: string, done: (approval: InspectRecord['approval']) => boolean, expected: 'present' | 'absent'): Promise<boolean> {
   const deadline = Date.now() + VIEW_WAIT_MS;
+  const approvedSkillDir = path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory);
   for (;;) {
     const record = await readRecord(location, given).catch(() => undefined);
-    if (record && done(record.approval)) return true;
+    if (record && done(record.approval) && (await mountListingState(approvedSkillDir, 'SKILL.md', READ_TIMEOUT_MS)) === expected) return true;
     if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
   }

@@ -25,3 +25,20 @@ export function readMountFile(file: string, timeoutMs: number): Promise<MountRea
     );
   });
 }
+
+export type MountListingOutcome = 'present' | 'absent' | 'timeout';
+
+/**
+ * Whether directory `dir` of a mount lists `name` now, from an `ls -A` child process with a
+ * deadline. A listing, not a stat: the libfuse 2 backend's kernel keeps a name it looked up
+ * for --metadata-ttl, but asks the daemon for every listing; on libfuse 3 both are current.
+ * A directory that cannot be listed lists nothing.
+ */
+export function mountListingState(dir: string, name: string, timeoutMs: number): Promise<MountListingOutcome> {
+  return new Promise((resolve) => {
+    execFile('ls', ['-A', dir], { timeout: timeoutMs, killSignal: 'SIGKILL', env: { ...process.env, LC_ALL: 'C' } }, (error, stdout) => {
+      if (error === null) return resolve(stdout.split('\n').includes(name) ? 'present' : 'absent');
+      resolve(error.killed ? 'timeout' : 'absent');
+    });
+  });
+}
