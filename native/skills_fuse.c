@@ -629,14 +629,20 @@ static struct session *session_arg(napi_env env, napi_value value) {
   return data;
 }
 
-static int get_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv, struct session **s) {
-  size_t argc = want;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) {
+// At least `need` arguments into argv (room for `most`; Node-API fills the missing ones with
+// undefined), the first a session.
+static int get_args_between(napi_env env, napi_callback_info info, size_t need, size_t most, napi_value *argv, struct session **s) {
+  size_t argc = most;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < need) {
     napi_throw_type_error(env, NULL, "too few arguments");
     return 0;
   }
   *s = session_arg(env, argv[0]);
   return *s != NULL;
+}
+
+static int get_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv, struct session **s) {
+  return get_args_between(env, info, want, want, argv, s);
 }
 
 static double double_arg(napi_env env, napi_value value) {
@@ -907,28 +913,20 @@ static napi_value js_reply_open(napi_env env, napi_callback_info info) {
 static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
   napi_value argv[7];
   struct session *s;
-  size_t argc = 7;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 6) {
-    napi_throw_type_error(env, NULL, "too few arguments");
-    return NULL;
-  }
-  if ((s = session_arg(env, argv[0])) == NULL) return NULL;
+  if (!get_args_between(env, info, 6, 7, argv, &s)) return NULL;
   const uint8_t *bytes = NULL;
   size_t length = 0;
-  int with_bytes = 0;
-  if (argc >= 7) {
-    napi_valuetype kind;
-    napi_typeof(env, argv[6], &kind);
-    if (kind != napi_undefined) {
-      napi_typedarray_type type;
-      void *data;
-      if (napi_get_typedarray_info(env, argv[6], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
-        napi_throw_type_error(env, NULL, "bytes: expected a Uint8Array");
-        return NULL;
-      }
-      bytes = data;
-      with_bytes = 1;
+  napi_valuetype kind;
+  napi_typeof(env, argv[6], &kind);
+  int with_bytes = kind != napi_undefined;
+  if (with_bytes) {
+    napi_typedarray_type type;
+    void *data;
+    if (napi_get_typedarray_info(env, argv[6], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
+      napi_throw_type_error(env, NULL, "bytes: expected a Uint8Array");
+      return NULL;
     }
+    bytes = data;
   }
   if (s->closed) return number(env, -1);
   fuse_req_t req = slot_take(s, double_arg(env, argv[1]));

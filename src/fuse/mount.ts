@@ -13,7 +13,7 @@ import { loadNativeBinding, patchFuseNative, type SkillsFuseClass } from './fuse
 import type { Log } from '../log.js';
 import { createFuseOperations } from './fuse-operations.js';
 import { MountError } from './mount-error.js';
-import type { OperationObserver } from './operation-observer.js';
+import type { AddonAnswers, OperationObserver } from './operation-observer.js';
 import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount } from './mount-table.js';
 
 export interface MountOptions {
@@ -85,7 +85,7 @@ export interface MountHandle {
   /** Unmounts within about 2 s, even with operations in flight; idempotent. */
   unmount(): Promise<void>;
   /** libfuse3: the opens, releases and reads its addon answered without the daemon (for the metrics). */
-  answeredByAddon?(): { opens: number; releases: number; reads: number };
+  answeredByAddon?(): AddonAnswers;
 }
 
 const DEFAULT_CACHE_TIMEOUT_SECONDS = 1;

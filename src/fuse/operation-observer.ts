@@ -6,3 +6,10 @@ export interface OperationObserver {
   started(op: string): void;
   finished(op: string, errno: number, seconds: number): void;
 }
+
+/** Opens, releases and reads the libfuse 3 addon answered itself since mounting (counted opens): no observer hears of them. */
+export interface AddonAnswers {
+  opens: number;
+  releases: number;
+  reads: number;
+}

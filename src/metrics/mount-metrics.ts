@@ -4,7 +4,7 @@
 // a configured server label or a word of metric-labels.ts, so the series stay bounded.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CatalogHealth, VerificationFailureReason } from '../catalog/server-catalog.js';
-import type { OperationObserver } from '../fuse/operation-observer.js';
+import type { AddonAnswers, OperationObserver } from '../fuse/operation-observer.js';
 import type { RequestObserver, RequestOutcome } from '../mcp/request-observer.js';
 import { FUSE_OPERATIONS, MCP_METHODS, MCP_OUTCOMES, OTHER, SERVER_STATES, VERIFICATION_REASONS, bounded, errnoName } from './metric-labels.js';
 
@@ -32,7 +32,7 @@ export interface Watched {
   /** The caches' sizes now; no disk entry with --no-disk-cache. */
   caches: () => Partial<Record<CacheName, CacheUse>>;
   /** Opens, releases and reads the libfuse 3 addon answered itself since mounting (counted opens); undefined on libfuse 2 or before mounting. */
-  answeredByAddon?: () => { opens: number; releases: number; reads: number } | undefined;
+  answeredByAddon?: () => AddonAnswers | undefined;
 }
 
 /** FUSE operations take microseconds when answered from memory, up to the MCP deadline when not. */

@@ -8,7 +8,7 @@ import { constants as osConstants } from 'node:os';
 import { LRUCache } from 'lru-cache';
 import type { FilesystemCore, NodeAttributes } from '../../fs/filesystem-core.js';
 import type { Log } from '../../log.js';
-import type { OperationObserver } from '../operation-observer.js';
+import type { AddonAnswers, OperationObserver } from '../operation-observer.js';
 import { Errno, errnoForDomainError } from '../errno.js';
 import { describeError } from '../fuse-operations.js';
 import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon.js';
@@ -132,7 +132,7 @@ export class LowLevelEdge {
 
 
   /** Opens, releases and reads the addon answered itself (counted opens), since mounting. */
-  answeredByAddon(): { opens: number; releases: number; reads: number } {
+  answeredByAddon(): AddonAnswers {
     if (this.session === undefined) return { opens: 0, releases: 0, reads: 0 };
     const stats = this.addon.stats(this.session);
     return { opens: stats.opensAnswered, releases: stats.releasesAnswered, reads: stats.readsAnswered };
