@@ -15,7 +15,9 @@
 #include <fuse_lowlevel.h>
 #include <node_api.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -695,6 +697,32 @@ static napi_value boolean(napi_env env, int value) {
   return result;
 }
 
+// Marks every descriptor above stderr close-on-exec. libfuse keeps its end of fusermount3's
+// _FUSE_COMMFD socket open for auto_unmount without FD_CLOEXEC: a child spawned later (the
+// watchdog, a stdio server) would hold it, and fusermount3 would not see this process die.
+static void close_on_exec_all(void) {
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir == NULL) return;
+  int own = dirfd(dir);
+  for (struct dirent *entry; (entry = readdir(dir)) != NULL;) {
+    char *end;
+    long fd = strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || fd <= 2 || fd == own) continue;
+    int flags = fcntl((int)fd, F_GETFD);
+    if (flags >= 0 && !(flags & FD_CLOEXEC)) fcntl((int)fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+  closedir(dir);
+}
+
+// closeOnExecAll(): the same for a mount this addon did not make (the libfuse 2 fallback's).
+static napi_value js_close_on_exec_all(napi_env env, napi_callback_info info) {
+  (void)info;
+  close_on_exec_all();
+  napi_value undefined;
+  napi_get_undefined(env, &undefined);
+  return undefined;
+}
+
 // mount(mountpoint, argv: string[], wantOn, wantOff, maxBackground, handler) -> session
 static napi_value js_mount(napi_env env, napi_callback_info info) {
   size_t argc = 6;
@@ -761,6 +789,8 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
       fuse_session_unmount(s->se);
     } else s->threads_started = 1;
   }
+  // On the JS thread, so no child can be spawned before this.
+  if (failure == NULL) close_on_exec_all();
   fuse_opt_free_args(&args);
   for (uint32_t i = 0; i < nargs + 1; i++) free(fuse_argv[i]);
   free(fuse_argv);
@@ -1185,6 +1215,7 @@ static napi_value init_module(napi_env env, napi_value exports) {
     {"notifyInvalEntry", js_notify_inval_entry},
     {"notifyInvalInode", js_notify_inval_inode},
     {"stats", js_stats},
+    {"closeOnExecAll", js_close_on_exec_all},
   };
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;

@@ -13,6 +13,12 @@ export const MOUNT_TYPE = 'fuse.skills-mount';
 const DEFAULT_DETACH_COMMAND_TIMEOUT_MS = 500;
 
 export interface MountTableEntry {
+  /** The kernel's id of this mount (mountinfo's first field): unique while it is mounted. */
+  id: string;
+  /** The id of the mount it sits on. */
+  parentId: string;
+  /** major:minor of its filesystem; for FUSE, minor is the connection number. */
+  device: string;
   mountpoint: string;
   fsType: string;
   /** What was mounted ("skills-mount" for ours, a device or a host for others), for messages. */
@@ -32,6 +38,9 @@ export async function readMountTable(table?: string): Promise<MountTableEntry[]>
     const separator = fields.indexOf('-');
     if (separator < 0) continue;
     entries.push({
+      id: fields[0] ?? '',
+      parentId: fields[1] ?? '',
+      device: fields[2] ?? '',
       mountpoint: unescapeField(fields[4] ?? ''),
       fsType: fields[separator + 1] ?? '',
       source: unescapeField(fields[separator + 2] ?? ''),

@@ -3,6 +3,7 @@
 // unmounts quickly. After mounting, this process must never touch the mountpoint itself.
 // Reading the mount table is mount-table.ts's job; fixing fuse-native, fuse-native-patches.ts's.
 
+import { execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { createFuseOperations } from './fuse-operations.js';
 import { MountError } from './mount-error.js';
 import type { AddonAnswers, OperationObserver } from './operation-observer.js';
 import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount } from './mount-table.js';
+import { startWatchdog, type Watchdog } from './watchdog.js';
 
 export interface MountOptions {
   /**
@@ -205,6 +207,7 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   if ((options.autoUnmount ?? true) || process.getuid?.() !== 0) await checkFusermount();
   const fuse = await createFuse(core, mountpoint, mountOptions, options);
   await mountWithin(fuse, mountpoint, options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS);
+  const watchdog = (options.autoUnmount ?? true) ? await guardLibfuse2Mount(mountpoint, options.log ?? defaultLog) : undefined;
 
   let unmounting: Promise<void> | undefined;
   return {
@@ -212,7 +215,7 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
     backend: 'libfuse2',
     fuseOptions: fuse._fuseOptions(),
     unmount() {
-      unmounting ??= unmountWithin(fuse, mountpoint);
+      unmounting ??= unmountWithin(fuse, mountpoint).finally(() => watchdog?.stop());
       return unmounting;
     },
   };
@@ -276,6 +279,26 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
       return unmounting;
     },
   };
+}
+
+/**
+ * libfuse 2 keeps fusermount's auto_unmount socket open without FD_CLOEXEC, so every child
+ * spawned later would hold it: mark our descriptors close-on-exec (with the libfuse 3 addon's
+ * help, where it loads), then start the watchdog that detaches the mount if this process dies.
+ */
+async function guardLibfuse2Mount(mountpoint: string, log: Log): Promise<Watchdog | undefined> {
+  const { loadAddon } = await import('./lowlevel/addon.js');
+  try {
+    loadAddon().closeOnExecAll();
+  } catch {
+    // No addon: a child may hold the socket; the watchdog still detaches a dead mount.
+  }
+  const entry = await findMount(mountpoint);
+  if (entry?.fsType !== MOUNT_TYPE) {
+    log(`${mountpoint} is not in the mount table after mounting; no watchdog (fusermount's auto_unmount remains)`);
+    return undefined;
+  }
+  return startWatchdog(entry);
 }
 
 function defaultLog(line: string): void {
@@ -426,23 +449,20 @@ async function checkFusermount(): Promise<void> {
 
 // ---- the mount already at the mountpoint ------------------------------------------------
 
-/** 'dead' when the daemon is gone (ENOTCONN), 'unresponsive' when stat does not return. */
-async function probeFuseMount(mountpoint: string): Promise<'live' | 'dead' | 'unresponsive'> {
-  let timer: NodeJS.Timeout | undefined;
-  const probe = stat(mountpoint).then(
-    () => 'live' as const,
-    (error: unknown) => (errorCode(error) === 'ENOTCONN' || errorCode(error) === 'ECONNABORTED' ? 'dead' : 'live') as
-      | 'dead'
-      | 'live',
-  );
-  const late = new Promise<'unresponsive'>((resolve) => {
-    timer = setTimeout(() => resolve('unresponsive'), PROBE_TIMEOUT_MS);
+/**
+ * 'dead' when the daemon is gone (ENOTCONN), 'unresponsive' when it does not answer in time.
+ * Asks with statfs, which the kernel always sends to the daemon: a stat may be answered from the
+ * attributes the kernel holds (for minutes on libfuse 3), long after the daemon died. From a
+ * child process, killed at the deadline: a call blocked in FUSE would keep a thread of ours.
+ */
+function probeFuseMount(mountpoint: string): Promise<'live' | 'dead' | 'unresponsive'> {
+  return new Promise((resolve) => {
+    execFile('stat', ['-f', '--', mountpoint], { timeout: PROBE_TIMEOUT_MS, killSignal: 'SIGKILL', env: { ...process.env, LC_ALL: 'C' } }, (error, _stdout, stderr) => {
+      if (error === null) return resolve('live');
+      if (error.killed) return resolve('unresponsive');
+      resolve(/not connected|aborted/i.test(stderr) ? 'dead' : 'live');
+    });
   });
-  try {
-    return await Promise.race([probe, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -20,7 +20,7 @@ describe('mount table', () => {
   it('reads every entry: mountpoint and source unescaped, type, FUSE connection, options', async () => {
     const entries = await readMountTable(TABLE);
     expect(entries).toHaveLength(5);
-    expect(entries[1]).toEqual({ mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', source: 'skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' });
+    expect(entries[1]).toEqual({ id: '40', parentId: '22', device: '0:50', mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', source: 'skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' });
     expect(entries[3]).toMatchObject({ mountpoint: '/tmp/over', fsType: 'tmpfs', source: 'tmp\\fs' });
   });
 

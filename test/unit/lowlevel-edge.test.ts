@@ -73,6 +73,7 @@ function recordingAddon() {
     notifyInvalEntry: (_session, parent, name) => notifications.push(`entry ${parent} ${name}`) > 0,
     notifyInvalInode: (_session, ino) => notifications.push(`inode ${ino}`) > 0,
     stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0, countedInodes: counted.size, opensAnswered: 0, releasesAnswered: 0, readsAnswered: 0 }),
+    closeOnExecAll: () => undefined,
     capabilities: { READDIRPLUS: 1 << 13, READDIRPLUS_AUTO: 1 << 14, AUTO_INVAL_DATA: 1 << 12, NO_OPEN_SUPPORT: 1 << 17, NO_OPENDIR_SUPPORT: 1 << 24 },
     ops: OPS,
   };

@@ -67,6 +67,8 @@ export interface Addon {
   notifyInvalEntry(session: Session, parent: number, name: string): boolean;
   notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
   stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number; countedInodes: number; opensAnswered: number; releasesAnswered: number; readsAnswered: number };
+  /** Marks every descriptor above stderr close-on-exec (mount() does it for its own mount). */
+  closeOnExecAll(): void;
   readonly capabilities: Record<string, number>;
   readonly ops: OpCodes;
 }

@@ -1,10 +1,11 @@
 // Mounting through the libfuse 3 addon: the session (via fusermount3, so a user who is not root
-// can mount), the wait for the kernel's INIT, a watchdog that detaches the mount if this process
-// dies without unmounting, and an unmount that answers every request still in flight.
-import { spawn, type ChildProcess } from 'node:child_process';
+// can mount), the wait for the kernel's INIT, the watchdog (watchdog.ts) that detaches the mount if
+// this process dies without unmounting, and an unmount that answers every request still in flight.
 import type { FilesystemCore } from '../../fs/filesystem-core.js';
 import type { Log } from '../../log.js';
 import { MountError } from '../mount-error.js';
+import { MOUNT_TYPE, findMount } from '../mount-table.js';
+import { startWatchdog, type Watchdog } from '../watchdog.js';
 import { loadAddon, type Addon, type Session } from './addon.js';
 import { LowLevelEdge, type Negotiated } from './lowlevel-edge.js';
 import type { Ownership } from './inode-table.js';
@@ -40,21 +41,6 @@ export interface LowLevelMount {
 const DEFAULT_PINNED_BYTES = 256 * 2 ** 20;
 const DEFAULT_MAX_BACKGROUND = 64;
 
-// Runs beside the daemon with a pipe from it: "stop" on a clean unmount; end of file when the
-// daemon died. Then a mount that no longer answers (ENOTCONN, or ECONNABORTED when fusermount3's
-// own auto_unmount raced the kernel's abort) is detached. A live mount (a restarted daemon's)
-// answers stat and is left alone.
-const WATCHDOG_SCRIPT = `
-if read -r line; then exit 0; fi
-for i in $(seq 1 50); do
-  if ! stat -- "$1" >/dev/null 2>&1; then
-    fusermount3 -u -z -- "$1" 2>/dev/null || fusermount -u -z -- "$1" 2>/dev/null || umount -l -- "$1" 2>/dev/null
-    exit 0
-  fi
-  sleep 0.1
-done
-`;
-
 /** Mounts `core` at `mountpoint` (already prepared) through the libfuse 3 low-level addon. */
 export async function mountLowLevel(core: FilesystemCore, mountpoint: string, options: LowLevelMountOptions, addon: Addon = loadAddon()): Promise<LowLevelMount> {
   const edge = new LowLevelEdge(addon, core, {
@@ -78,12 +64,12 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
     throw new MountError(`mounting ${mountpoint} failed: ${(error as Error).message}${mountHint(error)}`, { cause: error });
   }
   let unmounting: Promise<void> | undefined;
-  let watchdog: ChildProcess | undefined;
+  let watchdog: Watchdog | undefined;
   const unmount = (): Promise<void> => {
     unmounting ??= Promise.resolve().then(() => {
       addon.unmount(session);
       edge.close();
-      if (watchdog?.stdin?.writable) watchdog.stdin.end('stop\n');
+      watchdog?.stop();
     });
     return unmounting;
   };
@@ -104,7 +90,14 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
       },
     });
   });
-  if (options.autoUnmount) watchdog = startWatchdog(mountpoint);
+  if (options.autoUnmount && !unmounting) {
+    // After INIT the mount is in the table: the watchdog learns which one is this daemon's.
+    const entry = await findMount(mountpoint);
+    if (entry?.fsType === MOUNT_TYPE) {
+      // An unmount meanwhile said its "stop" to nobody; a watchdog started now would still find no mount to detach.
+      if (!unmounting) watchdog = startWatchdog(entry);
+    } else options.log(`${mountpoint} is not in the mount table after INIT; no watchdog (fusermount3's auto_unmount remains)`);
+  }
   if (options.verbose) options.log(`libfuse3: ${describeNegotiated(negotiated)}`);
   return { negotiated, edge, unmount };
 }
@@ -118,19 +111,6 @@ export function describeNegotiated(negotiated: Negotiated): string {
     part(negotiated.readdirPlus, 'readdirplus', 'plain readdir (kernel lacks READDIRPLUS)'),
     part(negotiated.autoInvalData, 'auto_inval_data', 'no auto_inval_data'),
   ].join(', ');
-}
-
-function startWatchdog(mountpoint: string): ChildProcess | undefined {
-  try {
-    const child = spawn('sh', ['-c', WATCHDOG_SCRIPT, 'skills-mount-watchdog', mountpoint], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
-    child.on('error', () => undefined);
-    child.unref();
-    // The pipe stays open for the daemon's life, without keeping its event loop alive.
-    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-    return child;
-  } catch {
-    return undefined;
-  }
 }
 
 function mountHint(error: unknown): string {
