@@ -15,7 +15,7 @@ export interface CatalogOptions {
   /** The verified disk cache of this server: content across restarts, the listing while it is away. */
   durable?: DurableStore | undefined;
   hideDynamic: boolean;
-  /** After this, the next operation refreshes the listing in the background. */
+  /** How long a listing is held without a ttlMs from the server; then the daemon lists again by itself. */
   listingTtlMs: number;
   /** How long a path the server said does not exist stays ENOENT without asking again. */
   negativeTtlMs: number;
@@ -28,6 +28,8 @@ export interface CatalogOptions {
   /** Told of every refusal of the server's bytes (metrics); never changes what is served. */
   onVerificationFailure?: ((reason: VerificationFailureReason) => void) | undefined;
   now?: () => number;
+  /** In [0, 1): the jitter of re-listings on the daemon's clock; default Math.random. */
+  random?: () => number;
 }
 
 export const DEFAULT_CATALOG_TIMINGS = {

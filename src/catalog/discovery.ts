@@ -27,11 +27,20 @@ export const NOTIFIED_RELIST_INTERVAL_MS = 2_000;
 const NOTIFIED_LISTING_TTL_FACTOR = 10;
 /** A server's ttlMs is honoured within this range: 0 ("do not cache") would re-list on every operation. */
 export const LISTING_TTL_RANGE_MS = { min: 5_000, max: 3_600_000 } as const;
+/**
+ * Re-listings on the daemon's own clock start up to this fraction of the held time early, so
+ * that servers (and daemons) listed together do not stay in step.
+ */
+export const RELIST_JITTER = 0.1;
+/** After a failed listing the next waits twice as long as the last, up to this. */
+export const RELIST_BACKOFF_MAX_MS = 300_000;
 
 export interface DiscoveryOptions {
   hideDynamic: boolean;
   listingTtlMs: number;
   now: () => number;
+  /** In [0, 1): the jitter of re-listings on the daemon's clock. */
+  random: () => number;
   /** Re-listings for change notifications start at least this long apart (default NOTIFIED_RELIST_INTERVAL_MS). */
   notifiedRelistIntervalMs?: number;
 }
@@ -55,6 +64,11 @@ export class Discovery {
   private keptSavedAt: string | undefined;
   /** A listing from the server was installed whole once: later listings replace it only when whole. */
   private listedOnce = false;
+  /** The next re-listing on the daemon's clock (the held time after the last one ended). */
+  private relistTimer: NodeJS.Timeout | undefined;
+  /** Listings that failed in a row: the wait before the next doubles with each. */
+  private failures = 0;
+  private stopped = false;
 
   constructor(
     private readonly source: SkillSource,
@@ -116,8 +130,32 @@ export class Discovery {
       }
       // A change announced during this listing may be missing from it: one more, within the limit.
       this.scheduleNotified();
+      this.scheduleRelisting();
     });
     return this.refreshing;
+  }
+
+  /** No more re-listings of its own (the daemon stops); a refresh asked for still runs. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.relistTimer);
+    clearTimeout(this.notifiedRefreshTimer);
+    this.notifiedRefreshTimer = undefined;
+  }
+
+  /**
+   * Freshness never waits for a reader: once the held time runs out the daemon lists again by
+   * itself, so a change no event announces (a server with ttlMs 0 and no notifications, such as
+   * the SDK v2's) still reaches the tree, the kernel and the documents. Up to RELIST_JITTER
+   * early; after a failed listing, backing off to RELIST_BACKOFF_MAX_MS.
+   */
+  private scheduleRelisting(): void {
+    clearTimeout(this.relistTimer);
+    if (this.stopped) return;
+    const heldMs = this.relistAfterMs();
+    const waitMs = this.failures === 0 ? heldMs * (1 - RELIST_JITTER * this.options.random()) : Math.min(RELIST_BACKOFF_MAX_MS, heldMs * 2 ** this.failures);
+    this.relistTimer = setTimeout(() => void this.refresh(), waitMs);
+    this.relistTimer.unref?.();
   }
 
   /**
@@ -193,6 +231,7 @@ export class Discovery {
           this.listingHint = { ttlMs: listing.ttlMs, cacheScope: listing.cacheScope };
           const changed = this.install('listing', listing.items.map((entry) => recordFromListing(entry, this.options)), listing.problems, listing.complete, listing.refused);
           this.listedOnce = true;
+          this.failures = 0;
           if (changed && listing.complete) this.keep('listing', listing.items);
           return;
         } catch (error) {
@@ -206,14 +245,17 @@ export class Discovery {
         const changed = this.install('index', index.items.map(recordFromIndex), index.problems, index.complete);
         if (changed && index.complete) this.keep('index', index.items);
         this.addIndexFile(index.content);
+        this.failures = 0;
         return;
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
       }
       this.listingHint = {};
       this.install('none', [], [], true);
+      this.failures = 0;
     } catch (error) {
       // A broken listing proves nothing: keep what we knew and try again later.
+      this.failures += 1;
       this.listedAtMs = startedAt;
       this.log.remember(`discovery failed: ${(error as Error).message}`);
     }

@@ -24,7 +24,7 @@ import type { VerifiedContent } from './verified-content.js';
 
 export { DEFAULT_CATALOG_TIMINGS, type CatalogOptions, type VerificationFailureReason } from './catalog-options.js';
 export type { CatalogHealth, CatalogSummary, OfflineState, SkillSummary } from './catalog-report.js';
-export { LISTING_TTL_RANGE_MS } from './discovery.js';
+export { LISTING_TTL_RANGE_MS, RELIST_BACKOFF_MAX_MS, RELIST_JITTER } from './discovery.js';
 
 export interface CatalogNode {
   kind: 'file' | 'directory';
@@ -62,7 +62,7 @@ export class ServerCatalog {
     this.state = state;
     this.store = new ContentStore(source.label, options.cache, { unverifiedTtlMs: options.unverifiedTtlMs, now });
     this.held = new HeldEntries(state, log, now);
-    this.discovery = new Discovery(source, state, this.held, observations, this.store, log, { hideDynamic: options.hideDynamic, listingTtlMs: options.listingTtlMs, now }, options.durable);
+    this.discovery = new Discovery(source, state, this.held, observations, this.store, log, { hideDynamic: options.hideDynamic, listingTtlMs: options.listingTtlMs, now, random: options.random ?? Math.random }, options.durable);
     const entries = new SkillEntries(source, state, this.held, observations, log, () => this.discovery.refresh(), {
       hideDynamic: options.hideDynamic,
       negativeTtlMs: options.negativeTtlMs,
@@ -130,6 +130,11 @@ export class ServerCatalog {
   /** Discovers the server's skills (listing, else index, else none); never throws. */
   refresh(): Promise<void> {
     return this.discovery.refresh();
+  }
+
+  /** Stops re-listing on its own clock (the daemon stops); what is held stays readable. */
+  close(): void {
+    this.discovery.stop();
   }
 
   /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */

@@ -156,6 +156,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
     approvals.close();
+    for (const catalog of catalogs) catalog.close();
     await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(4_000)]);
     process.exit(0);
   };

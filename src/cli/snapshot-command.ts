@@ -63,6 +63,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
 
   let diskCache: DiskCache | undefined;
   let sources: McpSkillSource[] = [];
+  let catalogs: ServerCatalog[] = [];
   let approvals: ApprovalLedger | undefined;
   try {
     diskCache = options.diskCache && (await openDiskCache(options.diskCache, dest, store.snapshotsDir, log));
@@ -73,7 +74,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
       ({ label, config: serverConfig, protocolVersion }) =>
         new McpSkillSource(label, serverConfig, { timeoutMs: options.timeoutMs, protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate', log, verbose: options.verbose }),
     );
-    const catalogs = sources.map(
+    catalogs = sources.map(
       (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, durable: diskCache?.server(source.label), hideDynamic: !options.includeDynamic }),
     );
     log(`snapshot of ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/)` : ''}`);
@@ -159,6 +160,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     throw error;
   } finally {
     sink = undefined;
+    for (const catalog of catalogs) catalog.close();
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL).
     await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals?.idle()]), delay(4_000)]);
     await store.close();

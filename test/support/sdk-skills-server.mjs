@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A third-party skills server built the way the SDK v2 documents it, for interop tests of
-// the mount: `sdk-skills-server.mjs DIR stdio|http-default|http-modern [TTL_MS]`.
+// the mount: `sdk-skills-server.mjs DIR stdio|http-default|http-modern [TTL_MS|default]`
+// (default: no cacheHint, so the SDK's own: ttlMs 0).
 //   stdio         serveStdio (answers initialize and server/discover)
 //   stdio-legacy  a plain connect() on the stdio transport: the 2025 handshake only
 //   stdio-flip:F  the 2025 handshake on odd starts, both eras on even ones (counted in file F)
@@ -17,7 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadSkills } from '@modelcontextprotocol/server/ext/skills/node';
 
 const [dir, mode = 'stdio', ttlText = '3000'] = process.argv.slice(2);
-const catalog = await loadSkills(dir, { cacheHint: { ttlMs: Number(ttlText), cacheScope: 'public' }, onWarning: (w) => process.stderr.write(`warning: ${w.path}: ${w.message}\n`) });
+const catalog = await loadSkills(dir, { ...(ttlText === 'default' ? {} : { cacheHint: { ttlMs: Number(ttlText), cacheScope: 'public' } }), onWarning: (w) => process.stderr.write(`warning: ${w.path}: ${w.message}\n`) });
 const build = () => {
   const mcp = new McpServer({ name: 'sdk-skills', version: '1.0.0' }, { capabilities: { resources: { listChanged: true } } });
   catalog.attach(mcp);

@@ -3,7 +3,7 @@
 // listing leaves in place.
 import { describe, expect, it, vi } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
-import { DEFAULT_CATALOG_TIMINGS, LISTING_TTL_RANGE_MS, ServerCatalog } from '../../src/catalog/server-catalog.js';
+import { DEFAULT_CATALOG_TIMINGS, LISTING_TTL_RANGE_MS, RELIST_BACKOFF_MAX_MS, RELIST_JITTER, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { UnavailableError } from '../../src/errors.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 
@@ -136,6 +136,86 @@ describe('catalog refresh', () => {
       expect(source.count('skills/list')).toBeGreaterThanOrEqual(2);
       expect(source.count('skills/list')).toBeLessThanOrEqual(4);
       expect(logs.filter((line) => /change notifications faster than/.test(line))).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("re-listing on the daemon's own clock (no reader, no event)", () => {
+  /** A catalog on fake timers: nothing but the clock can make it list again. */
+  function clocked(source: MemorySkillSource, random = () => 0) {
+    vi.useFakeTimers();
+    return new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: () => undefined, cache: new ContentCache(1 << 20), hideDynamic: false, random });
+  }
+
+  it('lists again when the held time runs out, and a change no event announced reaches the tree and the listeners', async () => {
+    try {
+      const source = sourceWith('one');
+      source.hint = { ttlMs: 0 }; // the SDK v2 server's default: held for the 5 s floor
+      const catalog = clocked(source);
+      const changes = vi.fn();
+      catalog.onChange(changes);
+      await catalog.refresh();
+      expect(changes).toHaveBeenCalledTimes(1);
+      source.addSkill('two', { 'SKILL.md': skillMarkdown('two') });
+      await vi.advanceTimersByTimeAsync(LISTING_TTL_RANGE_MS.min - 1);
+      expect(source.count('skills/list')).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(source.count('skills/list')).toBe(2);
+      expect(changes).toHaveBeenCalledTimes(2);
+      expect((await catalog.list('')).sort()).toEqual(['one', 'two']);
+      // And on, every held time, while nothing else happens.
+      await vi.advanceTimersByTimeAsync(3 * LISTING_TTL_RANGE_MS.min);
+      expect(source.count('skills/list')).toBe(5);
+      catalog.close();
+      await vi.advanceTimersByTimeAsync(10 * LISTING_TTL_RANGE_MS.min);
+      expect(source.count('skills/list')).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('starts up to 10 % early (jitter), never late', async () => {
+    try {
+      const source = sourceWith('one');
+      source.hint = { ttlMs: 20_000 };
+      const catalog = clocked(source, () => 0.999);
+      await catalog.refresh();
+      // random 0.999: 18,002 ms after the first listing; never before 90 % of the held time, never after it.
+      await vi.advanceTimersByTimeAsync(20_000 * (1 - RELIST_JITTER) - 1);
+      expect(source.count('skills/list')).toBe(1);
+      await vi.advanceTimersByTimeAsync(20_000 * RELIST_JITTER + 1);
+      expect(source.count('skills/list')).toBe(2);
+      catalog.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('backs off while listings fail (doubling, up to 5 min), and returns to the held time once one succeeds', async () => {
+    try {
+      const source = sourceWith('one');
+      source.hint = { ttlMs: 5_000 };
+      const catalog = clocked(source);
+      await catalog.refresh();
+      source.failures.set('skills/list', new UnavailableError('no answer', { server: 'mem', method: 'skills/list' }));
+      const listedAt: number[] = [];
+      const started = Date.now();
+      const before = source.count('skills/list');
+      for (let second = 0; second < 1_000; second++) {
+        await vi.advanceTimersByTimeAsync(1_000);
+        while (source.count('skills/list') - before > listedAt.length) listedAt.push((Date.now() - started) / 1000);
+      }
+      // 5 s (the held time), then failures: 10, 20, 40, 80, 160, 300, 300 s apart.
+      const gaps = listedAt.map((at, i) => at - (i === 0 ? 0 : listedAt[i - 1]!));
+      expect(gaps.slice(0, 7)).toEqual([5, 10, 20, 40, 80, 160, RELIST_BACKOFF_MAX_MS / 1000]);
+      source.failures.delete('skills/list');
+      const count = source.count('skills/list');
+      while (source.count('skills/list') === count) await vi.advanceTimersByTimeAsync(1_000);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(source.count('skills/list')).toBe(count + 2);
+      catalog.close();
     } finally {
       vi.useRealTimers();
     }

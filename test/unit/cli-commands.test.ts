@@ -131,7 +131,7 @@ describe('mount table', () => {
       '42 41 0:52 / /tmp/over rw - tmpfs tmpfs rw',
       '43 22 0:53 / /tmp/sshfs rw - fuse.sshfs host: rw',
     ].join('\n');
-    expect(await skillsMounts(table)).toEqual([{ mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', source: 'skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' }]);
+    expect(await skillsMounts(table)).toEqual([{ id: '40', parentId: '22', device: '0:50', mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', source: 'skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' }]);
   });
 });
 
