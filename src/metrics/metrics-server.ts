@@ -36,6 +36,8 @@ export interface MetricsServerLimits {
 export interface MetricsServer {
   /** http://HOST:PORT, no path. */
   readonly url: string;
+  /** The address it listens on, as the system resolved the host (0.0.0.0 for every IPv4 address). */
+  readonly address: string;
   close(): Promise<void>;
 }
 
@@ -97,9 +99,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     server.listen(options.port, options.host, () => resolve());
   });
   server.unref();
-  const port = (server.address() as AddressInfo).port;
+  const { address, port } = server.address() as AddressInfo;
   return {
     url: `http://${hostInUrl(options.host)}:${port}`,
+    address,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
