@@ -14,7 +14,7 @@ import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import { APPROVED_DIR, STATUS_JSON } from '../fs/mount-layout.js';
 import { checkUserAllowOther, chooseBackend, findMount, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
-import { MountHealth, MountMetrics, startMetricsServer, statProbe, type MountProbe } from '../metrics/index.js';
+import { MountHealth, MountMetrics, startMetricsServer, statProbe, warnIfExposed, type MountProbe } from '../metrics/index.js';
 import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from './allowed-user.js';
 import { commandProblem } from './command-check.js';
 import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, DEFAULT_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
@@ -238,6 +238,7 @@ async function serveMetrics(
   const health = new MountHealth({ mountpoint, findMount: () => findMount(mountpoint), probe: healthProbe(mountpoint, allowedUser), probeTimeoutMs: HEALTH_PROBE_TIMEOUT_MS });
   const server = await startMetricsServer({ ...address, metrics: () => metrics.text(), contentType: metrics.contentType, health: () => health.check() });
   log(`metrics at ${server.url}/metrics`);
+  warnIfExposed(server, { servers, mountpoint }, log);
   return { metrics, health, url: server.url };
 }
 

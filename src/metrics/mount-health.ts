@@ -1,6 +1,7 @@
 // /healthz's answer: healthy while the mount is in the mount table as this daemon's and a probe
 // through it (a child process, with a deadline) answers. One check runs at a time and its
-// result stands for a second, so no scraping storm can start a child per request.
+// result stands for a second, so no scraping storm can start a child per request; a result up
+// to a few seconds old is answered at once while the next check runs, so no asker waits on it.
 import { MOUNT_TYPE, type MountTableEntry } from '../fuse/index.js';
 import type { MountProbe } from './mount-probe.js';
 
@@ -15,10 +16,13 @@ export interface MountHealthOptions {
   probeTimeoutMs: number;
   /** How long one result stands (default 1 s). */
   cacheMs?: number;
+  /** How old a result may be and still be answered at once, while a new check runs (default 5 s); an older one is not answered. */
+  maxAgeMs?: number;
   now?: () => number;
 }
 
 const DEFAULT_CACHE_MS = 1_000;
+const DEFAULT_MAX_AGE_MS = 5_000;
 /** A probe that has not resolved this long after its own deadline is taken as not answering. */
 const PROBE_GRACE_MS = 1_000;
 
@@ -46,12 +50,23 @@ export class MountHealth {
     this.last = undefined;
   }
 
-  /** The current answer: the last one while it stands, else the check in progress, else a new check. */
+  /**
+   * The current answer: the last one while it stands; past that a check starts (unless one runs),
+   * and the last one is still answered at once while it is younger than maxAgeMs, else the check's.
+   */
   check(): Promise<HealthReport> {
     if (this.phase.kind === 'starting') return Promise.resolve({ healthy: false, reason: `starting: ${this.options.mountpoint} is not mounted yet` });
     if (this.phase.kind === 'stopping') return Promise.resolve({ healthy: false, reason: `stopping: unmounting ${this.options.mountpoint}` });
-    if (this.last && this.now() - this.last.atMs < (this.options.cacheMs ?? DEFAULT_CACHE_MS)) return Promise.resolve(this.last.report);
-    this.running ??= this.checkNow(this.phase.connection)
+    const last = this.last;
+    const ageMs = last ? this.now() - last.atMs : Infinity;
+    if (last && ageMs < (this.options.cacheMs ?? DEFAULT_CACHE_MS)) return Promise.resolve(last.report);
+    const fresh = this.start(this.phase.connection);
+    return last && ageMs < (this.options.maxAgeMs ?? DEFAULT_MAX_AGE_MS) ? Promise.resolve(last.report) : fresh;
+  }
+
+  /** The check in progress, or a new one: never two at once. */
+  private start(connection: string | undefined): Promise<HealthReport> {
+    this.running ??= this.checkNow(connection)
       .catch((error: unknown): HealthReport => ({ healthy: false, reason: `the health check failed: ${error instanceof Error ? error.message : String(error)}` }))
       .then((report) => {
         this.running = undefined;

@@ -11,7 +11,7 @@ import { ContentCache } from '../../src/catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { ConfigError } from '../../src/errors.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
-import { MountHealth, MountMetrics, startMetricsServer, type HealthReport, type MetricsServer } from '../../src/metrics/index.js';
+import { MountHealth, MountMetrics, exposureWarning, startMetricsServer, type HealthReport, type MetricsServer } from '../../src/metrics/index.js';
 import { createSkillsServer } from '../../src/server/index.js';
 import { failIfMissing, promtoolCheck, skipWithoutTools } from '../support/prometheus-tools.js';
 import { EXAMPLES } from '../support/server-harness.js';
@@ -108,6 +108,17 @@ describe('the metrics endpoint', () => {
     await expect(inUse).rejects.toThrow(ConfigError);
     await expect(inUse).rejects.toThrow(`--metrics 127.0.0.1:${port}: the address is in use (another process listens on port ${port} there); choose another port`);
     await expect(serve({ host: '192.0.2.1', port: 9464 })).rejects.toThrow('--metrics 192.0.2.1:9464: 192.0.2.1 is not an address of this host');
+  });
+
+  it('tells the address it listens on: a warning for 0.0.0.0, none for 127.0.0.1 or localhost', async () => {
+    const facts = { servers: ['demo'], mountpoint: '/m' };
+    const everywhere = await serve({ host: '0.0.0.0' });
+    expect(everywhere.address).toBe('0.0.0.0');
+    expect(exposureWarning(everywhere, facts)).toMatch(/^warning: --metrics listens on every address of this host \(http:\/\/0\.0\.0\.0:\d+\)/);
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const local = await serve({ host });
+      expect(exposureWarning(local, facts), `${host} bound as ${local.address}`).toBeUndefined();
+    }
   });
 
   it('puts an IPv6 host in brackets', async (context) => {

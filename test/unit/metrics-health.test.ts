@@ -1,6 +1,7 @@
 // /healthz's verdict with a fake mount table and a fake probe: the reasons a person reads
 // (starting, detached, replaced, not answering, failing, stopping), one probe at a time and one
-// result a second however many ask; and the child-process probe's deadline on a child that hangs.
+// result a second however many ask, a result up to 5 s old answered at once while the next check
+// runs; and the child-process probe's deadline on a child that hangs.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,10 +46,10 @@ describe('mount health', () => {
     // Nothing is probed through a mount that is not there.
     expect(probes()).toBe(0);
     row = { fsType: 'tmpfs', connection: '30' };
-    clock.nowMs += 1_000;
+    clock.nowMs += 5_000;
     expect(await health.check()).toEqual({ healthy: false, reason: `mount ${MOUNTPOINT} is gone: tmpfs is mounted there now` });
     row = { fsType: 'fuse.skills-mount', connection: '77' };
-    clock.nowMs += 1_000;
+    clock.nowMs += 5_000;
     expect(await health.check()).toEqual({
       healthy: false,
       reason: `mount ${MOUNTPOINT} is gone: another skills-mount mount is there now (FUSE connection 77, this daemon's was 52)`,
@@ -61,7 +62,7 @@ describe('mount health', () => {
     health.mounted(OURS);
     expect(await health.check()).toEqual({ healthy: false, reason: 'probe through the mount did not answer within 2 s' });
     outcome = { kind: 'error', message: 'Transport endpoint is not connected' };
-    clock.nowMs += 1_000;
+    clock.nowMs += 5_000;
     expect(await health.check()).toEqual({ healthy: false, reason: 'probe through the mount failed: Transport endpoint is not connected' });
   });
 
@@ -79,11 +80,48 @@ describe('mount health', () => {
     for (let i = 0; i < 100; i++) await health.check();
     expect(probes()).toBe(1);
     clock.nowMs += 1;
-    const next = health.check();
-    await new Promise((resolve) => setImmediate(resolve));
-    release({ kind: 'error', message: 'Input/output error' });
-    expect(await next).toEqual({ healthy: false, reason: 'probe through the mount failed: Input/output error' });
+    // A second old: a new check starts, and the last answer is given at once meanwhile.
+    expect(await health.check()).toEqual({ healthy: true });
     expect(probes()).toBe(2);
+    for (let i = 0; i < 100; i++) expect(await health.check()).toEqual({ healthy: true });
+    expect(probes()).toBe(2);
+    release({ kind: 'error', message: 'Input/output error' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await health.check()).toEqual({ healthy: false, reason: 'probe through the mount failed: Input/output error' });
+    expect(probes()).toBe(2);
+  });
+
+  it('answers a result up to 5 s old at once while the next check runs; past that, the asker waits for the check', async () => {
+    let release: (outcome: ProbeOutcome) => void = () => {};
+    const { health, clock, probes } = setUp({ probe: () => new Promise((resolve) => (release = resolve)) });
+    health.mounted(OURS);
+    const first = health.check();
+    await new Promise((resolve) => setImmediate(resolve));
+    release({ kind: 'ok' });
+    expect(await first).toEqual({ healthy: true });
+    // 4.9 s old: answered at once, though the probe now hangs.
+    clock.nowMs += 4_900;
+    expect(await health.check()).toEqual({ healthy: true });
+    expect(probes()).toBe(2);
+    // 5 s old: no longer answered; the asker gets the check's own result.
+    clock.nowMs += 100;
+    let answered: unknown;
+    const late = health.check().then((report) => (answered = report));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBeUndefined();
+    expect(probes()).toBe(2);
+    release({ kind: 'timeout' });
+    await late;
+    expect(answered).toEqual({ healthy: false, reason: 'probe through the mount did not answer within 2 s' });
+  });
+
+  it('never answers a result from before the mount, nor from before a stop', async () => {
+    const { health, clock } = setUp();
+    health.mounted(OURS);
+    expect(await health.check()).toEqual({ healthy: true });
+    health.stopping();
+    clock.nowMs += 1_500;
+    expect(await health.check()).toEqual({ healthy: false, reason: `stopping: unmounting ${MOUNTPOINT}` });
   });
 
   it('gives up on a probe that never resolves, a second after its deadline', async () => {
