@@ -61,6 +61,8 @@ const ReadResultSchema = z.looseObject({ contents: z.array(z.unknown()) });
 export class McpSkillSource implements SkillSource {
   private readonly connectionToServer: Connection;
   private readonly paging: PagingLimits;
+  /** What the server declared when it was last connected. */
+  private declared: ReturnType<Connection['serverCapabilities']>;
 
   constructor(
     readonly label: string,
@@ -87,8 +89,14 @@ export class McpSkillSource implements SkillSource {
     this.connectionToServer.onEvent(listener);
   }
 
+  /**
+   * What the server declared; while it cannot be reached, what it declared last: an outage does
+   * not take its directoryRead away, or a directory the catalog never read would look empty
+   * instead of failing.
+   */
   features(): SourceFeatures {
-    const capabilities = this.connectionToServer.serverCapabilities();
+    this.declared = this.connectionToServer.serverCapabilities() ?? this.declared;
+    const capabilities = this.declared;
     const extensions = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
     const skills = extensions?.[SKILLS_EXTENSION] as SkillsCapability | undefined;
     const declared = skills !== null && typeof skills === 'object';

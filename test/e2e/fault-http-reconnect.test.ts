@@ -11,9 +11,10 @@ import { Connection } from '../../src/mcp/connection.js';
 import { serverStates, timed } from '../support/fault-harness.js';
 import { run, runBytes } from '../support/fuse-harness.js';
 import { freePort, startHttpServe, type ListeningServer } from '../support/http-server.js';
-import { CORPUS_DIR, startMount, type RunningMount } from '../support/mount-harness.js';
+import { CORPUS_DIR, makeTestDir, startMount, type RunningMount } from '../support/mount-harness.js';
 import { waitFor } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
+import { writeSkill } from '../support/skill-builder.js';
 
 requireFuse();
 
@@ -119,5 +120,44 @@ describe('a 2025 session the restarted server does not know (no event stream to 
       await connection.close();
       await server.stop();
     }
+  });
+});
+
+// The seed's index generation: directories below a SKILL.md are known only from
+// resources/directory/read. While the server is away, one never read cannot be known: EIO with
+// a log line, never an empty listing; one read before is served as it was read.
+describe('a directory the server cannot read while it is away', () => {
+  let mount: RunningMount;
+  let server: ListeningServer | undefined;
+
+  beforeAll(async () => {
+    const dir = await makeTestDir();
+    const skills = path.join(dir, 'skills');
+    await writeSkill(skills, 's1', { files: { 'refs/y.md': 'y\n', 'refs/deep/x.md': 'x\n', 'held/z.md': 'z\n' } });
+    server = await startHttpServe([skills, '--protocol', 'index']);
+    mount = await startMount({ dir, config: { idx: { url: server.url } }, args: ['--metadata-ttl', '0', '--timeout', '2'] });
+  });
+  afterAll(async () => {
+    await mount?.stop();
+    await server?.stop();
+  });
+
+  it('is EIO, logged with server and URI, never empty; a directory read before is served as read', async () => {
+    const skill = path.join(mount.mountpoint, 'idx', 's1');
+    expect((await run('ls', [skill])).stdout.split('\n').filter(Boolean).sort()).toEqual(['SKILL.md', 'held', 'refs']);
+    expect((await run('ls', [path.join(skill, 'held')])).stdout).toBe('z.md\n');
+    await server!.stop({ signal: 'SIGKILL' });
+    // Past the first reconnect attempt: the server's capabilities are no longer on the connection.
+    await waitFor(async () => /\[idx\] cannot connect/.test(mount.log()), 10_000, 'a reconnect attempt failed');
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const refs = await run('ls', [path.join(skill, 'refs')]);
+      expect(refs.stdout).toBe('');
+      expect(refs.stderr).toMatch(/Input\/output error/);
+      expect(refs.code).not.toBe(0);
+    }
+    expect(mount.log()).toMatch(/readdir \/idx\/s1\/refs: .*idx: resources\/directory\/read skill:\/\/s1\/refs/);
+    const held = await run('ls', [path.join(skill, 'held')]);
+    expect(held.stdout).toBe('z.md\n');
+    expect(held.code).toBe(0);
   });
 });
