@@ -5,10 +5,11 @@
 // that change /etc/fuse.conf or /dev/fuse's mode put them back, even on failure.
 import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonEnv } from '../support/children.js';
 import { run } from '../support/fuse-harness.js';
-import { SKILLS_MOUNT, SKILLS_SERVE, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { envArgs, reachableInstall, type ReachableInstall } from '../support/reachable-install.js';
 import { requireFuse } from '../support/require-fuse.js';
 import { skillMd, writeSkill } from '../support/skill-builder.js';
 
@@ -34,12 +35,14 @@ async function served(): Promise<{ dir: string; skills: string }> {
   return { dir, skills };
 }
 
-async function withMount(args: string[], test: (mount: RunningMount) => Promise<void>, daemon: { command: string[]; user: string } | undefined = undefined): Promise<void> {
+async function withMount(args: string[], test: (mount: RunningMount) => Promise<void>, daemon: { command: string[]; user: string; install: ReachableInstall } | undefined = undefined): Promise<void> {
   const { dir, skills } = await served();
   // A daemon of another user owns its files and keeps its state under its own HOME.
   if (daemon) await run('chown', ['-R', daemon.user, dir]);
-  const env = daemon ? { ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') } : process.env;
-  const mount = await startMount({ dir, config: { s: serveEntry(skills) }, args, env, ...(daemon ? { command: daemon.command } : {}) });
+  const env = daemon ? { ...process.env, ...daemon.install.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') } : process.env;
+  // That daemon's server runs as its user too: from where that user can reach it.
+  const server = daemon ? { command: daemon.install.node, args: [daemon.install.skillsServe, skills] } : serveEntry(skills);
+  const mount = await startMount({ dir, config: { s: server }, args, env, ...(daemon ? { command: daemon.command } : {}) });
   try {
     await test(mount);
   } finally {
@@ -95,6 +98,14 @@ describe('without --allow-user', () => {
 });
 
 describe('--allow-user from a daemon that is not root', () => {
+  let install: ReachableInstall;
+  beforeAll(async () => {
+    install = await reachableInstall();
+  });
+  afterAll(async () => {
+    await install?.remove();
+  });
+
   /** Runs `test` with /etc/fuse.conf saying (or not) user_allow_other and /dev/fuse open to users, then restores both. */
   async function withFuseConf(allowOther: boolean, test: () => Promise<void>): Promise<void> {
     const original = await readFile(FUSE_CONF, 'utf8').catch(() => undefined);
@@ -114,14 +125,14 @@ describe('--allow-user from a daemon that is not root', () => {
   /** skills-mount as nobody; `env` carries the sanitizer pass's preload (daemonEnv) past setpriv. */
   function asNobodyDaemon(): string[] {
     const preload = daemonEnv({})['LD_PRELOAD'];
-    return ['setpriv', ...AS_NOBODY, '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), process.execPath, SKILLS_MOUNT];
+    return ['setpriv', ...AS_NOBODY, '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), ...envArgs(install), install.node, install.skillsMount];
   }
 
   it('stops with the reason when /etc/fuse.conf lacks user_allow_other', async () => {
     await withFuseConf(false, async () => {
       const { dir, skills } = await served();
       await run('chown', ['-R', 'nobody:nogroup', dir]);
-      const result = await run('setpriv', [...AS_NOBODY, '--', 'env', `HOME=${dir}`, process.execPath, SKILLS_MOUNT, path.join(dir, 'mnt'), '--no-disk-cache', '--allow-user', THIRD_UID, '--server', `s=${process.execPath} ${SKILLS_SERVE} ${skills}`], 20_000);
+      const result = await run('setpriv', [...AS_NOBODY, '--', 'env', `HOME=${dir}`, ...envArgs(install), install.node, install.skillsMount, path.join(dir, 'mnt'), '--no-disk-cache', '--allow-user', THIRD_UID, '--server', `s=${install.node} ${install.skillsServe} ${skills}`], 20_000);
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(/--allow-user needs "user_allow_other" in \/etc\/fuse\.conf when the daemon does not run as root/);
       expect(await run('grep', ['-c', path.join(dir, 'mnt'), '/proc/self/mounts'])).toMatchObject({ stdout: '0\n' });
@@ -138,7 +149,7 @@ describe('--allow-user from a daemon that is not root', () => {
           expect((await run('stat', ['-c', '%u:%g %a', skill])).stdout.trim()).toBe(`${THIRD_UID}:${THIRD_UID} 400`);
           expect((await as(AS_NOBODY, 'cat', skill)).stderr).toMatch(/Permission denied/);
         },
-        { command: asNobodyDaemon(), user: 'nobody:nogroup' },
+        { command: asNobodyDaemon(), user: 'nobody:nogroup', install },
       );
     });
   });

@@ -6,11 +6,12 @@
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonEnv, exitOf } from '../support/children.js';
 import { run, runBytes } from '../support/fuse-harness.js';
-import { SKILLS_MOUNT, SKILLS_SERVE, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
+import { makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { waitFor } from '../support/poll.js';
+import { envArgs, reachableInstall, type ReachableInstall } from '../support/reachable-install.js';
 import { requireFuse } from '../support/require-fuse.js';
 import { skillMd, writeSkill } from '../support/skill-builder.js';
 
@@ -124,6 +125,14 @@ describe('the libfuse 3 edge keeps the kernel current', () => {
 });
 
 describe('a user who is not root', () => {
+  let install: ReachableInstall;
+  beforeAll(async () => {
+    install = await reachableInstall();
+  });
+  afterAll(async () => {
+    await install?.remove();
+  });
+
   it('is told plainly when /dev/fuse is closed to them', async () => {
     const dir = await makeTestDir();
     const mountpoint = path.join(dir, 'mnt');
@@ -134,7 +143,7 @@ describe('a user who is not root', () => {
     try {
       // `env` carries the sanitizer pass's preload (daemonEnv) to the daemon: run() gives none.
       const preload = daemonEnv({})['LD_PRELOAD'];
-      const result = await run('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), process.execPath, SKILLS_MOUNT, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${process.execPath} ${SKILLS_SERVE} ${dir}`], 20_000);
+      const result = await run('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), ...envArgs(install), install.node, install.skillsMount, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${install.node} ${install.skillsServe} ${dir}`], 20_000);
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(/this user cannot open \/dev\/fuse .*mode 0666/);
     } finally {
@@ -154,9 +163,9 @@ describe('a user who is not root', () => {
     // container without udev may leave it 0600. The test sets the distribution's mode.
     const deviceMode = (await stat('/dev/fuse')).mode & 0o777;
     await chmod('/dev/fuse', 0o666);
-    const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, SKILLS_MOUNT, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${process.execPath} ${SKILLS_SERVE} ${skills}`], {
+    const child = spawn('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', install.node, install.skillsMount, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${install.node} ${install.skillsServe} ${skills}`], {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: daemonEnv({ ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') }),
+      env: daemonEnv({ ...process.env, ...install.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') }),
     });
     let log = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));

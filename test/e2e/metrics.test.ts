@@ -16,6 +16,7 @@ import { run } from '../support/fuse-harness.js';
 import { freePort } from '../support/http-server.js';
 import { REPO, SKILLS_MOUNT, SKILLS_SERVE, makeTestDir, serveEntry, startMount, type RunningMount } from '../support/mount-harness.js';
 import { pollUntil } from '../support/poll.js';
+import { envArgs, reachableInstall, type ReachableInstall } from '../support/reachable-install.js';
 import { failIfMissing, promtoolCheck, skipWithoutTools } from '../support/prometheus-tools.js';
 import { requireFuse } from '../support/require-fuse.js';
 import { writeSkill } from '../support/skill-builder.js';
@@ -194,6 +195,7 @@ describe.skipIf(skipped)('--metrics from a daemon that is not root, serving anot
     await writeFile(FUSE_CONF, [...lines, 'user_allow_other', ''].join('\n'));
     await chmod('/dev/fuse', 0o666);
     let mount: RunningMount | undefined;
+    let install: ReachableInstall | undefined;
     try {
       const dir = await makeTestDir();
       await chmod(dir, 0o755);
@@ -202,12 +204,13 @@ describe.skipIf(skipped)('--metrics from a daemon that is not root, serving anot
       await run('chown', ['-R', 'nobody:nogroup', dir]);
       const preload = daemonEnv({})['LD_PRELOAD'];
       const port = await freePort();
+      install = await reachableInstall();
       mount = await startMount({
         dir,
-        config: { s: serveEntry(skills) },
+        config: { s: { command: install.node, args: [install.skillsServe, skills] } },
         args: ['--allow-user', THIRD_UID, '--metrics', `127.0.0.1:${port}`],
-        env: { ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') },
-        command: ['setpriv', ...AS_NOBODY, '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), process.execPath, SKILLS_MOUNT],
+        env: { ...process.env, ...install.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_CACHE_HOME: path.join(dir, 'cache') },
+        command: ['setpriv', ...AS_NOBODY, '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), ...envArgs(install), install.node, install.skillsMount],
       });
       // The daemon's own user cannot read its mount: a cat probe would fail with EACCES.
       expect((await run('setpriv', [...AS_NOBODY, '--', 'cat', path.join(mount.mountpoint, 'status.json')])).stderr).toMatch(/Permission denied/);
@@ -221,6 +224,7 @@ describe.skipIf(skipped)('--metrics from a daemon that is not root, serving anot
       expect(down.body).toBe(`mount ${mount.mountpoint} is gone (detached)\n`);
     } finally {
       await mount?.stop();
+      await install?.remove();
       if (original === undefined) await writeFile(FUSE_CONF, '');
       else await writeFile(FUSE_CONF, original);
       await chmod('/dev/fuse', deviceMode);
