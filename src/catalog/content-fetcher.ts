@@ -76,7 +76,10 @@ export class ContentFetcher {
         if (this.state.namespace.get(path) === undefined) throw new NotFoundError(`${label}: ${path}: no longer in the skill's entry`, { server: label, uri: facts.uri });
         if (listedButGone) this.onVerificationFailure('gone');
         const final = listedButGone
-          ? new IntegrityError(`${label}: ${facts.uri}: listed in the held entry but the server no longer serves it`, { server: label, uri: facts.uri })
+          ? new IntegrityError(
+              `${label}: ${facts.uri}: listed in the skill's entry but not served: resources/read answered not found, and the refreshed entry still lists it`,
+              { server: label, uri: facts.uri },
+            )
           : (error as IntegrityError);
         if (facts.skillUri !== undefined && facts.uri === facts.skillUri) this.held.reject(facts.skillUri, final.message);
         throw final;

@@ -86,7 +86,7 @@ describe('the held entry, against a server that lies', () => {
     const before = requestCount(mount.log(), 'srv', 'skills/get', 'skill://gone/SKILL.md');
     expect((await run('cat', [at('gone', 'removed.md')])).stderr).toMatch(/Input\/output error/);
     expect(requestCount(mount.log(), 'srv', 'skills/get', 'skill://gone/SKILL.md')).toBe(before + 1);
-    expect(mount.log()).toMatch(/srv: skill:\/\/gone\/removed.md: listed in the held entry but the server no longer serves it/);
+    expect(mount.log()).toMatch(/srv: skill:\/\/gone\/removed.md: listed in the skill's entry but not served: resources\/read answered not found, and the refreshed entry still lists it/);
   });
 });
 

@@ -135,7 +135,7 @@ describe('the held entry', () => {
     const { source, catalog } = setUp();
     await catalog.refresh();
     source.files.delete(FORMS);
-    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(/no longer serves it/);
+    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(/listed in the skill's entry but not served: resources\/read answered not found, and the refreshed entry still lists it/);
     expect(source.count('skills/get', PDF)).toBe(1);
     // Once the entry drops it, the file is gone from the tree.
     const entry = source.entries.get(PDF)!.entry;

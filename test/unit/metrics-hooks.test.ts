@@ -62,7 +62,7 @@ describe('the verification hook', () => {
     await catalog.refresh();
     await catalog.read('pdf/SKILL.md');
     source.files.delete(FORMS);
-    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(/no longer serves it/);
+    await expect(catalog.read('pdf/references/FORMS.md')).rejects.toThrow(/listed in the skill's entry but not served/);
     expect(reasons).toEqual(['gone']);
   });
 });
