@@ -47,6 +47,7 @@ enum op {
   OP_LISTXATTR,
   OP_EXIT,
   OP_DRAINED, // no reply: the last kernel handle of a retired counted entry was released
+  OP_NOTIFIED, // no reply: the notifier reached a barrier JS queued (fh = its token)
 };
 
 // Field order of the Float64Array JS passes for a node's attributes.
@@ -87,7 +88,7 @@ struct slot {
   int live;
 };
 
-enum job_kind { JOB_INVAL_ENTRY, JOB_INVAL_INODE, JOB_INTERRUPT };
+enum job_kind { JOB_INVAL_ENTRY, JOB_INVAL_INODE, JOB_INTERRUPT, JOB_BARRIER };
 struct job {
   enum job_kind kind;
   uint64_t ino;
@@ -238,9 +239,19 @@ static void *notifier_main(void *arg) {
       if (req) fuse_reply_err(req, EINTR);
       break;
     }
+    case JOB_BARRIER: {
+      // Every notification queued before it has been handed to the kernel: tell JS.
+      struct request *r = calloc(1, sizeof *r);
+      if (r == NULL) break; // JS gives up waiting on its own
+      r->op = OP_NOTIFIED;
+      r->id = -1;
+      r->fh = (uint64_t)job->id;
+      if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
+      break;
+    }
     }
     pthread_mutex_lock(&s->jobs_lock);
-    s->notifications++;
+    if (job->kind != JOB_BARRIER) s->notifications++;
     pthread_mutex_unlock(&s->jobs_lock);
     free(job->name);
     free(job);
@@ -1152,6 +1163,21 @@ static napi_value js_notify_inval_entry(napi_env env, napi_callback_info info) {
   return boolean(env, 1);
 }
 
+// notifyBarrier(session, token): OP_NOTIFIED with fh = token once the notifier has sent every
+// notification queued before it.
+static napi_value js_notify_barrier(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  struct session *s;
+  if (!get_args(env, info, 2, argv, &s)) return NULL;
+  if (s->closed) return boolean(env, 0);
+  struct job *job = calloc(1, sizeof *job);
+  if (job == NULL) return boolean(env, 0);
+  job->kind = JOB_BARRIER;
+  job->id = double_arg(env, argv[1]);
+  job_push(s, job);
+  return boolean(env, 1);
+}
+
 static napi_value js_notify_inval_inode(napi_env env, napi_callback_info info) {
   napi_value argv[4];
   struct session *s;
@@ -1214,6 +1240,7 @@ static napi_value init_module(napi_env env, napi_value exports) {
     {"replyDirectory", js_reply_directory},
     {"notifyInvalEntry", js_notify_inval_entry},
     {"notifyInvalInode", js_notify_inval_inode},
+    {"notifyBarrier", js_notify_barrier},
     {"stats", js_stats},
     {"closeOnExecAll", js_close_on_exec_all},
   };
@@ -1245,8 +1272,8 @@ static napi_value init_module(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "capabilities", capabilities);
   napi_value ops_object;
   napi_create_object(env, &ops_object);
-  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT", "DRAINED"};
-  for (int i = 1; i <= OP_DRAINED; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
+  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT", "DRAINED", "NOTIFIED"};
+  for (int i = 1; i <= OP_NOTIFIED; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
   napi_set_named_property(env, exports, "ops", ops_object);
   return exports;
 }

@@ -23,6 +23,8 @@ export interface DocumentNodesOptions {
   mountStatus: () => MountStatus | undefined;
   /** How long one rendering is reused by stat and open. */
   ttlMs: number;
+  /** Settles once the kernel has been told of every change so far: a rendering waits for it. */
+  published?: () => Promise<void>;
   /** The kernel's attribute timeout: how long it may clamp reads to a size it was told. */
   kernelHoldMs: number;
   now: () => number;
@@ -36,7 +38,7 @@ export class DocumentNodes implements NodeProvider {
   constructor(catalogs: ReadonlyMap<string, ServerCatalog>, options: DocumentNodesOptions) {
     const { view, ledger } = options.approved ?? {};
     this.approved = view;
-    const timing = { ttlMs: options.ttlMs, kernelHoldMs: options.kernelHoldMs, now: options.now };
+    const timing = { ttlMs: options.ttlMs, kernelHoldMs: options.kernelHoldMs, now: options.now, published: options.published };
     this.documents.set(
       SKILLS_JSON,
       new GeneratedDocument(

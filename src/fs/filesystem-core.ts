@@ -16,8 +16,12 @@ export interface NodeAttributes {
   cacheSeconds?: number;
 }
 
-/** Receives the path (a directory or file) at or below which what the core shows may have changed. */
-export type ChangeListener = (prefix: string) => void;
+/**
+ * Receives the path (a directory or file) at or below which what the core shows may have changed.
+ * An edge that tells the kernel returns a promise settled once the kernel has been told, so the
+ * core shows the change in its documents only then (whatever skills.json says, the next open gets).
+ */
+export type ChangeListener = (prefix: string) => void | Promise<void>;
 
 /** The filesystem the FUSE edge serves. Every method may throw a SkillsMountError. */
 export interface FilesystemCore {

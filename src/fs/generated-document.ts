@@ -45,6 +45,8 @@ export interface DocumentOptions {
   /** How long the kernel may clamp reads to a size it was told (its attribute timeout). */
   kernelHoldMs: number;
   now: () => number;
+  /** Awaited before each rendering: the state rendered is one the kernel has been told of. */
+  published?: (() => Promise<void>) | undefined;
 }
 
 /** How long one slice of rendering runs before other work gets the event loop. */
@@ -96,6 +98,7 @@ export class GeneratedDocument {
   }
 
   private async render(): Promise<Text> {
+    await this.options.published?.();
     const builder = new TextBuilder();
     let sliceStart = performance.now();
     for (const part of this.parts()) {

@@ -13,6 +13,7 @@ import { ApprovedView } from './approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR } from './mount-layout.js';
 import { MOUNT_DIRECTORY, noSuchLabel, splitFirst, type NodeProvider, type NodeStat, type ViewPath } from './node-provider.js';
 import { KernelHold } from './kernel-hold.js';
+import { KernelPublication } from './kernel-publication.js';
 import { RootNodes } from './root-nodes.js';
 import { ServerNodes } from './server-nodes.js';
 import { DocumentNodes } from './document-nodes.js';
@@ -69,6 +70,8 @@ export class SkillsFilesystem implements FilesystemCore {
   private readonly documents: DocumentNodes;
   /** Every other view by the first segment of the paths it serves: "" is the root itself. */
   private readonly views = new Map<string, NodeProvider>();
+  /** The documents show a change once the kernel has been told of it. */
+  private readonly publication = new KernelPublication();
 
   constructor(catalogs: readonly ServerCatalog[], private readonly options: SkillsFilesystemOptions = {}) {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
@@ -85,6 +88,7 @@ export class SkillsFilesystem implements FilesystemCore {
       ttlMs: options.skillsJsonTtlMs ?? 1_000,
       kernelHoldMs: options.metadataTtlMs ?? 0,
       now: this.now,
+      published: () => this.publication.settled(),
     });
     this.views.set('', new RootNodes([...this.catalogs.keys()], { approvedOnly: options.approvedOnly, approvals: approved !== undefined }));
     for (const catalog of this.catalogs.values()) this.views.set(catalog.label, new ServerNodes(catalog, options.approvedOnly, hold));
@@ -105,16 +109,17 @@ export class SkillsFilesystem implements FilesystemCore {
 
   /** Tells `listener` the subtree of a label (in every view) whenever that server's catalog changes, and the approved views when the approvals do. */
   onChange(listener: ChangeListener): void {
+    const report = (prefix: string) => this.publication.track(listener(prefix));
     this.options.approvals?.onChange(() => {
-      listener(`/${APPROVED_DIR}`);
-      listener(`/${INSPECT_DIR}`);
+      report(`/${APPROVED_DIR}`);
+      report(`/${INSPECT_DIR}`);
     });
     for (const catalog of this.catalogs.values()) {
       catalog.onChange(() => {
-        listener(`/${catalog.label}`);
+        report(`/${catalog.label}`);
         if (this.hasApprovedView) {
-          listener(`/${APPROVED_DIR}/${catalog.label}`);
-          listener(`/${INSPECT_DIR}/${catalog.label}`);
+          report(`/${APPROVED_DIR}/${catalog.label}`);
+          report(`/${INSPECT_DIR}/${catalog.label}`);
         }
       });
     }

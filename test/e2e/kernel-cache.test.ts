@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonEnv, exitOf } from '../support/children.js';
 import { run, runBytes } from '../support/fuse-harness.js';
@@ -18,6 +19,7 @@ import { skillMd, writeSkill } from '../support/skill-builder.js';
 requireFuse();
 
 const CHANGE_SEEN_MS = 5_000;
+const READ_RACE = fileURLToPath(new URL('../support/read-race.mjs', import.meta.url));
 
 async function served(): Promise<{ dir: string; skills: string }> {
   const dir = await makeTestDir();
@@ -122,6 +124,29 @@ describe('the libfuse 3 edge keeps the kernel current', () => {
       await mount.stop();
     }
   });
+});
+
+describe('skills.json and the kernel', () => {
+  it('never names a version that the next open does not get, while a skill changes 10 times under a reading loop', async () => {
+    await withMount(async (mount, skills) => {
+      const reader = spawn(process.execPath, [READ_RACE, mount.mountpoint, 's', 'alpha', '14000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      reader.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      for (let change = 1; change <= 10; change++) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000 + 37 * change));
+        await writeFile(path.join(skills, 'alpha', 'SKILL.md'), skillMd('alpha', `alpha, version ${change}`));
+      }
+      await exitOf(reader);
+      const result = JSON.parse(out) as { rounds: number; older: number; versions: number; slowestJsonMs: number };
+      console.log(`read race: ${out.trim()}`);
+      // skills.json is rendered at most once a second: a version may come and go between two renderings.
+      expect(result.versions, JSON.stringify(result)).toBeGreaterThanOrEqual(5);
+      expect(result.rounds).toBeGreaterThan(1_000);
+      expect(result, JSON.stringify(result)).toMatchObject({ older: 0 });
+      // The kernel is told within milliseconds: a rendering never waits out the publication bound (500 ms).
+      expect(result.slowestJsonMs).toBeLessThan(400);
+    });
+  }, 40_000);
 });
 
 describe('a user who is not root', () => {

@@ -9,7 +9,7 @@ import { ATTR } from '../../src/fuse/lowlevel/addon.js';
 import { LowLevelEdge } from '../../src/fuse/lowlevel/lowlevel-edge.js';
 import type { OperationObserver } from '../../src/fuse/operation-observer.js';
 
-const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15, DRAINED: 16 };
+const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15, DRAINED: 16, NOTIFIED: 17 };
 
 interface Reply {
   id: number;
@@ -72,6 +72,7 @@ function recordingAddon() {
     replyDirectory: (session, id, _plus, _max, _first, names) => (reply('dir')(session, id, names) ? names.length : -1),
     notifyInvalEntry: (_session, parent, name) => notifications.push(`entry ${parent} ${name}`) > 0,
     notifyInvalInode: (_session, ino) => notifications.push(`inode ${ino}`) > 0,
+    notifyBarrier: () => false,
     stats: () => ({ outstanding: 0, notifications: 0, pendingNotifications: 0, countedInodes: counted.size, opensAnswered: 0, releasesAnswered: 0, readsAnswered: 0 }),
     closeOnExecAll: () => undefined,
     capabilities: { READDIRPLUS: 1 << 13, READDIRPLUS_AUTO: 1 << 14, AUTO_INVAL_DATA: 1 << 12, NO_OPEN_SUPPORT: 1 << 17, NO_OPENDIR_SUPPORT: 1 << 24 },

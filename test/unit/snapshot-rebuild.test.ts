@@ -67,7 +67,9 @@ async function setUp(served: MemorySkillSource, cacheBytes = 1) {
   await catalog.refresh();
   const core = new SkillsFilesystem([catalog], { log });
   let changes = 0;
-  core.onChange(() => (changes += 1));
+  core.onChange(() => {
+    changes += 1;
+  });
   const store = await SnapshotStore.open({ dest, log });
   stores.push(store);
   return { dest, logs, catalog, core, store, changes: () => changes };

@@ -66,7 +66,9 @@ async function start(source: MemorySkillSource, dest: string, options: { cacheRo
   await catalog.refresh();
   const core = new SkillsFilesystem([catalog], { approvals: options.approvals, log });
   let changes = 0;
-  core.onChange(() => (changes += 1));
+  core.onChange(() => {
+    changes += 1;
+  });
   const store = await SnapshotStore.open({ dest, log, fs: options.storeFs });
   let closed = false;
   const close = async () => {

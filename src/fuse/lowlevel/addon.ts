@@ -26,6 +26,8 @@ export interface OpCodes {
   EXIT: number;
   /** No reply due: the last kernel handle on a retired counted entry was released (a = fh, b = the entry's gen). */
   DRAINED: number;
+  /** No reply due: the notifier reached the barrier with token a (every notification queued before it is sent). */
+  NOTIFIED: number;
 }
 
 /**
@@ -66,6 +68,8 @@ export interface Addon {
   replyDirectory(session: Session, id: number, plus: boolean, maxBytes: number, firstOffset: number, names: string[], attrs: Float64Array): number;
   notifyInvalEntry(session: Session, parent: number, name: string): boolean;
   notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
+  /** NOTIFIED with `token` comes once every notification queued before this one has been sent. */
+  notifyBarrier(session: Session, token: number): boolean;
   stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number; countedInodes: number; opensAnswered: number; releasesAnswered: number; readsAnswered: number };
   /** Marks every descriptor above stderr close-on-exec (mount() does it for its own mount). */
   closeOnExecAll(): void;

@@ -88,6 +88,11 @@ export class LowLevelEdge {
   private readonly listings = new LRUCache<number, string[]>({ max: MAX_LISTINGS_PAGED });
   private pendingChanges = new Set<string>();
   private changeTimer: NodeJS.Timeout | undefined;
+  /** Settled once the kernel has been told of the changes gathered for the next flush. */
+  private nextFlush: { told: Promise<void>; settle: () => void } | undefined;
+  /** Flushes waiting for the notifier to reach their barrier, by token. */
+  private readonly barriers = new Map<number, () => void>();
+  private lastBarrier = 0;
   private onInit: ((negotiated: Negotiated) => void) | undefined;
   private onExit: (() => void) | undefined;
 
@@ -147,6 +152,11 @@ export class LowLevelEdge {
   close(): void {
     clearTimeout(this.changeTimer);
     this.pins.clear();
+    // No kernel is left to tell: nobody waits for it.
+    this.nextFlush?.settle();
+    this.nextFlush = undefined;
+    for (const settle of this.barriers.values()) settle();
+    this.barriers.clear();
   }
 
   /** The addon's request handler: must never throw for a request it can answer. */
@@ -175,6 +185,8 @@ export class LowLevelEdge {
         return;
       case ops.DRAINED:
         return this.pins.drained(a, b);
+      case ops.NOTIFIED:
+        return this.barrierReached(a);
       case ops.OPENDIR:
         return this.opendir(id);
       case ops.RELEASEDIR:
@@ -477,18 +489,34 @@ export class LowLevelEdge {
 
   // ---- invalidation -------------------------------------------------------------------------
 
-  /** The core reports that what it shows at `prefix` (a path) or below may have changed. */
-  private changed(prefix: string): void {
+  /**
+   * The core reports that what it shows at `prefix` (a path) or below may have changed. Settles
+   * once the kernel has been told (the notifier has sent every invalidation of the flush).
+   */
+  private changed(prefix: string): Promise<void> {
     this.pendingChanges.add(prefix);
     this.changeTimer ??= setTimeout(() => this.flushChanges(), CHANGE_BATCH_MS);
+    if (this.nextFlush === undefined) {
+      let settle!: () => void;
+      const told = new Promise<void>((resolve) => (settle = resolve));
+      this.nextFlush = { told, settle };
+    }
+    return this.nextFlush.told;
+  }
+
+  private barrierReached(token: number): void {
+    this.barriers.get(token)?.();
+    this.barriers.delete(token);
   }
 
   private flushChanges(): void {
     this.changeTimer = undefined;
+    const flush = this.nextFlush;
+    this.nextFlush = undefined;
     const prefixes = [...this.pendingChanges];
     this.pendingChanges = new Set();
     this.listings.clear();
-    if (this.session === undefined) return;
+    if (this.session === undefined) return flush?.settle();
     let entries = 0;
     const seen = new Set<number>();
     for (const prefix of prefixes) {
@@ -512,6 +540,10 @@ export class LowLevelEdge {
       if (prefix === '/' || prefix.split('/').length <= 2) this.addon.notifyInvalInode(this.session, ROOT_INODE, 0, 0);
     }
     if (this.options.verbose) this.options.log(`kernel told of changes under ${prefixes.join(', ')}: ${entries} names invalidated`);
+    if (flush === undefined) return;
+    const token = ++this.lastBarrier;
+    this.barriers.set(token, flush.settle);
+    if (!this.addon.notifyBarrier(this.session, token)) this.barrierReached(token);
   }
 
   private readonly expiring = new Set<number>();
