@@ -21,6 +21,10 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'fast', include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'] } },
       { extends: true, test: { name: 'mounts', include: ['test/e2e/**/*.test.ts', 'test/conformance/**/*.test.ts'], fileParallelism: false } },
+      // The real coding agents (scripts/harnesses.sh installs them), run offline against a mock model:
+      // a CI pass of its own (--project harnesses). One harness at a time: each session is a few
+      // seconds of CPU on a 2-core machine, and timing facts (a skill picked up while a session runs) must not drift.
+      { extends: true, test: { name: 'harnesses', include: ['test/harness/**/*.test.ts'], fileParallelism: false, testTimeout: 300_000, hookTimeout: 60_000 } },
     ],
   },
 });
