@@ -108,7 +108,7 @@ export function nestedSkillsOf(skillPath: string, allSkillPaths: Iterable<string
 export function approvalInputFor(
   label: string,
   record: ApprovalSubject & { name: string; frontmatter: Readonly<Record<string, unknown>> },
-  options: { allowedToolsApproved: boolean },
+  options: { allowedToolsApproved: boolean; execApproved?: boolean },
 ): ApprovalInput {
   const problem = approvalProblem(record);
   if (problem !== undefined) throw new ConfigError(`${label}: ${record.uri} cannot be approved: ${problem}`);
@@ -121,6 +121,7 @@ export function approvalInputFor(
     resources: (record.files as readonly AdvertisedFile[]).map((file) => ({ uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes })),
     allowedToolsApproved: options.allowedToolsApproved,
     allowedTools,
+    execApproved: options.execApproved ?? false,
   };
 }
 

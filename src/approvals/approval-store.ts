@@ -7,14 +7,13 @@
 // Every change is a read-modify-write under the lock file, so two CLI invocations never lose each
 // other's approvals; a file that cannot be read is an error, never an empty store (that would
 // silently revoke every approval, and the next write would make it permanent).
-import { constants, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { isValidLabel } from '../labels.js';
-import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
-import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
+import { LockHeldError } from '../lock-file.js';
+import { errorMessage } from '../private-files.js';
+import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -45,6 +44,11 @@ export interface Approval {
   /** The `allowed-tools` value as it was shown at approval time, or null when the skill had none. */
   allowedTools: string | null;
   /**
+   * True when the person also let the skill's scripts run: in a linked entry (`skills-mount link`)
+   * its files that start with `#!` are executable. False in files written before this grant existed.
+   */
+  execApproved: boolean;
+  /**
    * When a later entry with another resources set revoked it (ISO time), or null. A revoked
    * approval holds no more, even once the server serves the approved set again; approving anew
    * replaces it. Written by the daemon that saw the entry.
@@ -53,7 +57,7 @@ export interface Approval {
 }
 
 /** What approve() takes: resourcesDigest is computed here, approvedAt defaults to now; a new approval is never revoked. */
-export type ApprovalInput = Omit<Approval, 'resourcesDigest' | 'approvedAt' | 'revokedAt'> & { approvedAt?: string | undefined };
+export type ApprovalInput = Omit<Approval, 'resourcesDigest' | 'approvedAt' | 'revokedAt' | 'execApproved'> & { approvedAt?: string | undefined; execApproved?: boolean | undefined };
 
 export interface ApprovalStoreOptions {
   /** Clock for approvedAt; default the system clock. */
@@ -86,11 +90,15 @@ export class ApprovalsLockedError extends LockHeldError {
 const FILE_VERSION = 1;
 const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
-const LOCK_POLL_MIN_MS = 5;
-const LOCK_POLL_MAX_MS = 100;
 // A real approvals file is a few KiB per skill; anything past this is not read into memory.
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
+const TERMS: PrivateFileTerms = {
+  what: 'approvals',
+  distrust: 'its approvals cannot be trusted',
+  refuse: (message, file, cause) => new ApprovalStoreError(message, file, cause),
+  locked: (message, lockPath, holder) => new ApprovalsLockedError(message, lockPath, holder.pid),
+  maxBytes: MAX_FILE_BYTES,
+};
 
 /** `$XDG_CONFIG_HOME/skills-mount/approvals.json` when that is an absolute path (the XDG rule), else `<home>/.config/skills-mount/approvals.json`. */
 export function defaultApprovalsPath(env: Env, home: string): string {
@@ -187,18 +195,13 @@ export class ApprovalStore {
   /** Read-modify-write under the lock file; `apply` returns false when it changed nothing (no write). */
   private change(apply: (approvals: Map<string, Approval>) => boolean): Promise<void> {
     return this.serialized(async () => {
-      const dir = path.dirname(this.file);
-      await ensurePrivateDirectory(dir);
-      const lockPath = `${this.file}.lock`;
-      const token = await acquireLock(lockPath, this.lockTimeoutMs);
-      try {
-        await removeOwnTemps(dir, path.basename(this.file));
-        const approvals = await readApprovals(this.file);
-        if (apply(approvals)) await writeAtomically(dir, path.basename(this.file), serialize(approvals), tempPrefix(path.basename(this.file)));
-        this.approvals = approvals;
-      } finally {
-        await releaseLock(lockPath, token);
-      }
+      let approvals: Map<string, Approval> | undefined;
+      await changePrivateFile(this.file, TERMS, this.lockTimeoutMs, (text) => {
+        approvals = parseApprovals(this.file, text);
+        return apply(approvals) ? serialize(approvals) : undefined;
+      });
+      // On disk now (or unchanged): what this instance answers from.
+      this.approvals = approvals!;
     });
   }
 
@@ -240,6 +243,7 @@ function checkedInput(input: ApprovalInput, now: () => Date): Approval {
     approvedAt,
     allowedToolsApproved: input.allowedToolsApproved,
     allowedTools: input.allowedTools,
+    execApproved: input.execApproved ?? false,
     revokedAt: null,
   };
   const shapeProblem = approvalProblem(candidate, false);
@@ -259,6 +263,7 @@ function freezeApproval(resources: readonly ApprovedResource[], fields: Omit<App
     approvedAt: fields.approvedAt,
     allowedToolsApproved: fields.allowedToolsApproved,
     allowedTools: fields.allowedTools,
+    execApproved: fields.execApproved ?? false,
     revokedAt: fields.revokedAt,
   });
 }
@@ -266,12 +271,14 @@ function freezeApproval(resources: readonly ApprovedResource[], fields: Omit<App
 /** Why `value` is not an approval, or undefined. With `withDigest` it must also carry a resourcesDigest matching its resources. */
 function approvalProblem(value: unknown, withDigest: boolean): string | undefined {
   if (!isObject(value)) return 'not an object';
-  const { label, skillUri, name, resources, approvedAt, allowedToolsApproved, allowedTools, revokedAt } = value;
+  const { label, skillUri, name, resources, approvedAt, allowedToolsApproved, allowedTools, execApproved, revokedAt } = value;
   if (typeof label !== 'string' || !isValidLabel(label)) return `label ${JSON.stringify(label)} is not a server label`;
   if (typeof skillUri !== 'string' || skillUri === '' || skillUri.includes('\0')) return 'skillUri is not a URI';
   if (typeof name !== 'string' || name === '') return 'name is not a string';
   if (typeof approvedAt !== 'string' || Number.isNaN(Date.parse(approvedAt))) return 'approvedAt is not a time';
   if (typeof allowedToolsApproved !== 'boolean') return 'allowedToolsApproved is not a boolean';
+  // Absent in files written before the grant existed: not granted.
+  if (execApproved !== undefined && typeof execApproved !== 'boolean') return 'execApproved is not a boolean';
   // Absent in files written before revocation was recorded: not revoked.
   if (revokedAt !== undefined && revokedAt !== null && (typeof revokedAt !== 'string' || Number.isNaN(Date.parse(revokedAt)))) return 'revokedAt is neither a time nor null';
   if (allowedTools !== null && typeof allowedTools !== 'string') return 'allowedTools is neither a string nor null';
@@ -298,32 +305,13 @@ function approvalProblem(value: unknown, withDigest: boolean): string | undefine
 
 /** The approvals in `file`: empty when it does not exist, ApprovalStoreError when it cannot be trusted or parsed. */
 async function readApprovals(file: string): Promise<Map<string, Approval>> {
+  return parseApprovals(file, await readPrivateFile(file, TERMS));
+}
+
+/** The approvals a file's text holds (undefined: no file, none). */
+function parseApprovals(file: string, text: string | undefined): Map<string, Approval> {
   const refuse = (detail: string, cause?: unknown) => new ApprovalStoreError(`approvals file ${file}: ${detail}`, file, cause);
-  await checkDirectory(path.dirname(file));
-  let handle: FileHandle;
-  try {
-    handle = await open(file, READ_FLAGS);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT') return new Map();
-    // O_NOFOLLOW refuses a symlink with ELOOP (EMLINK on FreeBSD).
-    if (code === 'ELOOP' || code === 'EMLINK') throw refuse('is a symbolic link; refusing it (approvals decide what agents are shown: keep the real file here)');
-    throw refuse(`cannot be opened (${errorMessage(error)})`, error);
-  }
-  let text: string;
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) throw refuse(`is ${kindOf(stats)}, not a regular file`);
-    const uid = process.getuid?.();
-    if (uid !== undefined && stats.uid !== uid) throw refuse(`belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing approvals someone else wrote`);
-    if ((stats.mode & 0o022) !== 0) {
-      throw refuse(`has mode ${modeString(stats.mode)}: other users can write it, so its approvals cannot be trusted; check its contents, then chmod 600 it`);
-    }
-    if (stats.size > MAX_FILE_BYTES) throw refuse(`is ${stats.size} bytes, more than an approvals file can be`);
-    text = (await handle.readFile()).toString('utf8');
-  } finally {
-    await handle.close().catch(() => {});
-  }
+  if (text === undefined) return new Map();
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -347,83 +335,8 @@ async function readApprovals(file: string): Promise<Map<string, Approval>> {
   return approvals;
 }
 
-// ---- the lock ----
-
-/** Takes the approvals lock, waiting (with backoff, up to timeoutMs) while a live process holds it. */
-async function acquireLock(lockPath: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let pollMs = LOCK_POLL_MIN_MS;
-  for (;;) {
-    let taken;
-    try {
-      taken = await tryLock(lockPath);
-    } catch (error) {
-      throw new ApprovalStoreError(`approvals lock ${lockPath}: cannot be taken (${errorMessage(error)})`, lockPath, error);
-    }
-    if ('token' in taken) return taken.token;
-    if (Date.now() >= deadline) {
-      throw new ApprovalsLockedError(
-        `approvals ${path.dirname(lockPath)}: ${taken.heldBy} has held the lock file ${lockPath} for over ${timeoutMs} ms (if no skills-mount is changing approvals, remove it)`,
-        lockPath,
-        taken.holder.pid,
-      );
-    }
-    await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
-    pollMs = Math.min(pollMs * 2, LOCK_POLL_MAX_MS);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-// ---- files and directories ----
-
-/**
- * An existing approvals directory must be a real directory of ours that others cannot write
- * (they could swap the file); a missing one is fine (nothing approved yet). Symlinked ancestors
- * are fine: only the store's own directory must be what it claims.
- */
-async function checkDirectory(dir: string): Promise<Stats | undefined> {
-  const stats = await lstatOrUndefined(dir);
-  if (stats === undefined) return undefined;
-  if (stats.isSymbolicLink()) throw new ApprovalStoreError(`approvals directory ${dir} is a symbolic link; refusing it (configure the real directory instead)`, dir);
-  if (!stats.isDirectory()) throw new ApprovalStoreError(`approvals directory ${dir} exists and is not a directory`, dir);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) throw new ApprovalStoreError(`approvals directory ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid})`, dir);
-  if ((stats.mode & 0o022) !== 0) {
-    throw new ApprovalStoreError(`approvals directory ${dir} has mode ${modeString(stats.mode)}: other users can replace its files; check approvals.json, then chmod 700 it`, dir);
-  }
-  return stats;
-}
-
-/** Makes `dir` (and missing parents) 0700, or checks the existing one and takes read and search from others. */
-async function ensurePrivateDirectory(dir: string): Promise<void> {
-  let stats = await checkDirectory(dir);
-  if (stats === undefined) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    stats = await checkDirectory(dir);
-  }
-  if (stats !== undefined && (stats.mode & 0o777) !== 0o700) await chmod(dir, 0o700);
-}
-
-function tempPrefix(name: string): string {
-  return `.${name}.tmp-`;
-}
-
-/** Temp files left by a writer that crashed; called under the lock, so no live writer owns one. */
-async function removeOwnTemps(dir: string, name: string): Promise<void> {
-  const prefix = tempPrefix(name);
-  for (const entry of await readdir(dir)) {
-    if (entry.startsWith(prefix)) await rm(path.join(dir, entry), { recursive: true, force: true });
-  }
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function modeString(mode: number): string {
-  return (mode & 0o777).toString(8).padStart(4, '0');
-}
 
