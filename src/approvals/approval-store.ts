@@ -14,6 +14,7 @@ import { ConfigError, SkillsMountError } from '../errors.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { isValidLabel } from '../labels.js';
 import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
+import { currentUid, modeText, othersCanWrite, ownerProblem } from '../path-control.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -314,10 +315,10 @@ async function readApprovals(file: string): Promise<Map<string, Approval>> {
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw refuse(`is ${kindOf(stats)}, not a regular file`);
-    const uid = process.getuid?.();
-    if (uid !== undefined && stats.uid !== uid) throw refuse(`belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing approvals someone else wrote`);
-    if ((stats.mode & 0o022) !== 0) {
-      throw refuse(`has mode ${modeString(stats.mode)}: other users can write it, so its approvals cannot be trusted; check its contents, then chmod 600 it`);
+    const foreign = ownerProblem(stats, currentUid());
+    if (foreign !== undefined) throw refuse(`${foreign}; refusing approvals someone else wrote`);
+    if (othersCanWrite(stats)) {
+      throw refuse(`has mode ${modeText(stats.mode)}: other users can write it, so its approvals cannot be trusted; check its contents, then chmod 600 it`);
     }
     if (stats.size > MAX_FILE_BYTES) throw refuse(`is ${stats.size} bytes, more than an approvals file can be`);
     text = (await handle.readFile()).toString('utf8');
@@ -389,10 +390,10 @@ async function checkDirectory(dir: string): Promise<Stats | undefined> {
   if (stats === undefined) return undefined;
   if (stats.isSymbolicLink()) throw new ApprovalStoreError(`approvals directory ${dir} is a symbolic link; refusing it (configure the real directory instead)`, dir);
   if (!stats.isDirectory()) throw new ApprovalStoreError(`approvals directory ${dir} exists and is not a directory`, dir);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) throw new ApprovalStoreError(`approvals directory ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid})`, dir);
-  if ((stats.mode & 0o022) !== 0) {
-    throw new ApprovalStoreError(`approvals directory ${dir} has mode ${modeString(stats.mode)}: other users can replace its files; check approvals.json, then chmod 700 it`, dir);
+  const foreign = ownerProblem(stats, currentUid());
+  if (foreign !== undefined) throw new ApprovalStoreError(`approvals directory ${dir} ${foreign}`, dir);
+  if (othersCanWrite(stats)) {
+    throw new ApprovalStoreError(`approvals directory ${dir} has mode ${modeText(stats.mode)}: other users can replace its files; check approvals.json, then chmod 700 it`, dir);
   }
   return stats;
 }
@@ -423,7 +424,4 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function modeString(mode: number): string {
-  return (mode & 0o777).toString(8).padStart(4, '0');
-}
 
