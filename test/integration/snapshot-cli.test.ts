@@ -5,7 +5,7 @@
 // succeeds and removes what the killed one left.
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { spawn } from 'node:child_process';
-import { cp, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
@@ -20,6 +20,7 @@ import { startHttpServe } from '../support/http-server.js';
 import { CORPUS_DIR, SKILLS_MOUNT, SKILLS_SERVE } from '../support/mount-harness.js';
 import { EXAMPLES } from '../support/server-harness.js';
 import { run } from '../support/fuse-harness.js';
+import { asOtherUser, canActAsOtherUser } from '../support/other-user.js';
 import { waitFor } from '../support/poll.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -171,6 +172,20 @@ describe('exit codes and refusals', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/is inside ~\/\.claude\/skills, a folder Claude Code, .* load skills from; MCP-served content must stay out of every discovery path/);
     expect(await readdir(path.join(home, '.claude', 'skills'))).toEqual([]);
+  });
+
+  it.runIf(canActAsOtherUser)("2 in the issue's shared folder (1777) where uid 65534 made .d3.snapshots (0777) first: nothing is built in it", async () => {
+    const shared = path.join(await tempDir(), 'shared');
+    await mkdir(shared);
+    await chmod(path.dirname(shared), 0o711);
+    await chmod(shared, 0o1777);
+    const dest = path.join(shared, 'd3');
+    await asOtherUser('mkdir', ['-m', '0777', snapshotsDirOf(dest)]);
+    const result = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`skills-mount: snapshot: refusing DEST ${dest}: the folder it is in, ${shared} (owner uid ${process.getuid!()}, mode 1777), can be written by other users;`);
+    expect(await readdir(snapshotsDirOf(dest))).toEqual([]);
+    expect(await readdir(shared)).toEqual([path.basename(snapshotsDirOf(dest))]);
   });
 
   it('1 when a server cannot be snapshotted, naming it; the reachable servers are published', async () => {
