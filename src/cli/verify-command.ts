@@ -1,5 +1,6 @@
-// `skills-mount verify DEST`: re-hashes the published snapshot against its manifest and prints
-// each file that differs, is missing or is extra; exit 0 when none, 1 when any.
+// `skills-mount verify DEST`: re-hashes a snapshot (the published link, or a folder holding a
+// manifest: a copy) against its manifest and prints each file that differs, is missing or is
+// extra, and which of the two it was given; exit 0 when none, 1 when any.
 import { escapeForLog } from '../format/escape.js';
 import { verifySnapshot, type VerifyReport } from '../snapshot/snapshot-verify.js';
 
@@ -14,10 +15,13 @@ export function renderVerifyText(report: VerifyReport): string {
   // Paths come from a server: escaped, so no name can forge a line.
   const lines = report.problems.map((problem) => `${problem.kind.padEnd(8)} ${escapeForLog(problem.path || '.')}: ${escapeForLog(problem.detail)}`);
   const files = `${report.files.toLocaleString('en-US')} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  // A folder's id is its manifest's, which anyone who wrote the folder chose.
+  const id = report.id === null ? '(id unknown)' : escapeForLog(report.id);
+  const where = report.given === 'link' ? `at ${report.dest} (the published link, to ${report.dir})` : `in ${report.dest} (a folder holding .snapshot.json, not a published link)`;
   lines.push(
     report.problems.length === 0
-      ? `snapshot ${report.id} at ${report.dest}: verified (${files})`
-      : `snapshot ${report.id} at ${report.dest}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)`,
+      ? `snapshot ${id} ${where}: verified (${files})`
+      : `snapshot ${id} ${where}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -1,12 +1,14 @@
-// `skills-mount verify DEST`: re-hashes every file of the published snapshot against its
-// manifest and names each file that differs (bytes, size, mode), is missing, or is extra (any
-// name the manifest does not list, and anything that is not a plain file or directory).
+// `skills-mount verify DEST`: re-hashes a snapshot against its manifest and names each file
+// that differs (bytes, size, mode), is missing, or is extra (any name the manifest does not list,
+// and anything that is not a plain file or directory). DEST is the published link or any folder
+// holding a `.snapshot.json` (a copy: `cp -r`, an image, rsync); the report says which.
+import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest } from './snapshot-manifest.js';
-import { DIRECTORY_MODE, FILE_MODE, resolvePublished } from './snapshot-store.js';
+import { DIRECTORY_MODE, FILE_MODE, resolvePublished, snapshotsDirOf } from './snapshot-store.js';
 
 export interface VerifyProblem {
   /** Relative to the snapshot root. */
@@ -15,32 +17,48 @@ export interface VerifyProblem {
   detail: string;
 }
 
+/** What DEST was: the link `snapshot` publishes, or a folder holding a manifest (a copy of one). */
+export type VerifiedGiven = 'link' | 'folder';
+
 export interface VerifyReport {
   dest: string;
-  id: string;
+  given: VerifiedGiven;
+  /** The folder checked: the link's target, or DEST itself. */
+  dir: string;
+  /** The link's snapshot id, or the manifest's for a folder; null when a folder's manifest cannot be read. */
+  id: string | null;
   /** Files the manifest lists. */
   files: number;
   bytes: number;
   problems: VerifyProblem[];
 }
 
-/** Checks the snapshot DEST names; throws ConfigError when DEST is no snapshot at all. */
+/** Checks the snapshot DEST names, or the snapshot folder DEST is; throws ConfigError when it is neither. */
 export async function verifySnapshot(dest: string, fs: SnapshotFs = nodeSnapshotFs): Promise<VerifyReport> {
-  const published = await resolvePublished(dest, fs);
-  if (published === undefined) throw new ConfigError(`${dest}: no snapshot there (it does not exist)`);
-  const { id, dir } = published;
+  const target = await verifyTarget(dest, fs);
+  const { dir } = target;
+  const report = (id: string | null, problems: VerifyProblem[], manifest?: SnapshotManifest): VerifyReport => ({
+    dest,
+    given: target.given,
+    dir,
+    id,
+    files: manifest?.files.length ?? 0,
+    bytes: manifest?.files.reduce((sum, file) => sum + file.sizeBytes, 0) ?? 0,
+    problems,
+  });
   if ((await fs.lstat(dir))?.isDirectory() !== true) {
-    return { dest, id, files: 0, bytes: 0, problems: [{ path: '', kind: 'missing', detail: `${dest} points to ${dir}, which is not a directory` }] };
+    return report(target.id, [{ path: '', kind: 'missing', detail: `${dest} points to ${dir}, which is not a directory` }]);
   }
   let manifest: SnapshotManifest;
   try {
     manifest = parseManifest((await fs.readFile(`${dir}/${MANIFEST_NAME}`)).toString('utf8'), MANIFEST_NAME);
   } catch (error) {
-    return { dest, id, files: 0, bytes: 0, problems: [{ path: MANIFEST_NAME, kind: 'missing', detail: `the manifest cannot be read: ${errorMessage(error)}` }] };
+    return report(target.id, [{ path: MANIFEST_NAME, kind: 'missing', detail: `the manifest cannot be read: ${errorMessage(error)}` }]);
   }
+  const problems: VerifyProblem[] = [];
+  if (target.id !== null && manifest.id !== target.id) problems.push({ path: MANIFEST_NAME, kind: 'differs', detail: `it names snapshot ${manifest.id}, the link ${target.id}` });
   const expectedFiles = new Map<string, ManifestFile>(manifest.files.map((file) => [file.path, file]));
   const expectedDirectories = new Set(manifest.directories);
-  const problems: VerifyProblem[] = [];
   const seen = new Set<string>();
 
   const visit = async (relative: string): Promise<void> => {
@@ -88,7 +106,27 @@ export async function verifySnapshot(dest: string, fs: SnapshotFs = nodeSnapshot
   for (const file of manifest.files) if (!seen.has(file.path)) problems.push({ path: file.path, kind: 'missing', detail: `listed in the manifest (${file.sizeBytes} bytes)` });
   for (const directory of manifest.directories) if (!seen.has(directory)) problems.push({ path: directory, kind: 'missing', detail: 'a directory listed in the manifest' });
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { dest, id, files: manifest.files.length, bytes: manifest.files.reduce((sum, file) => sum + file.sizeBytes, 0), problems };
+  return report(target.id ?? manifest.id, problems, manifest);
+}
+
+/** The folder to check and how DEST names it; ConfigError when DEST is neither a snapshot link nor a folder with a manifest. */
+async function verifyTarget(dest: string, fs: SnapshotFs): Promise<{ given: VerifiedGiven; dir: string; id: string | null }> {
+  const stats = await fs.lstat(dest);
+  if (stats === undefined) throw new ConfigError(`${dest}: no snapshot there (it does not exist)`);
+  if (stats.isSymbolicLink()) {
+    try {
+      const published = await resolvePublished(dest, fs);
+      if (published !== undefined) return { given: 'link', ...published };
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+    }
+    throw new ConfigError(`${dest} is a symbolic link, but not one \`skills-mount snapshot\` published (to ${path.basename(snapshotsDirOf(dest))}/<id>); to check the folder it leads to, give that folder: skills-mount verify "$(realpath ${dest})"`);
+  }
+  if (!stats.isDirectory()) throw new ConfigError(`${dest} is ${kindOf(stats)}, not a snapshot (give the published link, or a folder holding ${MANIFEST_NAME})`);
+  if ((await fs.lstat(path.join(dest, MANIFEST_NAME))) === undefined) {
+    throw new ConfigError(`${dest} is a folder without ${MANIFEST_NAME}: not a snapshot, nor a copy of one (give the published link, or a folder holding ${MANIFEST_NAME})`);
+  }
+  return { given: 'folder', dir: path.resolve(dest), id: null };
 }
 
 function octal(mode: number): string {

@@ -5,7 +5,7 @@
 // succeeds and removes what the killed one left.
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { spawn } from 'node:child_process';
-import { chmod, cp, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, readdir, readlink, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
@@ -206,6 +206,28 @@ describe('exit codes and refusals', () => {
     const verify = await cli(['verify', dest]);
     expect(verify.code).toBe(1);
     expect(verify.stdout).toMatch(/^differs +demo\/hello-mount\/SKILL\.md: .*bytes, expected/m);
+  });
+});
+
+describe('verify on a copy of a snapshot (issue 27, item 4)', () => {
+  it('cp -r "$(realpath DEST)" DIR: exit 0, saying it was given a folder (text and --json); a byte changed in the copy: exit 1, naming it', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const copy = path.join(await tempDir(), 'copy');
+    expect((await run('cp', ['-r', await realpath(dest), copy])).code).toBe(0);
+    const text = await cli(['verify', copy]);
+    expect(text.stdout).toMatch(/^snapshot \S+ in \S+\/copy \(a folder holding \.snapshot\.json, not a published link\): verified \(\d+ files/m);
+    expect(text.code, text.stdout + text.stderr).toBe(0);
+    const json = await cli(['verify', copy, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ dest: copy, given: 'folder', dir: copy, problems: [] });
+    expect(JSON.parse((await cli(['verify', dest, '--json'])).stdout)).toMatchObject({ dest, given: 'link', dir: await realpath(dest) });
+    const file = path.join(copy, 'demo/hello-mount/SKILL.md');
+    await run('chmod', ['u+w', file]);
+    await writeFile(file, `${await readFile(file, 'utf8')}x`);
+    await run('chmod', ['a-w', file]);
+    const changed = await cli(['verify', copy]);
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(/^differs +demo\/hello-mount\/SKILL\.md: .*bytes, expected/m);
   });
 });
 
