@@ -60,10 +60,18 @@ export interface SnapshotOptions {
   verbose: boolean;
 }
 
+/** `verify DEST`: a snapshot (the link or a copy) re-hashed against its manifest. */
+export interface VerifyOptions {
+  dest: string;
+  json: boolean;
+  /** --expect sha256:<hex>: the digest of the manifest `snapshot` printed when it published. */
+  expectDigest: string | undefined;
+}
+
 export type Command =
   | { command: 'mount'; options: MountOptions }
   | { command: 'snapshot'; options: SnapshotOptions }
-  | { command: 'verify'; dest: string; json: boolean }
+  | { command: 'verify'; options: VerifyOptions }
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
@@ -298,10 +306,14 @@ function parseSnapshot(argv: readonly string[]): Command {
 }
 
 function parseVerify(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, expect: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) return { command: 'help' };
   if (positionals.length !== 1) throw new ConfigError('verify takes exactly one DEST: skills-mount verify DEST');
-  return { command: 'verify', dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false };
+  const expect = values.expect as string | undefined;
+  if (expect !== undefined && !/^sha256:[0-9a-f]{64}$/i.test(expect)) {
+    throw new ConfigError(`--expect takes the manifest digest snapshot printed (sha256: and 64 hex digits), got "${expect}"`);
+  }
+  return { command: 'verify', options: { dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false, expectDigest: expect?.toLowerCase() } };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

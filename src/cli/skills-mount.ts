@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<void> {
     case 'snapshot':
       return process.exit(await runSnapshot(command.options));
     case 'verify': {
-      const { text, exitCode } = await runVerify(command.dest, command.json);
+      const { text, exitCode } = await runVerify(command.options);
       process.stdout.write(text);
       return process.exit(exitCode);
     }

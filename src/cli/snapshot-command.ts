@@ -125,6 +125,8 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     const report = (result: SnapshotResult, startedAtMs: number): void => {
       for (const failure of result.failures) log(`[${failure.label}] not snapshotted whole: ${failure.reason}`);
       log(summary(result, dest, sources.length, (Date.now() - startedAtMs) / 1000));
+      // The anchor `verify --expect` takes, alone on stdout for scripts: the digest of the manifest DEST now names.
+      if (result.outcome === 'published' || !options.watch) process.stdout.write(`${result.manifestDigest}\n`);
     };
 
     if (!options.watch) {

@@ -3,11 +3,12 @@
 // extra, and which of the two it was given; exit 0 when none, 1 when any.
 import { escapeForLog } from '../format/escape.js';
 import { verifySnapshot, type VerifyReport } from '../snapshot/snapshot-verify.js';
+import type { VerifyOptions } from './command-line.js';
 
 /** The report as text (or JSON) and the exit code. Throws ConfigError when DEST is no snapshot. */
-export async function runVerify(dest: string, json: boolean): Promise<{ text: string; exitCode: number }> {
-  const report = await verifySnapshot(dest);
-  return { text: json ? `${JSON.stringify(report, null, 2)}\n` : renderVerifyText(report), exitCode: report.problems.length === 0 ? 0 : 1 };
+export async function runVerify(options: VerifyOptions): Promise<{ text: string; exitCode: number }> {
+  const report = await verifySnapshot(options.dest, { expectDigest: options.expectDigest });
+  return { text: options.json ? `${JSON.stringify(report, null, 2)}\n` : renderVerifyText(report), exitCode: report.problems.length === 0 ? 0 : 1 };
 }
 
 /** "differs  acme/x/SKILL.md: hashes to ..., expected ..." per problem, then one summary line. */
@@ -18,10 +19,11 @@ export function renderVerifyText(report: VerifyReport): string {
   // A folder's id is its manifest's, which anyone who wrote the folder chose.
   const id = report.id === null ? '(id unknown)' : escapeForLog(report.id);
   const where = report.given === 'link' ? `at ${report.dest} (the published link, to ${report.dir})` : `in ${report.dest} (a folder holding .snapshot.json, not a published link)`;
+  const manifest = report.manifestDigest === null ? '' : `; manifest ${report.manifestDigest}${report.expectedDigest === report.manifestDigest ? ', as --expect says' : ''}`;
   lines.push(
     report.problems.length === 0
-      ? `snapshot ${id} ${where}: verified (${files})`
-      : `snapshot ${id} ${where}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)`,
+      ? `snapshot ${id} ${where}: verified (${files})${manifest}`
+      : `snapshot ${id} ${where}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)${manifest}`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { sha256Digest } from '../format/digest.js';
 import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import type { Log } from '../log.js';
 import { currentUid } from '../path-control.js';
@@ -45,12 +46,15 @@ export interface SnapshotStoreOptions {
   uid?: number | undefined;
 }
 
-/** A published snapshot: its id, directory and manifest (undefined when the manifest cannot be read). */
-export interface PublishedSnapshot {
-  id: string;
-  dir: string;
-  manifest: SnapshotManifest | undefined;
-}
+/** A published snapshot: its id, directory, manifest and the manifest's digest (both undefined when the manifest cannot be read). */
+export type PublishedSnapshot = { id: string; dir: string } & (
+  | {
+      manifest: SnapshotManifest;
+      /** sha256 of the manifest's exact bytes: what `verify --expect` checks. */
+      manifestDigest: string;
+    }
+  | { manifest: undefined; manifestDigest: undefined }
+);
 
 /** The directory holding DEST's snapshots: `.<basename>.snapshots` beside DEST. */
 export function snapshotsDirOf(dest: string): string {
@@ -128,10 +132,11 @@ export class SnapshotStore {
     if (current === undefined) return undefined;
     try {
       const where = path.join(current.dir, MANIFEST_NAME);
-      return { ...current, manifest: parseManifest((await this.fs.readFile(where)).toString('utf8'), where) };
+      const bytes = await this.fs.readFile(where);
+      return { ...current, manifest: parseManifest(bytes.toString('utf8'), where), manifestDigest: sha256Digest(bytes) };
     } catch (error) {
       this.log(`snapshot ${current.id}: its manifest cannot be read (${errorMessage(error)}); nothing is taken from it`);
-      return { ...current, manifest: undefined };
+      return { ...current, manifest: undefined, manifestDigest: undefined };
     }
   }
 
@@ -258,16 +263,18 @@ export class SnapshotBuild {
     return true;
   }
 
-  /** Writes the manifest, makes every directory read-only, and publishes the snapshot. */
-  async commit(manifest: SnapshotManifest): Promise<void> {
+  /** Writes the manifest, makes every directory read-only, and publishes the snapshot; resolves the sha256 of the manifest's bytes. */
+  async commit(manifest: SnapshotManifest): Promise<string> {
     this.assertOpen();
+    const bytes = Buffer.from(manifestText(manifest), 'utf8');
     try {
-      await this.fs.writeFile(this.absolute(MANIFEST_NAME), Buffer.from(manifestText(manifest), 'utf8'), FILE_MODE);
+      await this.fs.writeFile(this.absolute(MANIFEST_NAME), bytes, FILE_MODE);
       // Deepest first: a parent made read-only first could not be descended into for writing, but chmod needs only search permission.
       for (const dir of this.directoryPaths().reverse()) await this.fs.chmod(this.absolute(dir), DIRECTORY_MODE);
       await this.fs.chmod(this.dir, DIRECTORY_MODE);
       this.finished = true;
       await this.store.publish(this);
+      return sha256Digest(bytes);
     } catch (error) {
       this.finished = true;
       await this.fs.removeTree(this.dir).catch(() => {});

@@ -27,21 +27,36 @@ export interface VerifyReport {
   dir: string;
   /** The link's snapshot id, or the manifest's for a folder; null when a folder's manifest cannot be read. */
   id: string | null;
+  /** sha256 of the manifest's exact bytes; null when it cannot be read. */
+  manifestDigest: string | null;
+  /** What --expect said it must be; null without --expect. */
+  expectedDigest: string | null;
   /** Files the manifest lists. */
   files: number;
   bytes: number;
   problems: VerifyProblem[];
 }
 
+export interface VerifyOptions {
+  fs?: SnapshotFs | undefined;
+  /** sha256:<hex> the manifest's bytes must hash to (the digest `snapshot` printed): the anchor a folder's own manifest cannot be. */
+  expectDigest?: string | undefined;
+}
+
 /** Checks the snapshot DEST names, or the snapshot folder DEST is; throws ConfigError when it is neither. */
-export async function verifySnapshot(dest: string, fs: SnapshotFs = nodeSnapshotFs): Promise<VerifyReport> {
+export async function verifySnapshot(dest: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const fs = options.fs ?? nodeSnapshotFs;
   const target = await verifyTarget(dest, fs);
   const { dir } = target;
+  const expectedDigest = options.expectDigest ?? null;
+  let manifestDigest: string | null = null;
   const report = (id: string | null, problems: VerifyProblem[], manifest?: SnapshotManifest): VerifyReport => ({
     dest,
     given: target.given,
     dir,
     id,
+    manifestDigest,
+    expectedDigest,
     files: manifest?.files.length ?? 0,
     bytes: manifest?.files.reduce((sum, file) => sum + file.sizeBytes, 0) ?? 0,
     problems,
@@ -50,12 +65,18 @@ export async function verifySnapshot(dest: string, fs: SnapshotFs = nodeSnapshot
     return report(target.id, [{ path: '', kind: 'missing', detail: `${dest} points to ${dir}, which is not a directory` }]);
   }
   let manifest: SnapshotManifest;
-  try {
-    manifest = parseManifest((await fs.readFile(`${dir}/${MANIFEST_NAME}`)).toString('utf8'), MANIFEST_NAME);
-  } catch (error) {
-    return report(target.id, [{ path: MANIFEST_NAME, kind: 'missing', detail: `the manifest cannot be read: ${errorMessage(error)}` }]);
-  }
   const problems: VerifyProblem[] = [];
+  try {
+    const bytes = await fs.readFile(`${dir}/${MANIFEST_NAME}`);
+    manifestDigest = sha256Digest(bytes);
+    // First: a manifest that is not the one expected says so, whatever else it holds.
+    if (expectedDigest !== null && manifestDigest !== expectedDigest) {
+      problems.push({ path: MANIFEST_NAME, kind: 'differs', detail: `hashes to ${manifestDigest}, not the ${expectedDigest} --expect says: not the snapshot you expect (another one, or its manifest was rewritten)` });
+    }
+    manifest = parseManifest(bytes.toString('utf8'), MANIFEST_NAME);
+  } catch (error) {
+    return report(target.id, [...problems, { path: MANIFEST_NAME, kind: 'missing', detail: `the manifest cannot be read: ${errorMessage(error)}` }]);
+  }
   if (target.id !== null && manifest.id !== target.id) problems.push({ path: MANIFEST_NAME, kind: 'differs', detail: `it names snapshot ${manifest.id}, the link ${target.id}` });
   const expectedFiles = new Map<string, ManifestFile>(manifest.files.map((file) => [file.path, file]));
   const expectedDirectories = new Set(manifest.directories);

@@ -52,6 +52,8 @@ export interface SnapshotResult {
   outcome: 'published' | 'unchanged';
   id: string;
   manifest: SnapshotManifest;
+  /** sha256 of the published manifest's exact bytes: what `verify --expect` takes. */
+  manifestDigest: string;
   /** Servers whose part is incomplete (unreachable, a listing cut short, a file that could not be read). */
   failures: Array<{ label: string; reason: string }>;
   files: number;
@@ -60,6 +62,9 @@ export interface SnapshotResult {
   fetched: number;
   skills: number;
 }
+
+/** A build's result before it is committed: no manifest on disk yet, so no digest of it. */
+type BuiltSnapshot = Omit<SnapshotResult, 'manifestDigest'>;
 
 interface WalkedFile {
   /** Relative to the snapshot root. */
@@ -90,10 +95,10 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
       const walk = await walkView(options.core, options.view, options.signal);
       // Nothing differs from what is published: no build, and no file of it read again.
       if (published?.manifest !== undefined && (await unchangedSince(published.manifest, walk, options))) {
-        return unchangedResult(published.id, published.manifest);
+        return unchangedResult(published.id, published.manifest, published.manifestDigest);
       }
       const build = await options.store.begin();
-      let result: SnapshotResult;
+      let result: BuiltSnapshot;
       try {
         result = await buildInto(build, walk, published, earlier?.files, options);
       } catch (error) {
@@ -113,10 +118,9 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
       }
       if (published?.manifest !== undefined && sameContent(published.manifest, result.manifest)) {
         await build.abort();
-        return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest };
+        return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest, manifestDigest: published.manifestDigest };
       }
-      await build.commit(result.manifest);
-      return result;
+      return { ...result, manifestDigest: await build.commit(result.manifest) };
     }
   } finally {
     await earlier?.build.abort().catch(() => {});
@@ -124,7 +128,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
 }
 
 /** `earlier`: the files of an attempt of this run the servers changed under, linked rather than fetched again (and counted as fetched). */
-async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, earlier: PreviousFiles | undefined, options: WriteSnapshotOptions): Promise<SnapshotResult> {
+async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, earlier: PreviousFiles | undefined, options: WriteSnapshotOptions): Promise<BuiltSnapshot> {
   const { core, view } = options;
   const fs = options.fs ?? nodeSnapshotFs;
   options.progress?.walked?.(walk.files.length, walk.files.filter((file) => file.path.endsWith('/SKILL.md')).length);
@@ -454,10 +458,10 @@ async function unchangedSince(manifest: SnapshotManifest, walk: WalkResult, opti
   return true;
 }
 
-function unchangedResult(id: string, manifest: SnapshotManifest): SnapshotResult {
+function unchangedResult(id: string, manifest: SnapshotManifest, manifestDigest: string): SnapshotResult {
   const bytes = manifest.files.reduce((sum, file) => sum + file.sizeBytes, 0);
   const skills = manifest.files.filter((file) => file.path.endsWith('/SKILL.md')).length;
-  return { outcome: 'unchanged', id, manifest, failures: [], files: manifest.files.length, bytes, linked: 0, fetched: 0, skills };
+  return { outcome: 'unchanged', id, manifest, manifestDigest, failures: [], files: manifest.files.length, bytes, linked: 0, fetched: 0, skills };
 }
 
 /** Same files, directories, servers and omissions (id and time aside). */

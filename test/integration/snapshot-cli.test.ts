@@ -9,6 +9,7 @@ import { chmod, cp, mkdir, readFile, readdir, readlink, realpath, writeFile } fr
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
+import { sha256Digest } from '../../src/format/digest.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
@@ -206,6 +207,41 @@ describe('exit codes and refusals', () => {
     const verify = await cli(['verify', dest]);
     expect(verify.code).toBe(1);
     expect(verify.stdout).toMatch(/^differs +demo\/hello-mount\/SKILL\.md: .*bytes, expected/m);
+  });
+});
+
+describe('the manifest digest and verify --expect (issue 27, item 5)', () => {
+  it('snapshot prints the sha256 of .snapshot.json alone on stdout, again when unchanged; verify --expect passes with it, and fails (exit 1) for a manifest rewritten to match changed bytes', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const first = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^sha256:[0-9a-f]{64}\n$/);
+    const digest = first.stdout.trim();
+    expect(digest).toBe(sha256Digest(await readFile(path.join(dest, '.snapshot.json'))));
+    const again = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(again.stderr).toMatch(/unchanged/);
+    expect(again.stdout).toBe(`${digest}\n`);
+    const verified = await cli(['verify', dest, '--expect', digest]);
+    expect(verified.stdout).toMatch(new RegExp(`: verified \\(.*\\); manifest ${digest}, as --expect says$`, 'm'));
+    expect(verified.code).toBe(0);
+
+    // The attack: the folder's file and its manifest entry changed together.
+    const real = await realpath(dest);
+    const file = path.join(real, 'demo/hello-mount/SKILL.md');
+    const attack = Buffer.from(`${await readFile(file, 'utf8')}\nATTACKER BYTES\n`);
+    await run('chmod', ['-R', 'u+w', real]);
+    await writeFile(file, attack);
+    const manifestPath = path.join(real, '.snapshot.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { files: Array<{ path: string; sizeBytes: number; sha256: string }> };
+    for (const entry of manifest.files) if (entry.path === 'demo/hello-mount/SKILL.md') Object.assign(entry, { sizeBytes: attack.length, sha256: sha256Digest(attack) });
+    await writeFile(manifestPath, JSON.stringify(manifest));
+    await run('chmod', ['-R', 'a-w', real]);
+    const fooled = await cli(['verify', dest]);
+    expect(fooled.code, fooled.stdout).toBe(0);
+    const caught = await cli(['verify', dest, '--expect', digest]);
+    expect(caught.code).toBe(1);
+    expect(caught.stdout).toMatch(new RegExp(`^differs +\\.snapshot\\.json: hashes to sha256:[0-9a-f]{64}, not the ${digest} --expect says`, 'm'));
+    expect((await cli(['verify', dest, '--expect', 'sha256:123'])).code).toBe(2);
   });
 });
 

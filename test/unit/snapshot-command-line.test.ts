@@ -32,8 +32,13 @@ describe('skills-mount snapshot and verify on the command line', () => {
     }
   });
 
-  it('verify takes one DEST and --json; "snapshot" and "verify" are commands only as the first argument', () => {
-    expect(parseCommandLine(['verify', 'out', '--json'])).toEqual({ command: 'verify', dest: 'out', json: true });
+  it('verify takes one DEST, --json and --expect sha256:<hex>; "snapshot" and "verify" are commands only as the first argument', () => {
+    expect(parseCommandLine(['verify', 'out', '--json'])).toEqual({ command: 'verify', options: { dest: 'out', json: true, expectDigest: undefined } });
+    const digest = `sha256:${'Ab'.repeat(32)}`;
+    expect(parseCommandLine(['verify', 'out', '--expect', digest])).toMatchObject({ options: { expectDigest: digest.toLowerCase() } });
+    for (const bad of ['ab'.repeat(32), 'sha256:abc', `sha1:${'a'.repeat(40)}`]) {
+      expect(() => parseCommandLine(['verify', 'out', '--expect', bad]), bad).toThrow(`--expect takes the manifest digest snapshot printed (sha256: and 64 hex digits), got "${bad}"`);
+    }
     expect(parseCommandLine(['./snapshot'])).toMatchObject({ command: 'mount', options: { mountpoint: './snapshot' } });
   });
 });

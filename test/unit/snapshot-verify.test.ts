@@ -1,14 +1,15 @@
 // `skills-mount verify` beyond the published link (issue 27, items 4 and 5): a copy of a
 // snapshot (cp -r, an image, rsync) is verified as the link is, and the report says which of the
-// two it was given.
-import { chmod, cp, realpath, symlink, writeFile } from 'node:fs/promises';
+// two it was given; --expect checks the manifest against the digest snapshot printed, which a
+// manifest rewritten by whoever can write the folder cannot match.
+import { chmod, cp, readFile, realpath, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { renderVerifyText } from '../../src/cli/verify-command.js';
 import { ConfigError } from '../../src/errors.js';
 import { sha256Digest } from '../../src/format/digest.js';
 import { nodeSnapshotFs } from '../../src/snapshot/snapshot-fs.js';
-import { MANIFEST_FORMAT, type SnapshotManifest } from '../../src/snapshot/snapshot-manifest.js';
+import { MANIFEST_FORMAT, MANIFEST_NAME, manifestText, type SnapshotManifest } from '../../src/snapshot/snapshot-manifest.js';
 import { SnapshotStore } from '../../src/snapshot/snapshot-store.js';
 import { verifySnapshot } from '../../src/snapshot/snapshot-verify.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -40,15 +41,15 @@ function manifestOf(id: string, directories: string[]): SnapshotManifest {
   };
 }
 
-/** A published snapshot of FILES at DIR/skills. */
-async function published(): Promise<{ dest: string; id: string }> {
+/** A published snapshot of FILES at DIR/skills, and the digest of its manifest that commit gave. */
+async function published(): Promise<{ dest: string; id: string; digest: string }> {
   const dest = path.join(await tempDir(), 'skills');
   const store = await SnapshotStore.open({ dest, log: () => {} });
   try {
     const build = await store.begin();
     for (const [file, text] of Object.entries(FILES)) await build.writeFile(file, Buffer.from(text));
-    await build.commit(manifestOf(build.id, build.directoryPaths()));
-    return { dest, id: build.id };
+    const digest = await build.commit(manifestOf(build.id, build.directoryPaths()));
+    return { dest, id: build.id, digest };
   } finally {
     await store.close();
   }
@@ -56,15 +57,15 @@ async function published(): Promise<{ dest: string; id: string }> {
 
 describe('a copied snapshot (item 4)', () => {
   it('cp -r of the folder DEST leads to verifies as the link does, and the report says it was given a folder', async () => {
-    const { dest, id } = await published();
+    const { dest, id, digest } = await published();
     const copy = path.join(await tempDir(), 'copy');
     await cp(await realpath(dest), copy, { recursive: true });
     const report = await verifySnapshot(copy);
     expect(report).toMatchObject({ dest: copy, given: 'folder', dir: copy, id, files: 3, problems: [] });
-    expect(renderVerifyText(report)).toBe(`snapshot ${id} in ${copy} (a folder holding .snapshot.json, not a published link): verified (3 files, 0.0 MiB)\n`);
+    expect(renderVerifyText(report)).toBe(`snapshot ${id} in ${copy} (a folder holding .snapshot.json, not a published link): verified (3 files, 0.0 MiB); manifest ${digest}\n`);
     const linked = await verifySnapshot(dest);
     expect(linked).toMatchObject({ given: 'link', id, problems: [] });
-    expect(renderVerifyText(linked)).toBe(`snapshot ${id} at ${dest} (the published link, to ${await realpath(dest)}): verified (3 files, 0.0 MiB)\n`);
+    expect(renderVerifyText(linked)).toBe(`snapshot ${id} at ${dest} (the published link, to ${await realpath(dest)}): verified (3 files, 0.0 MiB); manifest ${digest}\n`);
   });
 
   it('a byte changed in the copy is named, as in the published snapshot', async () => {
@@ -86,5 +87,45 @@ describe('a copied snapshot (item 4)', () => {
     const { dest } = await published();
     await symlink(await realpath(dest), path.join(dir, 'link'));
     await expect(verifySnapshot(path.join(dir, 'link'))).rejects.toThrow(`${dir}/link is a symbolic link, but not one \`skills-mount snapshot\` published (to .link.snapshots/<id>); to check the folder it leads to, give that folder`);
+  });
+});
+
+/** The attack of item 5: the published folder swapped for a copy with other bytes in one file and a manifest rewritten to match them. */
+async function swapWithAttackersCopy(dest: string): Promise<void> {
+  const real = await realpath(dest);
+  await rename(real, `${real}.old`);
+  await cp(`${real}.old`, real, { recursive: true });
+  for (const dir of [real, path.join(real, 'docs'), path.join(real, 'docs/a')]) await chmod(dir, 0o755);
+  const bytes = Buffer.from('ATTACKER BYTES\n');
+  await chmod(path.join(real, 'docs/a/x.txt'), 0o644);
+  await writeFile(path.join(real, 'docs/a/x.txt'), bytes);
+  const manifestPath = path.join(real, MANIFEST_NAME);
+  const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as SnapshotManifest;
+  manifest.files = manifest.files.map((file) => (file.path === 'docs/a/x.txt' ? { ...file, sizeBytes: bytes.length, sha256: sha256Digest(bytes) } : file));
+  await chmod(manifestPath, 0o644);
+  await writeFile(manifestPath, manifestText(manifest));
+  for (const file of [manifestPath, path.join(real, 'docs/a/x.txt')]) await chmod(file, 0o444);
+  for (const dir of [path.join(real, 'docs/a'), path.join(real, 'docs'), real]) await chmod(dir, 0o555);
+}
+
+describe('--expect: the digest of the manifest snapshot printed (item 5)', () => {
+  it('commit gives the sha256 of the exact .snapshot.json bytes; verify --expect with it passes and says so', async () => {
+    const { dest, digest } = await published();
+    expect(digest).toBe(sha256Digest(await readFile(path.join(dest, MANIFEST_NAME))));
+    const report = await verifySnapshot(dest, { expectDigest: digest });
+    expect(report).toMatchObject({ manifestDigest: digest, expectedDigest: digest, problems: [] });
+    expect(renderVerifyText(report)).toMatch(new RegExp(`: verified \\(3 files, 0\\.0 MiB\\); manifest ${digest}, as --expect says\\n$`));
+  });
+
+  it('a manifest rewritten to match changed bytes passes a re-hash, and fails --expect, naming the manifest', async () => {
+    const { dest, digest } = await published();
+    await swapWithAttackersCopy(dest);
+    // What the issue saw: the folder agrees with its own manifest.
+    expect((await verifySnapshot(dest)).problems).toEqual([]);
+    const report = await verifySnapshot(dest, { expectDigest: digest });
+    expect(report.problems).toEqual([
+      { path: MANIFEST_NAME, kind: 'differs', detail: `hashes to ${report.manifestDigest}, not the ${digest} --expect says: not the snapshot you expect (another one, or its manifest was rewritten)` },
+    ]);
+    expect(renderVerifyText(report)).toMatch(/^differs +\.snapshot\.json: hashes to sha256:/);
   });
 });
