@@ -56,6 +56,8 @@ export interface SnapshotOptions {
   approved: boolean;
   includeDynamic: boolean;
   watch: boolean;
+  /** --allow-shared-parent: DEST's folder may be writable by others (a Kubernetes emptyDir is 0777). */
+  allowSharedParent: boolean;
   protocolVersion: ProtocolVersionChoice | undefined;
   verbose: boolean;
 }
@@ -267,6 +269,7 @@ function parseSnapshot(argv: readonly string[]): Command {
     approved: { type: 'boolean' },
     'include-dynamic': { type: 'boolean' },
     watch: { type: 'boolean' },
+    'allow-shared-parent': { type: 'boolean' },
     timeout: { type: 'string' },
     'cache-dir': { type: 'string' },
     'disk-cache-size': { type: 'string' },
@@ -299,6 +302,7 @@ function parseSnapshot(argv: readonly string[]): Command {
       approved: (values.approved as boolean | undefined) ?? false,
       includeDynamic: (values['include-dynamic'] as boolean | undefined) ?? false,
       watch: (values.watch as boolean | undefined) ?? false,
+      allowSharedParent: (values['allow-shared-parent'] as boolean | undefined) ?? false,
       protocolVersion,
       verbose: (values.verbose as boolean | undefined) ?? false,
     },

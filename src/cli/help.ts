@@ -9,6 +9,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
+                    [--allow-shared-parent]
        skills-mount verify DEST [--json]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
@@ -71,8 +72,13 @@ Commands:
                           symlink into .DEST.snapshots/), only changed files fetched again.
                           --approved: only _approved/; --include-dynamic: "dynamic" skills
                           too (unverified); --watch: again on every change, until SIGTERM.
-                          Fetches every listed file (the mount fetches on read). Exit 0, or
-                          1 when some server could not be snapshotted whole
+                          Fetches every listed file (the mount fetches on read). Prints the
+                          digest of its manifest (sha256:...) for verify --expect. Refuses
+                          (exit 2) a DEST in a folder another user owns or can write (and
+                          folders above it open to others without the sticky bit);
+                          --allow-shared-parent accepts DEST's own folder writable by others
+                          (a Kubernetes emptyDir). Exit 0, or 1 when some server could not
+                          be snapshotted whole
   verify DEST             re-hashes DEST against its .snapshot.json; names each file that
                           differs, is missing or is extra; exit 1 if any
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache

@@ -46,7 +46,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     const problem = await discoveryFolderProblem(candidate, { home: homedir(), env: process.env });
     if (problem !== undefined) throw new ConfigError(`destination ${dest}: ${problem}`);
   }
-  const store = await SnapshotStore.open({ dest, log });
+  const store = await SnapshotStore.open({ dest, log, allowSharedParent: options.allowSharedParent });
   const controller = new AbortController();
   let stopping = false;
   const stop = (signal: string) => {

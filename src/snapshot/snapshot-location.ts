@@ -1,17 +1,28 @@
 // Where a snapshot may be written: nowhere another user controls. The folders on the way to
 // DEST's folder (links followed), that folder, the snapshots folder and the lock file must each
 // belong to the user writing the snapshot (or root), and none may be writable by others; only a
-// folder above DEST's may be, when it is sticky (/tmp). Each refusal names the path, its owner
-// and mode, and what to do. Knows the path rules (src/path-control.ts), nothing of snapshots' contents.
+// folder above DEST's may be, when it is sticky (/tmp), and DEST's own with --allow-shared-parent.
+// Each refusal names the path, its owner and mode, and what to do. Knows the path rules (src/path-control.ts), nothing of snapshots' contents.
 import type { Stats } from 'node:fs';
 import path from 'node:path';
+import type { Log } from '../log.js';
 import { ControlledPathError, modeText, othersCanWrite, ownerProblem, pathControl, type ControlReason, type PathControlFinding } from '../path-control.js';
 
-/** Refuses DEST when anyone but `uid` and root controls its folder or a folder or link on the way to it. */
-export async function checkDestination(dest: string, uid: number | undefined): Promise<void> {
-  const [finding] = await pathControl(path.dirname(dest), { uid, strictTarget: true });
-  if (finding === undefined || uid === undefined) return;
-  throw new ControlledPathError(destinationMessage(dest, finding, uid), finding.path, finding.ownerUid, finding.mode);
+/**
+ * Refuses DEST when anyone but `uid` and root controls its folder or a folder or link on the way
+ * to it. `allowSharedParent`: DEST's folder may be writable by others (a Kubernetes emptyDir is
+ * 0777 whoever can mount it); logged, and its owner, the folders above it, the snapshots folder
+ * and the lock are checked still.
+ */
+export async function checkDestination(dest: string, uid: number | undefined, options: { allowSharedParent?: boolean; log?: Log } = {}): Promise<void> {
+  if (uid === undefined) return;
+  for (const finding of await pathControl(path.dirname(dest), { uid, strictTarget: true })) {
+    if (finding.target && finding.reason === 'writable' && options.allowSharedParent === true) {
+      options.log?.(`snapshot: ${finding.path}, the folder DEST is in, can be written by other users (mode ${modeText(finding.mode)}); going on, as --allow-shared-parent says`);
+      continue;
+    }
+    throw new ControlledPathError(destinationMessage(dest, finding, uid), finding.path, finding.ownerUid, finding.mode);
+  }
 }
 
 /** Refuses DEST's snapshots folder, or its lock file, when it exists and anyone but `uid` and root controls it. */
@@ -42,8 +53,10 @@ function destinationMessage(dest: string, finding: PathControlFinding, uid: numb
       finding.reason === 'owner' || sticky
         ? `Choose a DEST in a folder of your own that only you can write (e.g. mkdir -m 700 DIR, DEST inside it).`
         : `Choose a DEST in a folder only you can write (e.g. mkdir -m 700 DIR, DEST inside it), or chmod go-w ${finding.path}.`;
+    // Only where nobody else could write it after all (an emptyDir that only this pod's snapshot containers mount writable).
+    const shared = finding.reason === 'writable' ? ' If only you can reach it in fact (a Kubernetes emptyDir), --allow-shared-parent accepts it.' : '';
     const stickyNote = finding.reason === 'writable' && sticky ? ' (its sticky bit keeps them from renaming what is yours, not from making the names DEST needs first)' : '';
-    return `snapshot: refusing DEST ${dest}: the folder it is in, ${finding.path} ${what}, ${who} put their own files where DEST and its snapshots go${stickyNote}. ${todo}`;
+    return `snapshot: refusing DEST ${dest}: the folder it is in, ${finding.path} ${what}, ${who} put their own files where DEST and its snapshots go${stickyNote}. ${todo}${shared}`;
   }
   const todo = finding.reason === 'owner' ? 'Choose a DEST elsewhere.' : `chmod go-w ${finding.path} (or chmod +t, so nobody can rename what is not theirs), or choose a DEST elsewhere.`;
   return `snapshot: refusing DEST ${dest}: ${finding.path} on the way to it ${what} ${who} rename the folders below it, and so replace what is published at DEST. ${todo}`;

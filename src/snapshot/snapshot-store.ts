@@ -44,6 +44,8 @@ export interface SnapshotStoreOptions {
   now?: (() => number) | undefined;
   /** Who writes the snapshot (default this process's uid): only they and root may control where it goes. */
   uid?: number | undefined;
+  /** DEST's folder may be writable by others (--allow-shared-parent: an emptyDir); everything else is checked still. */
+  allowSharedParent?: boolean | undefined;
 }
 
 /** A published snapshot: its id, directory, manifest and the manifest's digest (both undefined when the manifest cannot be read). */
@@ -97,7 +99,7 @@ export class SnapshotStore {
     const parentStats = await fs.lstat(parent);
     if (!parentStats?.isDirectory()) throw new ConfigError(`${dest}: its parent ${parent} is not an existing directory`);
     const uid = 'uid' in options ? options.uid : currentUid();
-    await checkDestination(dest, uid);
+    await checkDestination(dest, uid, { allowSharedParent: options.allowSharedParent, log: options.log });
     const snapshotsDir = snapshotsDirOf(dest);
     const existing = await fs.lstat(snapshotsDir);
     if (existing === undefined) await fs.mkdir(snapshotsDir, 0o755);

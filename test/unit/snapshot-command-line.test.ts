@@ -19,11 +19,13 @@ describe('skills-mount snapshot and verify on the command line', () => {
         approved: true,
         includeDynamic: true,
         watch: true,
+        allowSharedParent: false,
         protocolVersion: undefined,
         verbose: false,
       },
     });
     expect(parseCommandLine(['snapshot', 'out'])).toMatchObject({ options: { approved: false, watch: false, includeDynamic: false, diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 } } });
+    expect(parseCommandLine(['snapshot', 'out', '--allow-shared-parent'])).toMatchObject({ options: { allowSharedParent: true } });
   });
 
   it('usage errors are ConfigErrors (exit 2): no DEST, two, an unknown flag, a bad timeout, a mount-only flag', () => {

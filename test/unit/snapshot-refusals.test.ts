@@ -26,15 +26,15 @@ async function base(): Promise<string> {
   return dir;
 }
 
-async function open(dest: string): Promise<SnapshotStore> {
-  const store = await SnapshotStore.open({ dest, log: () => {} });
+async function open(dest: string, options: { allowSharedParent?: boolean; log?: (line: string) => void } = {}): Promise<SnapshotStore> {
+  const store = await SnapshotStore.open({ dest, log: () => {}, ...options });
   stores.push(store);
   return store;
 }
 
 /** What open() refused with; fails the test when it did not refuse. */
-async function refusal(dest: string): Promise<ControlledPathError> {
-  const error = await open(dest).then(
+async function refusal(dest: string, options: { allowSharedParent?: boolean } = {}): Promise<ControlledPathError> {
+  const error = await open(dest, options).then(
     () => undefined,
     (caught: unknown) => caught,
   );
@@ -106,9 +106,27 @@ describe("DEST's folder and the folders on the way to it", () => {
     const dest = path.join(shared, 'skills');
     const error = await refusal(dest);
     expect(error.message).toBe(
-      `snapshot: refusing DEST ${dest}: the folder it is in, ${shared} (owner uid ${uid}, mode 0777), can be written by other users; they could put their own files where DEST and its snapshots go. Choose a DEST in a folder only you can write (e.g. mkdir -m 700 DIR, DEST inside it), or chmod go-w ${shared}.`,
+      `snapshot: refusing DEST ${dest}: the folder it is in, ${shared} (owner uid ${uid}, mode 0777), can be written by other users; they could put their own files where DEST and its snapshots go. Choose a DEST in a folder only you can write (e.g. mkdir -m 700 DIR, DEST inside it), or chmod go-w ${shared}. If only you can reach it in fact (a Kubernetes emptyDir), --allow-shared-parent accepts it.`,
     );
     expect(await readdir(shared)).toEqual([]);
+  });
+
+  it('--allow-shared-parent accepts a DEST folder others can write (a Kubernetes emptyDir is 0777), saying so; the snapshots folder is checked still', async () => {
+    const shared = path.join(await base(), 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o777);
+    const lines: string[] = [];
+    const store = await open(path.join(shared, 'current'), { allowSharedParent: true, log: (line) => lines.push(line) });
+    expect(lines).toEqual([`snapshot: ${shared}, the folder DEST is in, can be written by other users (mode 0777); going on, as --allow-shared-parent says`]);
+    await store.close();
+    stores.splice(0);
+    await chmod(snapshotsDirOf(path.join(shared, 'current')), 0o777);
+    expect((await refusal(path.join(shared, 'current'), { allowSharedParent: true })).message).toMatch(/^snapshot: refusing .*\/\.current\.snapshots, the snapshots folder of .* \(owner uid \d+, mode 0777\): it can be written by other users/);
+    // Not the folders above it.
+    const top = path.join(await base(), 'top');
+    await mkdir(path.join(top, 'inner'), { recursive: true });
+    await chmod(top, 0o777);
+    expect((await refusal(path.join(top, 'inner', 'current'), { allowSharedParent: true })).message).toMatch(/on the way to it \(owner uid \d+, mode 0777\) can be written by other users/);
   });
 
   it('a sticky shared DEST folder (1777, as in the issue) is refused too: others can make the names DEST needs first', async () => {
