@@ -2,6 +2,7 @@
 // manifest: a copy) against its manifest and prints each file that differs, is missing or is
 // extra, and which of the two it was given; exit 0 when none, 1 when any.
 import { escapeForLog } from '../format/escape.js';
+import { modeText } from '../path-control.js';
 import { verifySnapshot, type VerifyReport } from '../snapshot/snapshot-verify.js';
 import type { VerifyOptions } from './command-line.js';
 
@@ -19,6 +20,8 @@ export function renderVerifyText(report: VerifyReport): string {
   // A folder's id is its manifest's, which anyone who wrote the folder chose.
   const id = report.id === null ? '(id unknown)' : escapeForLog(report.id);
   const where = report.given === 'link' ? `at ${report.dest} (the published link, to ${report.dir})` : `in ${report.dest} (a folder holding .snapshot.json, not a published link)`;
+  const warning = controlWarning(report);
+  if (warning !== undefined) lines.push(warning);
   const manifest = report.manifestDigest === null ? '' : `; manifest ${report.manifestDigest}${report.expectedDigest === report.manifestDigest ? ', as --expect says' : ''}`;
   lines.push(
     report.problems.length === 0
@@ -26,4 +29,17 @@ export function renderVerifyText(report: VerifyReport): string {
       : `snapshot ${id} ${where}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)${manifest}`,
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** Entries shown by name in the warning; the rest are counted. */
+const CONTROLLED_SHOWN = 3;
+
+/** "warning: others than you ... can change this snapshot: PATH (owner uid N, mode M), ...": one line, or undefined when nobody else can. */
+export function controlWarning(report: VerifyReport): string | undefined {
+  const entries = report.controlledByOthers;
+  if (entries.length === 0) return undefined;
+  const shown = entries.slice(0, CONTROLLED_SHOWN).map((entry) => `${escapeForLog(entry.path)} (owner uid ${entry.ownerUid}, mode ${modeText(entry.mode)})`);
+  const more = entries.length > CONTROLLED_SHOWN ? ` and ${entries.length - CONTROLLED_SHOWN} more` : '';
+  const anchor = report.expectedDigest !== null && report.expectedDigest === report.manifestDigest ? 'its manifest is the one --expect names, but what is there can still change' : 'its own manifest proves nothing against them: check it with --expect (the digest snapshot printed) or --against-server';
+  return `warning: others than you and root can change this snapshot: ${shown.join(', ')}${more}; ${anchor}`;
 }

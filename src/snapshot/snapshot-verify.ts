@@ -1,10 +1,14 @@
 // `skills-mount verify DEST`: re-hashes a snapshot against its manifest and names each file
 // that differs (bytes, size, mode), is missing, or is extra (any name the manifest does not list,
 // and anything that is not a plain file or directory). DEST is the published link or any folder
-// holding a `.snapshot.json` (a copy: `cp -r`, an image, rsync); the report says which.
+// holding a `.snapshot.json` (a copy: `cp -r`, an image, rsync); the report says which, and what
+// in it, or on the way to it, others than this user and root can change.
+import type { Stats } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
+import { currentUid, othersCanWrite, ownerProblem, pathControl, type ControlReason } from '../path-control.js';
 import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest } from './snapshot-manifest.js';
@@ -35,10 +39,27 @@ export interface VerifyReport {
   files: number;
   bytes: number;
   problems: VerifyProblem[];
+  /**
+   * What others than the user running verify (and root) can change: the snapshot's folder, a
+   * folder or file in it, its manifest, the snapshots folder and DEST's link, and the folders on
+   * the way. Its own manifest proves nothing against them (--expect, --against-server do).
+   */
+  controlledByOthers: ControlledEntry[];
+}
+
+/** One entry someone else can change: its owner is another user, or others can write it. */
+export interface ControlledEntry {
+  /** Absolute. */
+  path: string;
+  ownerUid: number;
+  mode: number;
+  reason: ControlReason;
 }
 
 export interface VerifyOptions {
   fs?: SnapshotFs | undefined;
+  /** Whose view the control check takes (default this process's uid). */
+  uid?: number | undefined;
   /** sha256:<hex> the manifest's bytes must hash to (the digest `snapshot` printed): the anchor a folder's own manifest cannot be. */
   expectDigest?: string | undefined;
 }
@@ -50,6 +71,19 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
   const { dir } = target;
   const expectedDigest = options.expectDigest ?? null;
   let manifestDigest: string | null = null;
+  const uid = 'uid' in options ? options.uid : currentUid();
+  const controlled = new Map<string, ControlledEntry>();
+  const note = (absolute: string, stats: Stats | undefined): void => {
+    const reason = stats === undefined || stats.isSymbolicLink() ? undefined : ownerProblem(stats, uid, { rootAllowed: true }) !== undefined ? 'owner' : othersCanWrite(stats) ? 'writable' : undefined;
+    if (reason !== undefined) controlled.set(absolute, { path: absolute, ownerUid: stats!.uid, mode: stats!.mode & 0o7777, reason });
+  };
+  // The way to it first: the folders above (a sticky one is fine), DEST's link, the snapshots folder.
+  for (const finding of await pathControl(dest, { uid, strictTarget: true })) {
+    controlled.set(finding.path, { path: finding.path, ownerUid: finding.ownerUid, mode: finding.mode, reason: finding.reason });
+  }
+  // A sticky snapshots folder is not enough: whoever can make names in it can plant a snapshot.
+  if (target.given === 'link') note(path.dirname(dir), await fs.lstat(path.dirname(dir)));
+  note(path.join(dir, MANIFEST_NAME), await fs.lstat(path.join(dir, MANIFEST_NAME)));
   const report = (id: string | null, problems: VerifyProblem[], manifest?: SnapshotManifest): VerifyReport => ({
     dest,
     given: target.given,
@@ -60,6 +94,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
     files: manifest?.files.length ?? 0,
     bytes: manifest?.files.reduce((sum, file) => sum + file.sizeBytes, 0) ?? 0,
     problems,
+    controlledByOthers: [...controlled.values()],
   });
   if ((await fs.lstat(dir))?.isDirectory() !== true) {
     return report(target.id, [{ path: '', kind: 'missing', detail: `${dest} points to ${dir}, which is not a directory` }]);
@@ -89,6 +124,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
       if (child === MANIFEST_NAME) continue;
       const stats = await fs.lstat(`${dir}/${child}`);
       if (stats === undefined) continue;
+      note(`${dir}/${child}`, stats);
       if (stats.isDirectory()) {
         if (!expectedDirectories.has(child)) problems.push({ path: child, kind: 'extra', detail: 'a directory the manifest does not list' });
         else {
@@ -137,7 +173,8 @@ async function verifyTarget(dest: string, fs: SnapshotFs): Promise<{ given: Veri
   if (stats.isSymbolicLink()) {
     try {
       const published = await resolvePublished(dest, fs);
-      if (published !== undefined) return { given: 'link', ...published };
+      // Real paths: what is checked, and what the walk to it finds, named alike.
+      if (published !== undefined) return { given: 'link', id: published.id, dir: await realpathOr(published.dir) };
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
     }
@@ -147,7 +184,16 @@ async function verifyTarget(dest: string, fs: SnapshotFs): Promise<{ given: Veri
   if ((await fs.lstat(path.join(dest, MANIFEST_NAME))) === undefined) {
     throw new ConfigError(`${dest} is a folder without ${MANIFEST_NAME}: not a snapshot, nor a copy of one (give the published link, or a folder holding ${MANIFEST_NAME})`);
   }
-  return { given: 'folder', dir: path.resolve(dest), id: null };
+  return { given: 'folder', dir: await realpathOr(dest), id: null };
+}
+
+/** The real path, or the path made absolute when it cannot be resolved (a link to nothing). */
+async function realpathOr(where: string): Promise<string> {
+  try {
+    return await realpath(where);
+  } catch {
+    return path.resolve(where);
+  }
 }
 
 function octal(mode: number): string {

@@ -21,7 +21,7 @@ import { startHttpServe } from '../support/http-server.js';
 import { CORPUS_DIR, SKILLS_MOUNT, SKILLS_SERVE } from '../support/mount-harness.js';
 import { EXAMPLES } from '../support/server-harness.js';
 import { run } from '../support/fuse-harness.js';
-import { asOtherUser, canActAsOtherUser } from '../support/other-user.js';
+import { asOtherUser, canActAsOtherUser, OTHER_UID } from '../support/other-user.js';
 import { waitFor } from '../support/poll.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -242,6 +242,46 @@ describe('the manifest digest and verify --expect (issue 27, item 5)', () => {
     expect(caught.code).toBe(1);
     expect(caught.stdout).toMatch(new RegExp(`^differs +\\.snapshot\\.json: hashes to sha256:[0-9a-f]{64}, not the ${digest} --expect says`, 'm'));
     expect((await cli(['verify', dest, '--expect', 'sha256:123'])).code).toBe(2);
+  });
+});
+
+/**
+ * The issue's attack on a snapshot published before the refusals (its snapshots folder made 0777):
+ * uid 65534 renames the published folder away and copies it back as its own; then one file gets
+ * other bytes and the manifest its digest and size. Resolves the file changed and the attacker's bytes.
+ */
+async function swappedByOtherUser(dest: string): Promise<{ file: string; bytes: Buffer }> {
+  const real = await realpath(dest);
+  await chmod(path.dirname(path.dirname(real)), 0o711);
+  await chmod(path.dirname(real), 0o777);
+  const id = path.basename(real);
+  await asOtherUser('sh', ['-c', `cd '${path.dirname(real)}' && mv '${id}' '${id}.old' && cp -r '${id}.old' '${id}' && chmod -R u+w '${id}'`]);
+  const file = 'demo/hello-mount/SKILL.md';
+  const bytes = Buffer.from(`${await readFile(path.join(real, file), 'utf8')}\nATTACKER BYTES\n`);
+  await writeFile(path.join(real, file), bytes);
+  const manifestPath = path.join(real, '.snapshot.json');
+  const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { files: Array<{ path: string; sizeBytes: number; sha256: string }> };
+  for (const entry of manifest.files) if (entry.path === file) Object.assign(entry, { sizeBytes: bytes.length, sha256: sha256Digest(bytes) });
+  await writeFile(manifestPath, JSON.stringify(manifest));
+  await run('chmod', ['-R', 'a-w', real]);
+  return { file, bytes };
+}
+
+describe('verify of a snapshot another user swapped (issue 27, item 5)', () => {
+  it.runIf(canActAsOtherUser)('the re-hash agrees (exit 0), and a warning names the open snapshots folder and the folder uid 65534 owns (text and --json)', async () => {
+    const dest = path.join(await tempDir(), 'd3');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const { file, bytes } = await swappedByOtherUser(dest);
+    expect((await readFile(path.join(dest, file))).equals(bytes)).toBe(true);
+    const text = await cli(['verify', dest]);
+    expect(text.code, text.stdout).toBe(0);
+    const snapshots = snapshotsDirOf(dest);
+    expect(text.stdout).toMatch(
+      new RegExp(`^warning: others than you and root can change this snapshot: ${snapshots} \\(owner uid ${process.getuid!()}, mode 0777\\), ${snapshots}/\\S+ \\(owner uid ${OTHER_UID}, mode 0555\\), .* more; its own manifest proves nothing against them`, 'm'),
+    );
+    const json = JSON.parse((await cli(['verify', dest, '--json'])).stdout) as { controlledByOthers: Array<{ path: string; ownerUid: number; reason: string }> };
+    expect(json.controlledByOthers).toContainEqual(expect.objectContaining({ path: snapshots, reason: 'writable' }));
+    expect(json.controlledByOthers).toContainEqual(expect.objectContaining({ path: await realpath(dest), ownerUid: OTHER_UID, reason: 'owner' }));
   });
 });
 

@@ -1,17 +1,20 @@
 // `skills-mount verify` beyond the published link (issue 27, items 4 and 5): a copy of a
 // snapshot (cp -r, an image, rsync) is verified as the link is, and the report says which of the
 // two it was given; --expect checks the manifest against the digest snapshot printed, which a
-// manifest rewritten by whoever can write the folder cannot match.
-import { chmod, cp, readFile, realpath, rename, symlink, writeFile } from 'node:fs/promises';
+// manifest rewritten by whoever can write the folder cannot match; and verify names what others
+// than the user running it (and root) can change.
+import { chmod, cp, mkdir, readFile, realpath, rename, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderVerifyText } from '../../src/cli/verify-command.js';
+import { controlWarning, renderVerifyText } from '../../src/cli/verify-command.js';
 import { ConfigError } from '../../src/errors.js';
 import { sha256Digest } from '../../src/format/digest.js';
 import { nodeSnapshotFs } from '../../src/snapshot/snapshot-fs.js';
 import { MANIFEST_FORMAT, MANIFEST_NAME, manifestText, type SnapshotManifest } from '../../src/snapshot/snapshot-manifest.js';
 import { SnapshotStore } from '../../src/snapshot/snapshot-store.js';
 import { verifySnapshot } from '../../src/snapshot/snapshot-verify.js';
+import { run } from '../support/fuse-harness.js';
+import { canActAsOtherUser, OTHER_UID } from '../support/other-user.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const made: string[] = [];
@@ -127,5 +130,56 @@ describe('--expect: the digest of the manifest snapshot printed (item 5)', () =>
       { path: MANIFEST_NAME, kind: 'differs', detail: `hashes to ${report.manifestDigest}, not the ${digest} --expect says: not the snapshot you expect (another one, or its manifest was rewritten)` },
     ]);
     expect(renderVerifyText(report)).toMatch(/^differs +\.snapshot\.json: hashes to sha256:/);
+  });
+});
+
+describe('who else can change what verify checked (item 5)', () => {
+  it('a snapshot only you and root can change: no warning; a copy under a folder others can write (0777, no sticky): verified, with a warning naming that folder', async () => {
+    const { dest } = await published();
+    const report = await verifySnapshot(dest);
+    expect(report.controlledByOthers).toEqual([]);
+    expect(controlWarning(report)).toBeUndefined();
+    const open = path.join(await tempDir(), 'open');
+    await mkdir(open);
+    await chmod(open, 0o777);
+    const copy = path.join(open, 'copy');
+    await cp(await realpath(dest), copy, { recursive: true });
+    const copied = await verifySnapshot(copy);
+    expect(copied.problems).toEqual([]);
+    expect(copied.controlledByOthers).toEqual([{ path: open, ownerUid: process.getuid!(), mode: 0o777, reason: 'writable' }]);
+    expect(renderVerifyText(copied).split('\n')[0]).toBe(
+      `warning: others than you and root can change this snapshot: ${open} (owner uid ${process.getuid!()}, mode 0777); its own manifest proves nothing against them: check it with --expect (the digest snapshot printed) or --against-server`,
+    );
+  });
+
+  it('a manifest others can write (0666) and a folder in the snapshot others can write are named; a sticky folder above it is fine', async () => {
+    const { dest } = await published();
+    const sticky = path.join(await tempDir(), 'sticky');
+    await mkdir(sticky);
+    await chmod(sticky, 0o1777);
+    const copy = path.join(sticky, 'copy');
+    await cp(await realpath(dest), copy, { recursive: true });
+    await chmod(path.join(copy, MANIFEST_NAME), 0o666);
+    await chmod(path.join(copy, 'docs'), 0o777);
+    const report = await verifySnapshot(copy);
+    expect(report.controlledByOthers.map((entry) => [entry.path, entry.mode, entry.reason])).toEqual([
+      [path.join(copy, MANIFEST_NAME), 0o666, 'writable'],
+      [path.join(copy, 'docs'), 0o777, 'writable'],
+    ]);
+    expect(renderVerifyText(report)).toMatch(/^warning: others than you and root can change this snapshot: .*\/copy\/\.snapshot\.json \(owner uid \d+, mode 0666\), .*\/copy\/docs \(owner uid \d+, mode 0777\);/m);
+  });
+
+  it.runIf(canActAsOtherUser)("a copy another user owns (uid 65534) is named, its folders and files; root's are fine", async () => {
+    const { dest } = await published();
+    const copy = path.join(await tempDir(), 'copy');
+    await cp(await realpath(dest), copy, { recursive: true });
+    // Root's entries count as the user's own, whoever runs verify.
+    if (process.getuid!() === 0) expect((await verifySnapshot(copy, { uid: 4242 })).controlledByOthers).toEqual([]);
+    await run('chown', ['-R', `${OTHER_UID}:${OTHER_UID}`, copy]);
+    const report = await verifySnapshot(copy);
+    expect(report.problems).toEqual([]);
+    expect(report.controlledByOthers.map((entry) => path.relative(copy, entry.path))).toEqual(['', MANIFEST_NAME, 'docs', 'docs/a', 'docs/a/SKILL.md', 'docs/a/x.txt', 'skills.json']);
+    expect(report.controlledByOthers.every((entry) => entry.ownerUid === OTHER_UID && entry.reason === 'owner')).toBe(true);
+    expect(controlWarning(report)).toMatch(new RegExp(`^warning: others than you and root can change this snapshot: ${copy} \\(owner uid ${OTHER_UID}, mode 0555\\), .* and 4 more; its own manifest proves nothing`));
   });
 });
