@@ -68,6 +68,8 @@ export interface VerifyOptions {
   json: boolean;
   /** --expect sha256:<hex>: the digest of the manifest `snapshot` printed when it published. */
   expectDigest: string | undefined;
+  /** --against-server, with the servers to list (--config, --server, --only) and --timeout; undefined without it. */
+  againstServer: { configPath: string | undefined; serverFlags: string[]; only: string[]; timeoutMs: number } | undefined;
 }
 
 export type Command =
@@ -310,14 +312,33 @@ function parseSnapshot(argv: readonly string[]): Command {
 }
 
 function parseVerify(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, expect: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, {
+    json: { type: 'boolean' },
+    expect: { type: 'string' },
+    'against-server': { type: 'boolean' },
+    config: { type: 'string' },
+    server: { type: 'string', multiple: true },
+    only: { type: 'string', multiple: true },
+    timeout: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return { command: 'help' };
   if (positionals.length !== 1) throw new ConfigError('verify takes exactly one DEST: skills-mount verify DEST');
   const expect = values.expect as string | undefined;
   if (expect !== undefined && !/^sha256:[0-9a-f]{64}$/i.test(expect)) {
     throw new ConfigError(`--expect takes the manifest digest snapshot printed (sha256: and 64 hex digits), got "${expect}"`);
   }
-  return { command: 'verify', options: { dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false, expectDigest: expect?.toLowerCase() } };
+  const servers = ['config', 'server', 'only', 'timeout'].filter((flag) => values[flag] !== undefined);
+  if (!values['against-server'] && servers.length > 0) throw new ConfigError(`--${servers[0]} goes with --against-server: verify lists servers only to compare with them`);
+  const againstServer = values['against-server']
+    ? {
+        configPath: values.config as string | undefined,
+        serverFlags: (values.server as string[] | undefined) ?? [],
+        only: (values.only as string[] | undefined) ?? [],
+        timeoutMs: Math.round(positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout') * 1000),
+      }
+    : undefined;
+  return { command: 'verify', options: { dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false, expectDigest: expect?.toLowerCase(), againstServer } };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

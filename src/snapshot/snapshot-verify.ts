@@ -7,18 +7,23 @@ import type { Stats } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { sha256Digest } from '../format/digest.js';
 import { currentUid, othersCanWrite, ownerProblem, pathControl, type ControlReason } from '../path-control.js';
 import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
+import { asCatalogDocument, type CatalogDocument, type ServerComparison, type SnapshotSide } from './server-comparison.js';
 import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest } from './snapshot-manifest.js';
 import { DIRECTORY_MODE, FILE_MODE, resolvePublished, snapshotsDirOf } from './snapshot-store.js';
 
 export interface VerifyProblem {
-  /** Relative to the snapshot root. */
+  /** Relative to the snapshot root (a server's label for one not compared). */
   path: string;
-  kind: 'differs' | 'missing' | 'extra';
+  /** unchecked: what --against-server could not compare (a server not listed whole, or not configured). */
+  kind: 'differs' | 'missing' | 'extra' | 'unchecked';
   detail: string;
+  /** Set for what the servers list now (--against-server), as against the manifest. */
+  against?: 'server';
 }
 
 /** What DEST was: the link `snapshot` publishes, or a folder holding a manifest (a copy of one). */
@@ -45,6 +50,8 @@ export interface VerifyReport {
    * the way. Its own manifest proves nothing against them (--expect, --against-server do).
    */
   controlledByOthers: ControlledEntry[];
+  /** With --against-server: the servers compared and how much; null without. */
+  againstServer: Omit<ServerComparison, 'problems'> | null;
 }
 
 /** One entry someone else can change: its owner is another user, or others can write it. */
@@ -62,6 +69,8 @@ export interface VerifyOptions {
   uid?: number | undefined;
   /** sha256:<hex> the manifest's bytes must hash to (the digest `snapshot` printed): the anchor a folder's own manifest cannot be. */
   expectDigest?: string | undefined;
+  /** Compares the manifest (and skills.json) with what the servers list now: the other anchor. */
+  againstServer?: ((snapshot: SnapshotSide) => Promise<ServerComparison>) | undefined;
 }
 
 /** Checks the snapshot DEST names, or the snapshot folder DEST is; throws ConfigError when it is neither. */
@@ -84,6 +93,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
   // A sticky snapshots folder is not enough: whoever can make names in it can plant a snapshot.
   if (target.given === 'link') note(path.dirname(dir), await fs.lstat(path.dirname(dir)));
   note(path.join(dir, MANIFEST_NAME), await fs.lstat(path.join(dir, MANIFEST_NAME)));
+  let againstServer: VerifyReport['againstServer'] = null;
   const report = (id: string | null, problems: VerifyProblem[], manifest?: SnapshotManifest): VerifyReport => ({
     dest,
     given: target.given,
@@ -95,6 +105,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
     bytes: manifest?.files.reduce((sum, file) => sum + file.sizeBytes, 0) ?? 0,
     problems,
     controlledByOthers: [...controlled.values()],
+    againstServer,
   });
   if ((await fs.lstat(dir))?.isDirectory() !== true) {
     return report(target.id, [{ path: '', kind: 'missing', detail: `${dest} points to ${dir}, which is not a directory` }]);
@@ -163,7 +174,26 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
   for (const file of manifest.files) if (!seen.has(file.path)) problems.push({ path: file.path, kind: 'missing', detail: `listed in the manifest (${file.sizeBytes} bytes)` });
   for (const directory of manifest.directories) if (!seen.has(directory)) problems.push({ path: directory, kind: 'missing', detail: 'a directory listed in the manifest' });
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (options.againstServer !== undefined) {
+    const { problems: differences, ...summary } = await options.againstServer({ manifest, documents: await readDocuments(fs, dir, manifest) });
+    problems.push(...differences);
+    againstServer = summary;
+  }
   return report(target.id ?? manifest.id, problems, manifest);
+}
+
+/** The snapshot's skills.json files (those the manifest lists), parsed; undefined for one that cannot be read as JSON. */
+async function readDocuments(fs: SnapshotFs, dir: string, manifest: SnapshotManifest): Promise<Map<string, CatalogDocument | undefined>> {
+  const documents = new Map<string, CatalogDocument | undefined>();
+  for (const file of manifest.files) {
+    if (file.path !== SKILLS_JSON && file.path !== `${APPROVED_DIR}/${SKILLS_JSON}`) continue;
+    try {
+      documents.set(file.path, asCatalogDocument(JSON.parse((await fs.readFile(path.join(dir, file.path))).toString('utf8'))));
+    } catch {
+      documents.set(file.path, undefined);
+    }
+  }
+  return documents;
 }
 
 /** The folder to check and how DEST names it; ConfigError when DEST is neither a snapshot link nor a folder with a manifest. */

@@ -138,6 +138,48 @@ describe('a snapshot of the generated corpus', () => {
     await checkAgainstCore(dest);
   });
 
+  it('verify --against-server (issue 27, item 5): the corpus as served now passes, every file compared by digest; in a copy whose file and manifest entry were changed together, that file is named with what the server lists', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const flag = serverFlag('corpus', CORPUS_DIR);
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', flag])).code).toBe(0);
+    const startedAtMs = Date.now();
+    const clean = await cli(['verify', dest, '--against-server', '--server', flag]);
+    const seconds = (Date.now() - startedAtMs) / 1000;
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    const [, files, digests] = /; against the servers \(corpus\): ([\d,]+) files compared \(([\d,]+) by digest\)$/m.exec(clean.stdout) ?? [];
+    expect(Number(files?.replace(/,/g, '')), clean.stdout).toBe(expected.files.size - 1);
+    expect(digests).toBe(files);
+    expect(clean.stderr).toMatch(/verify: listed 1 server from the command line and compared [\d,]+ files in [\d.]+ s/);
+    console.log(`verify --against-server of the generated corpus (${files} files) over stdio: ${seconds.toFixed(1)} s, the CLI's start included; ${/in ([\d.]+ s)/.exec(clean.stderr)?.[1]} listing and comparing`);
+
+    const copy = path.join(await tempDir(), 'copy');
+    expect((await run('cp', ['-r', await realpath(dest), copy])).code).toBe(0);
+    const target = [...expected.files.keys()].find((file) => file.endsWith('/SKILL.md'))!;
+    const attack = Buffer.from(`${(await readFile(path.join(copy, target), 'utf8'))}\nATTACKER BYTES\n`);
+    await run('chmod', ['-R', 'u+w', copy]);
+    await writeFile(path.join(copy, target), attack);
+    const manifest = JSON.parse(await readFile(path.join(copy, '.snapshot.json'), 'utf8')) as { files: Array<{ path: string; sizeBytes: number; sha256: string }> };
+    const entry = manifest.files.find((file) => file.path === target)!;
+    const listed = entry.sha256;
+    Object.assign(entry, { sizeBytes: attack.length, sha256: sha256Digest(attack) });
+    await writeFile(path.join(copy, '.snapshot.json'), JSON.stringify(manifest));
+    await run('chmod', ['-R', 'a-w', copy]);
+    expect((await cli(['verify', copy])).code).toBe(0);
+    const caught = await cli(['verify', copy, '--against-server', '--server', flag, '--json']);
+    expect(caught.code).toBe(1);
+    expect((JSON.parse(caught.stdout) as { problems: unknown[] }).problems).toEqual([
+      { path: target, kind: 'differs', against: 'server', detail: `the server lists ${listed} (${expected.files.get(target)!.length} bytes) now; the manifest says ${sha256Digest(attack)} (${attack.length} bytes)` },
+    ]);
+  });
+
+  it('verify --against-server with a server that cannot be reached: exit 1, naming it as not compared', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const result = await cli(['verify', dest, '--against-server', '--timeout', '3', '--server', 'demo=/nonexistent/command']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^unchecked demo: could not be listed whole now \(failed.*\): its files were not compared$/m);
+  });
+
   it('over Streamable HTTP: the same; a second run changes nothing and fetches nothing', async () => {
     const server = await startHttpServe([CORPUS_DIR]);
     try {
@@ -282,6 +324,9 @@ describe('verify of a snapshot another user swapped (issue 27, item 5)', () => {
     const json = JSON.parse((await cli(['verify', dest, '--json'])).stdout) as { controlledByOthers: Array<{ path: string; ownerUid: number; reason: string }> };
     expect(json.controlledByOthers).toContainEqual(expect.objectContaining({ path: snapshots, reason: 'writable' }));
     expect(json.controlledByOthers).toContainEqual(expect.objectContaining({ path: await realpath(dest), ownerUid: OTHER_UID, reason: 'owner' }));
+    const against = await cli(['verify', dest, '--against-server', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(against.code, against.stdout).toBe(1);
+    expect(against.stdout).toMatch(new RegExp(`^differs +${file.replace(/[.]/g, '\\.')}: the server lists sha256:[0-9a-f]{64} \\(\\d+ bytes\\) now; the manifest says ${sha256Digest(bytes)} \\(${bytes.length} bytes\\)$`, 'm'));
   });
 });
 
