@@ -17,7 +17,7 @@ export type ControlReason = 'owner' | 'writable';
 export interface PathControlFinding {
   /** As reached: the links before it resolved. */
   path: string;
-  kind: 'directory' | 'symbolic link';
+  kind: 'directory' | 'symbolic link' | 'file';
   ownerUid: number;
   mode: number;
   reason: ControlReason;
@@ -76,6 +76,18 @@ export function controlReason(stats: OwnedStats & { isDirectory(): boolean }, ui
   // A link's own mode means nothing (0777 everywhere); only who owns it, in a sticky folder, can replace it.
   if (stats.isDirectory() && othersCanWrite(stats, options)) return 'writable';
   return undefined;
+}
+
+/**
+ * The rule for an entry that must be this user's (or root's) alone, a file or a folder: another
+ * owner, or write bits for others (no sticky excuse: whoever can make names in a folder can plant
+ * one); undefined when it passes, and for a link (its own mode means nothing).
+ */
+export function entryControl(at: string, stats: Stats, uid: number | undefined): PathControlFinding | undefined {
+  if (stats.isSymbolicLink()) return undefined;
+  const reason: ControlReason | undefined = ownerProblem(stats, uid, { rootAllowed: true }) !== undefined ? 'owner' : othersCanWrite(stats) ? 'writable' : undefined;
+  if (reason === undefined) return undefined;
+  return { path: at, kind: stats.isDirectory() ? 'directory' : 'file', ownerUid: stats.uid, mode: stats.mode & 0o7777, reason, target: false };
 }
 
 /**

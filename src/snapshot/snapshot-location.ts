@@ -6,7 +6,7 @@
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import type { Log } from '../log.js';
-import { ControlledPathError, modeText, othersCanWrite, ownerProblem, pathControl, type ControlReason, type PathControlFinding } from '../path-control.js';
+import { ControlledPathError, entryControl, modeText, ownerProblem, pathControl, type ControlReason, type PathControlFinding } from '../path-control.js';
 
 /**
  * Refuses DEST when anyone but `uid` and root controls its folder or a folder or link on the way
@@ -28,8 +28,8 @@ export async function checkDestination(dest: string, uid: number | undefined, op
 /** Refuses DEST's snapshots folder, or its lock file, when it exists and anyone but `uid` and root controls it. */
 export function checkOwnEntry(entry: string, role: 'snapshots folder' | 'lock file', stats: Stats, dest: string, uid: number | undefined): void {
   if (uid === undefined) return;
-  // No sticky excuse: whoever can make names in the snapshots folder can plant a snapshot or a lock.
-  const reason: ControlReason | undefined = ownerProblem(stats, uid, { rootAllowed: true }) !== undefined ? 'owner' : othersCanWrite(stats) ? 'writable' : undefined;
+  // A link in its place is judged by its owner (entryControl passes links: their mode means nothing).
+  const reason = stats.isSymbolicLink() ? (ownerProblem(stats, uid, { rootAllowed: true }) === undefined ? undefined : 'owner') : entryControl(entry, stats, uid)?.reason;
   if (reason === undefined) return;
   const who = whoCould(reason, stats.uid, uid);
   const message =

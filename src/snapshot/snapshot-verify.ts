@@ -9,7 +9,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { sha256Digest } from '../format/digest.js';
-import { currentUid, othersCanWrite, ownerProblem, pathControl, type ControlReason } from '../path-control.js';
+import { currentUid, entryControl, pathControl, type ControlReason, type PathControlFinding } from '../path-control.js';
 import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { asCatalogDocument, type CatalogDocument, type ServerComparison, type SnapshotSide } from './server-comparison.js';
@@ -82,14 +82,12 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
   let manifestDigest: string | null = null;
   const uid = 'uid' in options ? options.uid : currentUid();
   const controlled = new Map<string, ControlledEntry>();
-  const note = (absolute: string, stats: Stats | undefined): void => {
-    const reason = stats === undefined || stats.isSymbolicLink() ? undefined : ownerProblem(stats, uid, { rootAllowed: true }) !== undefined ? 'owner' : othersCanWrite(stats) ? 'writable' : undefined;
-    if (reason !== undefined) controlled.set(absolute, { path: absolute, ownerUid: stats!.uid, mode: stats!.mode & 0o7777, reason });
+  const record = (finding: PathControlFinding | undefined): void => {
+    if (finding !== undefined) controlled.set(finding.path, { path: finding.path, ownerUid: finding.ownerUid, mode: finding.mode, reason: finding.reason });
   };
+  const note = (absolute: string, stats: Stats | undefined): void => record(stats && entryControl(absolute, stats, uid));
   // The way to it first: the folders above (a sticky one is fine), DEST's link, the snapshots folder.
-  for (const finding of await pathControl(dest, { uid, strictTarget: true })) {
-    controlled.set(finding.path, { path: finding.path, ownerUid: finding.ownerUid, mode: finding.mode, reason: finding.reason });
-  }
+  for (const finding of await pathControl(dest, { uid, strictTarget: true })) record(finding);
   // A sticky snapshots folder is not enough: whoever can make names in it can plant a snapshot.
   if (target.given === 'link') note(path.dirname(dir), await fs.lstat(path.dirname(dir)));
   note(path.join(dir, MANIFEST_NAME), await fs.lstat(path.join(dir, MANIFEST_NAME)));
