@@ -6,6 +6,7 @@ import { constants, type Stats } from 'node:fs';
 import { chmod, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { type LockHolder, releaseLock, tryLock } from './lock-file.js';
+import { currentUid, modeText, othersCanWrite, ownerProblem } from './path-control.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from './private-files.js';
 
 export interface PrivateFileTerms {
@@ -35,10 +36,10 @@ export async function checkPrivateDirectory(dir: string, file: string, terms: Pr
   if (stats === undefined) return undefined;
   if (stats.isSymbolicLink()) throw terms.refuse(`${terms.what} directory ${dir} is a symbolic link; refusing it (configure the real directory instead)`, dir);
   if (!stats.isDirectory()) throw terms.refuse(`${terms.what} directory ${dir} exists and is not a directory`, dir);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) throw terms.refuse(`${terms.what} directory ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid})`, dir);
-  if ((stats.mode & 0o022) !== 0) {
-    throw terms.refuse(`${terms.what} directory ${dir} has mode ${modeString(stats.mode)}: other users can replace its files; check ${path.basename(file)}, then chmod 700 it`, dir);
+  const foreign = ownerProblem(stats, currentUid());
+  if (foreign !== undefined) throw terms.refuse(`${terms.what} directory ${dir} ${foreign}`, dir);
+  if (othersCanWrite(stats)) {
+    throw terms.refuse(`${terms.what} directory ${dir} has mode ${modeText(stats.mode)}: other users can replace its files; check ${path.basename(file)}, then chmod 700 it`, dir);
   }
   return stats;
 }
@@ -60,9 +61,9 @@ export async function readPrivateFile(file: string, terms: PrivateFileTerms): Pr
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw refuse(`is ${kindOf(stats)}, not a regular file`);
-    const uid = process.getuid?.();
-    if (uid !== undefined && stats.uid !== uid) throw refuse(`belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing ${terms.what} someone else wrote`);
-    if ((stats.mode & 0o022) !== 0) throw refuse(`has mode ${modeString(stats.mode)}: other users can write it, so ${terms.distrust}; check its contents, then chmod 600 it`);
+    const foreign = ownerProblem(stats, currentUid());
+    if (foreign !== undefined) throw refuse(`${foreign}; refusing ${terms.what} someone else wrote`);
+    if (othersCanWrite(stats)) throw refuse(`has mode ${modeText(stats.mode)}: other users can write it, so ${terms.distrust}; check its contents, then chmod 600 it`);
     if (stats.size > terms.maxBytes) throw refuse(`is ${stats.size} bytes, more than a ${terms.what} file can be`);
     return (await handle.readFile()).toString('utf8');
   } finally {
@@ -134,8 +135,4 @@ async function removeOwnTemps(dir: string, name: string): Promise<void> {
   for (const entry of await readdir(dir)) {
     if (entry.startsWith(prefix)) await rm(path.join(dir, entry), { recursive: true, force: true });
   }
-}
-
-export function modeString(mode: number): string {
-  return (mode & 0o777).toString(8).padStart(4, '0');
 }

@@ -36,6 +36,7 @@ import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
 import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
+import { currentUid, ownerProblem } from '../path-control.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 import {
   DEFAULT_ROOT_LIMIT_BYTES,
@@ -935,10 +936,8 @@ async function holdPrivateDirectory(dir: string, parent: HeldDirectory | undefin
   }
   try {
     const stats = held.stats;
-    const uid = process.getuid?.();
-    if (uid !== undefined && stats.uid !== uid) {
-      throw new ConfigError(`disk cache: ${dir} belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing a cache directory someone else controls`);
-    }
+    const foreign = ownerProblem(stats, currentUid());
+    if (foreign !== undefined) throw new ConfigError(`disk cache: ${dir} ${foreign}; refusing a cache directory someone else controls`);
     const mode = stats.mode & 0o777;
     if (mode !== 0o700) {
       await held.chmod(0o700);
@@ -956,10 +955,8 @@ async function ensurePrivateMode(at: string, shown: string, log: Log): Promise<v
   const stats = await lstat(at);
   if (stats.isSymbolicLink()) throw new ConfigError(`disk cache: ${shown} is a symbolic link; refusing to use it (configure the real directory instead)`);
   if (!stats.isDirectory()) throw new ConfigError(`disk cache: ${shown} exists and is not a directory`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stats.uid !== uid) {
-    throw new ConfigError(`disk cache: ${shown} belongs to uid ${stats.uid}, not to this user (uid ${uid}); refusing a cache directory someone else controls`);
-  }
+  const foreign = ownerProblem(stats, currentUid());
+  if (foreign !== undefined) throw new ConfigError(`disk cache: ${shown} ${foreign}; refusing a cache directory someone else controls`);
   const mode = stats.mode & 0o777;
   if (mode !== 0o700) {
     await chmod(at, 0o700);

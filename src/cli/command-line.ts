@@ -56,14 +56,26 @@ export interface SnapshotOptions {
   approved: boolean;
   includeDynamic: boolean;
   watch: boolean;
+  /** --allow-shared-parent: DEST's folder may be writable by others (a Kubernetes emptyDir is 0777). */
+  allowSharedParent: boolean;
   protocolVersion: ProtocolVersionChoice | undefined;
   verbose: boolean;
+}
+
+/** `verify DEST`: a snapshot (the link or a copy) re-hashed against its manifest. */
+export interface VerifyOptions {
+  dest: string;
+  json: boolean;
+  /** --expect sha256:<hex>: the digest of the manifest `snapshot` printed when it published. */
+  expectDigest: string | undefined;
+  /** --against-server, with the servers to list (--config, --server, --only) and --timeout; undefined without it. */
+  againstServer: { configPath: string | undefined; serverFlags: string[]; only: string[]; timeoutMs: number } | undefined;
 }
 
 export type Command =
   | { command: 'mount'; options: MountOptions }
   | { command: 'snapshot'; options: SnapshotOptions }
-  | { command: 'verify'; dest: string; json: boolean }
+  | { command: 'verify'; options: VerifyOptions }
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
@@ -259,6 +271,7 @@ function parseSnapshot(argv: readonly string[]): Command {
     approved: { type: 'boolean' },
     'include-dynamic': { type: 'boolean' },
     watch: { type: 'boolean' },
+    'allow-shared-parent': { type: 'boolean' },
     timeout: { type: 'string' },
     'cache-dir': { type: 'string' },
     'disk-cache-size': { type: 'string' },
@@ -291,6 +304,7 @@ function parseSnapshot(argv: readonly string[]): Command {
       approved: (values.approved as boolean | undefined) ?? false,
       includeDynamic: (values['include-dynamic'] as boolean | undefined) ?? false,
       watch: (values.watch as boolean | undefined) ?? false,
+      allowSharedParent: (values['allow-shared-parent'] as boolean | undefined) ?? false,
       protocolVersion,
       verbose: (values.verbose as boolean | undefined) ?? false,
     },
@@ -298,10 +312,33 @@ function parseSnapshot(argv: readonly string[]): Command {
 }
 
 function parseVerify(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, {
+    json: { type: 'boolean' },
+    expect: { type: 'string' },
+    'against-server': { type: 'boolean' },
+    config: { type: 'string' },
+    server: { type: 'string', multiple: true },
+    only: { type: 'string', multiple: true },
+    timeout: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return { command: 'help' };
   if (positionals.length !== 1) throw new ConfigError('verify takes exactly one DEST: skills-mount verify DEST');
-  return { command: 'verify', dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false };
+  const expect = values.expect as string | undefined;
+  if (expect !== undefined && !/^sha256:[0-9a-f]{64}$/i.test(expect)) {
+    throw new ConfigError(`--expect takes the manifest digest snapshot printed (sha256: and 64 hex digits), got "${expect}"`);
+  }
+  const servers = ['config', 'server', 'only', 'timeout'].filter((flag) => values[flag] !== undefined);
+  if (!values['against-server'] && servers.length > 0) throw new ConfigError(`--${servers[0]} goes with --against-server: verify lists servers only to compare with them`);
+  const againstServer = values['against-server']
+    ? {
+        configPath: values.config as string | undefined,
+        serverFlags: (values.server as string[] | undefined) ?? [],
+        only: (values.only as string[] | undefined) ?? [],
+        timeoutMs: Math.round(positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout') * 1000),
+      }
+    : undefined;
+  return { command: 'verify', options: { dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false, expectDigest: expect?.toLowerCase(), againstServer } };
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

@@ -9,7 +9,9 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
-       skills-mount verify DEST [--json]
+                    [--allow-shared-parent]
+       skills-mount verify DEST [--json] [--expect sha256:...]
+                    [--against-server [--config FILE] [--server ...] [--only ...] [--timeout SECONDS]]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
        skills-mount approve PATH... [--yes [--grant-allowed-tools]]
@@ -71,10 +73,20 @@ Commands:
                           symlink into .DEST.snapshots/), only changed files fetched again.
                           --approved: only _approved/; --include-dynamic: "dynamic" skills
                           too (unverified); --watch: again on every change, until SIGTERM.
-                          Fetches every listed file (the mount fetches on read). Exit 0, or
-                          1 when some server could not be snapshotted whole
-  verify DEST             re-hashes DEST against its .snapshot.json; names each file that
-                          differs, is missing or is extra; exit 1 if any
+                          Fetches every listed file (the mount fetches on read). Prints the
+                          digest of its manifest (sha256:...) for verify --expect. Refuses
+                          (exit 2) a DEST in a folder another user owns or can write (and
+                          folders above it open to others without the sticky bit);
+                          --allow-shared-parent accepts DEST's own folder writable by others
+                          (a Kubernetes emptyDir). Exit 0, or 1 when some server could not
+                          be snapshotted whole
+  verify DEST             re-hashes DEST (the published link, or a copy: any folder holding
+                          a .snapshot.json) against its .snapshot.json; names each file that
+                          differs, is missing or is extra; exit 1 if any. The manifest is the
+                          folder's own: --expect sha256:... checks it against the digest
+                          snapshot printed; --against-server compares every digest with what
+                          the configured servers list now. Warns when others than you and
+                          root can change the snapshot
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
 import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from './config.js';
 import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
@@ -58,7 +59,8 @@ async function main(argv: string[]): Promise<void> {
     case 'snapshot':
       return process.exit(await runSnapshot(command.options));
     case 'verify': {
-      const { text, exitCode } = await runVerify(command.dest, command.json);
+      // Lines of the servers verify lists (--against-server), escaped as the snapshot's are.
+      const { text, exitCode } = await runVerify(command.options, (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`));
       process.stdout.write(text);
       return process.exit(exitCode);
     }

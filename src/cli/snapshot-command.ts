@@ -8,24 +8,18 @@ import { ApprovalLedger } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
 import { discoveryFolderProblem } from '../cache/discovery-folders.js';
-import { ContentCache } from '../catalog/content-cache.js';
-import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { APPROVED_DIR } from '../fs/mount-layout.js';
-import { SkillsFilesystem } from '../fs/skills-filesystem.js';
-import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { SnapshotProgress } from '../snapshot/snapshot-progress.js';
 import { SnapshotStore, snapshotsDirOf } from '../snapshot/snapshot-store.js';
 import { watchSnapshots } from '../snapshot/snapshot-watch.js';
 import { writeSnapshot, type SnapshotResult } from '../snapshot/snapshot-writer.js';
-import { commandProblem } from './command-check.js';
 import type { SnapshotOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
 import { StartupProgress } from './progress.js';
+import { startServerCore, type ServerCore } from './server-core.js';
 
-/** Memory for verified contents while a snapshot is written (the disk cache and earlier snapshots hold the rest). */
-const CONTENT_CACHE_BYTES = 64 * 1024 * 1024;
 const MIB = 1024 * 1024;
 
 /** Runs the snapshot (or the watch until a signal); resolves the exit code: 0 all servers whole, 1 some failed. */
@@ -46,7 +40,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     const problem = await discoveryFolderProblem(candidate, { home: homedir(), env: process.env });
     if (problem !== undefined) throw new ConfigError(`destination ${dest}: ${problem}`);
   }
-  const store = await SnapshotStore.open({ dest, log });
+  const store = await SnapshotStore.open({ dest, log, allowSharedParent: options.allowSharedParent });
   const controller = new AbortController();
   let stopping = false;
   const stop = (signal: string) => {
@@ -62,46 +56,31 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 
   let diskCache: DiskCache | undefined;
-  let sources: McpSkillSource[] = [];
-  let catalogs: ServerCatalog[] = [];
+  let core: ServerCore | undefined;
   let approvals: ApprovalLedger | undefined;
   try {
     diskCache = options.diskCache && (await openDiskCache(options.diskCache, dest, store.snapshotsDir, log));
     approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
-    const approvedOnly = new Set(config.servers.filter((server) => server.approvedOnly).map((server) => server.label));
-    const cache = new ContentCache(CONTENT_CACHE_BYTES);
-    sources = config.servers.map(
-      ({ label, config: serverConfig, protocolVersion }) =>
-        new McpSkillSource(label, serverConfig, { timeoutMs: options.timeoutMs, protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate', log, verbose: options.verbose }),
-    );
-    catalogs = sources.map(
-      (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, durable: diskCache?.server(source.label), hideDynamic: !options.includeDynamic }),
-    );
-    log(`snapshot of ${sources.length} server${sources.length === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/)` : ''}`);
-    for (const { label, config: serverConfig } of config.servers) {
-      if (serverConfig.kind !== 'stdio') continue;
-      const problem = await commandProblem(serverConfig.command, serverConfig.cwd, { ...process.env, ...serverConfig.env });
-      if (problem) log(`[${label}] ${problem}`);
-    }
-    const startup = new StartupProgress(process.stderr, sources.length);
+    const servers = config.servers.length;
+    log(`snapshot of ${servers} server${servers === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/)` : ''}`);
+    const startup = new StartupProgress(process.stderr, servers);
     sink = startup;
-    await Promise.all(
-      sources.map(async (source, i) => {
-        await source.start();
-        if (source.connection().status !== 'connected') {
-          await catalogs[i]!.restoreKeptListing();
-          return startup.serverFailed();
-        }
-        startup.serverConnected();
-        await catalogs[i]!.refresh();
-        startup.serverListed(catalogs[i]!.health().skills);
-      }),
-    );
+    core = await startServerCore({
+      servers: config.servers,
+      timeoutMs: options.timeoutMs,
+      protocolVersion: options.protocolVersion,
+      verbose: options.verbose,
+      hideDynamic: !options.includeDynamic,
+      log,
+      approvals,
+      diskCache,
+      progress: startup,
+    });
     startup.finish();
-    const progress = new SnapshotProgress(process.stderr, sources.length);
+    const progress = new SnapshotProgress(process.stderr, servers);
     sink = progress;
 
-    const filesystem = new SkillsFilesystem(catalogs, { approvals, approvedOnly, log });
+    const { filesystem, catalogs } = core;
     let changes = 0;
     filesystem.onChange(() => {
       changes += 1;
@@ -125,7 +104,9 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     };
     const report = (result: SnapshotResult, startedAtMs: number): void => {
       for (const failure of result.failures) log(`[${failure.label}] not snapshotted whole: ${failure.reason}`);
-      log(summary(result, dest, sources.length, (Date.now() - startedAtMs) / 1000));
+      log(summary(result, dest, config.servers.length, (Date.now() - startedAtMs) / 1000));
+      // The anchor `verify --expect` takes, alone on stdout for scripts: the digest of the manifest DEST now names.
+      if (result.outcome === 'published' || !options.watch) process.stdout.write(`${result.manifestDigest}\n`);
     };
 
     if (!options.watch) {
@@ -160,9 +141,8 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     throw error;
   } finally {
     sink = undefined;
-    for (const catalog of catalogs) catalog.close();
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL).
-    await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals?.idle()]), delay(4_000)]);
+    await Promise.race([Promise.all([core?.close(), diskCache?.close(), approvals?.idle()]), delay(4_000)]);
     await store.close();
   }
 }

@@ -2,15 +2,19 @@
 // beside it, a snapshot is built in `.build-<id>` there, and published by one rename(2) of a new
 // symlink over DEST, so a reader sees the old snapshot or the new one, never a mix, and an
 // interrupted run (SIGKILL, a full disk) leaves the published one as it was; its leftovers go at
-// the next run. One writer per DEST (a lock file). Knows nothing of skills or catalogs.
+// the next run. One writer per DEST (a lock file). Nowhere another user controls (the folders on
+// the way to DEST, the snapshots folder, the lock: snapshot-location.ts). Knows nothing of skills or catalogs.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { sha256Digest } from '../format/digest.js';
 import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import type { Log } from '../log.js';
+import { currentUid } from '../path-control.js';
 import { errorCode, errorMessage } from '../private-files.js';
 import { MANIFEST_NAME, manifestText, parseManifest, safeRelativePath, type SnapshotManifest } from './snapshot-manifest.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
+import { checkDestination, checkOwnEntry } from './snapshot-location.js';
 
 export const FILE_MODE = 0o444;
 export const DIRECTORY_MODE = 0o555;
@@ -38,14 +42,21 @@ export interface SnapshotStoreOptions {
   keep?: number | undefined;
   retainMs?: number | undefined;
   now?: (() => number) | undefined;
+  /** Who writes the snapshot (default this process's uid): only they and root may control where it goes. */
+  uid?: number | undefined;
+  /** DEST's folder may be writable by others (--allow-shared-parent: an emptyDir); everything else is checked still. */
+  allowSharedParent?: boolean | undefined;
 }
 
-/** A published snapshot: its id, directory and manifest (undefined when the manifest cannot be read). */
-export interface PublishedSnapshot {
-  id: string;
-  dir: string;
-  manifest: SnapshotManifest | undefined;
-}
+/** A published snapshot: its id, directory, manifest and the manifest's digest (both undefined when the manifest cannot be read). */
+export type PublishedSnapshot = { id: string; dir: string } & (
+  | {
+      manifest: SnapshotManifest;
+      /** sha256 of the manifest's exact bytes: what `verify --expect` checks. */
+      manifestDigest: string;
+    }
+  | { manifest: undefined; manifestDigest: undefined }
+);
 
 /** The directory holding DEST's snapshots: `.<basename>.snapshots` beside DEST. */
 export function snapshotsDirOf(dest: string): string {
@@ -87,11 +98,16 @@ export class SnapshotStore {
     const parent = path.dirname(dest);
     const parentStats = await fs.lstat(parent);
     if (!parentStats?.isDirectory()) throw new ConfigError(`${dest}: its parent ${parent} is not an existing directory`);
+    const uid = 'uid' in options ? options.uid : currentUid();
+    await checkDestination(dest, uid, { allowSharedParent: options.allowSharedParent, log: options.log });
     const snapshotsDir = snapshotsDirOf(dest);
     const existing = await fs.lstat(snapshotsDir);
     if (existing === undefined) await fs.mkdir(snapshotsDir, 0o755);
     else if (!existing.isDirectory()) throw new ConfigError(`${snapshotsDir} exists and is not a directory; remove it or choose another DEST`);
+    else checkOwnEntry(snapshotsDir, 'snapshots folder', existing, dest, uid);
     const lockPath = path.join(snapshotsDir, LOCK_NAME);
+    const planted = await fs.lstat(lockPath);
+    if (planted !== undefined) checkOwnEntry(lockPath, 'lock file', planted, dest, uid);
     const locked = await tryLock(lockPath, (holder) => options.log(`snapshot: took over the lock of pid ${holder.pid ?? '?'}, which is gone`));
     if ('heldBy' in locked) throw new SnapshotLockedError(`${dest}: ${locked.heldBy} is writing snapshots here (lock ${lockPath})`, lockPath, locked.holder.pid);
     const store = new SnapshotStore(dest, snapshotsDir, fs, options.log, locked.token, options.keep ?? DEFAULT_KEEP, options.retainMs ?? DEFAULT_RETAIN_MS, options.now ?? Date.now);
@@ -118,10 +134,11 @@ export class SnapshotStore {
     if (current === undefined) return undefined;
     try {
       const where = path.join(current.dir, MANIFEST_NAME);
-      return { ...current, manifest: parseManifest((await this.fs.readFile(where)).toString('utf8'), where) };
+      const bytes = await this.fs.readFile(where);
+      return { ...current, manifest: parseManifest(bytes.toString('utf8'), where), manifestDigest: sha256Digest(bytes) };
     } catch (error) {
       this.log(`snapshot ${current.id}: its manifest cannot be read (${errorMessage(error)}); nothing is taken from it`);
-      return { ...current, manifest: undefined };
+      return { ...current, manifest: undefined, manifestDigest: undefined };
     }
   }
 
@@ -248,16 +265,18 @@ export class SnapshotBuild {
     return true;
   }
 
-  /** Writes the manifest, makes every directory read-only, and publishes the snapshot. */
-  async commit(manifest: SnapshotManifest): Promise<void> {
+  /** Writes the manifest, makes every directory read-only, and publishes the snapshot; resolves the sha256 of the manifest's bytes. */
+  async commit(manifest: SnapshotManifest): Promise<string> {
     this.assertOpen();
+    const bytes = Buffer.from(manifestText(manifest), 'utf8');
     try {
-      await this.fs.writeFile(this.absolute(MANIFEST_NAME), Buffer.from(manifestText(manifest), 'utf8'), FILE_MODE);
+      await this.fs.writeFile(this.absolute(MANIFEST_NAME), bytes, FILE_MODE);
       // Deepest first: a parent made read-only first could not be descended into for writing, but chmod needs only search permission.
       for (const dir of this.directoryPaths().reverse()) await this.fs.chmod(this.absolute(dir), DIRECTORY_MODE);
       await this.fs.chmod(this.dir, DIRECTORY_MODE);
       this.finished = true;
       await this.store.publish(this);
+      return sha256Digest(bytes);
     } catch (error) {
       this.finished = true;
       await this.fs.removeTree(this.dir).catch(() => {});

@@ -3,26 +3,25 @@
 // an earlier snapshot's file whose bytes still hash to the listed digest (no request at all).
 // A skill any of whose files cannot be fetched and verified is left out whole. Knows the core's
 // interface and the mount's layout, nothing of MCP, catalogs or FUSE.
-import { IntegrityError, NoAttributeError, SkillsMountError } from '../errors.js';
+import { IntegrityError, SkillsMountError } from '../errors.js';
 import type { FilesystemCore } from '../fs/filesystem-core.js';
-import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, STATUS_JSON } from '../fs/mount-layout.js';
-import { XATTR } from '../fs/skills-filesystem.js';
-import type { SkillsJsonServer } from '../fs/skills-json.js';
+import { APPROVED_DIR } from '../fs/mount-layout.js';
 import { sha256Digest } from '../format/digest.js';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage } from '../private-files.js';
-import { MANIFEST_FORMAT, safeName, type ManifestFile, type ManifestOmission, type ManifestServer, type SnapshotManifest } from './snapshot-manifest.js';
+import { MANIFEST_FORMAT, type ManifestFile, type ManifestOmission, type ManifestServer, type SnapshotManifest } from './snapshot-manifest.js';
 import type { PublishedSnapshot, SnapshotBuild, SnapshotStore } from './snapshot-store.js';
 import type { SnapshotFs } from './snapshot-fs.js';
 import { nodeSnapshotFs } from './snapshot-fs.js';
+import { readCatalog, readWhole, serverProblem, walkView, type SnapshotViewName, type WalkedFile, type WalkResult } from './view-walk.js';
+
+export type { SnapshotViewName } from './view-walk.js';
 
 /** Files fetched or linked at once. */
 const DEFAULT_CONCURRENCY = 8;
 /** A build during which the core reported a change is built again (incrementally), at most this often. */
 const DEFAULT_MAX_ATTEMPTS = 3;
 const LINK_FALLBACK_CODES = new Set(['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP']);
-
-export type SnapshotViewName = 'mount' | 'approved';
 
 /** What a snapshot run reports as it goes (the terminal's progress line). */
 export interface SnapshotProgressSink {
@@ -52,6 +51,8 @@ export interface SnapshotResult {
   outcome: 'published' | 'unchanged';
   id: string;
   manifest: SnapshotManifest;
+  /** sha256 of the published manifest's exact bytes: what `verify --expect` takes. */
+  manifestDigest: string;
   /** Servers whose part is incomplete (unreachable, a listing cut short, a file that could not be read). */
   failures: Array<{ label: string; reason: string }>;
   files: number;
@@ -61,22 +62,8 @@ export interface SnapshotResult {
   skills: number;
 }
 
-interface WalkedFile {
-  /** Relative to the snapshot root. */
-  path: string;
-  corePath: string;
-  sizeBytes: number;
-  digest: string | undefined;
-  verified: boolean;
-}
-
-interface WalkResult {
-  files: WalkedFile[];
-  directories: string[];
-  /** Generated documents at the view's root (skills.json), read after every file so they show what the reads found. */
-  documents: string[];
-  failures: Array<{ path: string; error: unknown }>;
-}
+/** A build's result before it is committed: no manifest on disk yet, so no digest of it. */
+type BuiltSnapshot = Omit<SnapshotResult, 'manifestDigest'>;
 
 /** Builds a snapshot of the core's view and publishes it, unless it equals the published one. */
 export async function writeSnapshot(options: WriteSnapshotOptions): Promise<SnapshotResult> {
@@ -90,10 +77,10 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
       const walk = await walkView(options.core, options.view, options.signal);
       // Nothing differs from what is published: no build, and no file of it read again.
       if (published?.manifest !== undefined && (await unchangedSince(published.manifest, walk, options))) {
-        return unchangedResult(published.id, published.manifest);
+        return unchangedResult(published.id, published.manifest, published.manifestDigest);
       }
       const build = await options.store.begin();
-      let result: SnapshotResult;
+      let result: BuiltSnapshot;
       try {
         result = await buildInto(build, walk, published, earlier?.files, options);
       } catch (error) {
@@ -113,10 +100,9 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
       }
       if (published?.manifest !== undefined && sameContent(published.manifest, result.manifest)) {
         await build.abort();
-        return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest };
+        return { ...result, outcome: 'unchanged', id: published.id, manifest: published.manifest, manifestDigest: published.manifestDigest };
       }
-      await build.commit(result.manifest);
-      return result;
+      return { ...result, manifestDigest: await build.commit(result.manifest) };
     }
   } finally {
     await earlier?.build.abort().catch(() => {});
@@ -124,7 +110,7 @@ export async function writeSnapshot(options: WriteSnapshotOptions): Promise<Snap
 }
 
 /** `earlier`: the files of an attempt of this run the servers changed under, linked rather than fetched again (and counted as fetched). */
-async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, earlier: PreviousFiles | undefined, options: WriteSnapshotOptions): Promise<SnapshotResult> {
+async function buildInto(build: SnapshotBuild, walk: WalkResult, published: PublishedSnapshot | undefined, earlier: PreviousFiles | undefined, options: WriteSnapshotOptions): Promise<BuiltSnapshot> {
   const { core, view } = options;
   const fs = options.fs ?? nodeSnapshotFs;
   options.progress?.walked?.(walk.files.length, walk.files.filter((file) => file.path.endsWith('/SKILL.md')).length);
@@ -263,69 +249,6 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
   };
 }
 
-/** Every file and directory of the view, with sizes and listing digests; no content is fetched. */
-async function walkView(core: FilesystemCore, view: SnapshotViewName, signal: AbortSignal | undefined): Promise<WalkResult> {
-  const result: WalkResult = { files: [], directories: [], documents: [], failures: [] };
-  const rootNames = view === 'mount' ? (await core.readdir('/')).filter((name) => name !== STATUS_JSON && name !== APPROVED_DIR && name !== INSPECT_DIR) : [APPROVED_DIR];
-  const pending: string[] = [];
-  for (const name of rootNames) {
-    if (name === SKILLS_JSON) result.documents.push(name);
-    else pending.push(name);
-  }
-  for (let next = 0; next < pending.length; next++) {
-    signal?.throwIfAborted();
-    const relative = pending[next]!;
-    const corePath = `/${relative}`;
-    let attributes;
-    try {
-      attributes = await core.getattr(corePath);
-    } catch (error) {
-      if (!(error instanceof SkillsMountError)) throw error;
-      result.failures.push({ path: relative, error });
-      continue;
-    }
-    if (attributes.kind === 'file') {
-      const { digest, verified } = await digestOf(core, corePath);
-      result.files.push({ path: relative, corePath, sizeBytes: attributes.sizeBytes, digest, verified });
-      continue;
-    }
-    result.directories.push(relative);
-    let names: string[];
-    try {
-      names = await core.readdir(corePath);
-    } catch (error) {
-      if (!(error instanceof SkillsMountError)) throw error;
-      result.failures.push({ path: relative, error });
-      continue;
-    }
-    for (const name of names.sort(compare)) {
-      if (view === 'approved' && relative === APPROVED_DIR && name === SKILLS_JSON) {
-        result.documents.push(`${APPROVED_DIR}/${SKILLS_JSON}`);
-        continue;
-      }
-      if (!safeName(name)) {
-        result.failures.push({ path: `${relative}/${name}`, error: new IntegrityError(`${relative}: a child named ${JSON.stringify(name)} cannot be a file name`) });
-        continue;
-      }
-      pending.push(`${relative}/${name}`);
-    }
-  }
-  return result;
-}
-
-async function digestOf(core: FilesystemCore, corePath: string): Promise<{ digest: string | undefined; verified: boolean }> {
-  const attribute = async (name: string): Promise<string | undefined> => {
-    try {
-      return (await core.getxattr(corePath, name)).toString('utf8');
-    } catch (error) {
-      if (error instanceof NoAttributeError) return undefined;
-      throw error;
-    }
-  };
-  const verified = (await attribute(XATTR.verified)) === 'true';
-  return { digest: verified ? await attribute(XATTR.digest) : undefined, verified };
-}
-
 /** An earlier snapshot's file with the listed digest, hashed again now, linked in; undefined when none still holds those bytes. */
 async function linkFromPrevious(build: SnapshotBuild, fs: SnapshotFs, file: WalkedFile, previous: PreviousFiles | undefined, samePath = false): Promise<ManifestFile | undefined> {
   if (previous === undefined || file.digest === undefined) return undefined;
@@ -363,38 +286,6 @@ async function readVerified(core: FilesystemCore, file: WalkedFile): Promise<{ b
     throw new IntegrityError(`${file.path}: the bytes served hash to ${sha256}, the listing says ${file.digest}`);
   }
   return { bytes, sha256 };
-}
-
-async function readWhole(core: FilesystemCore, corePath: string): Promise<Buffer> {
-  const handle = await core.open(corePath);
-  try {
-    const { sizeBytes } = core.fgetattr(handle);
-    // One byte more than the size: a version longer than it says would show.
-    const bytes = core.read(handle, 0, sizeBytes + 1);
-    if (bytes.length !== sizeBytes) throw new IntegrityError(`${corePath}: ${bytes.length} bytes read, ${sizeBytes} expected`);
-    // Not copied: the bytes are hashed and written at once, and nothing here changes them.
-    return bytes;
-  } finally {
-    core.release(handle);
-  }
-}
-
-/** The mount's skills.json (the root one, whatever the view): server states and skill directories. */
-async function readCatalog(core: FilesystemCore): Promise<{ servers: SkillsJsonServer[] } | undefined> {
-  try {
-    return JSON.parse((await readWhole(core, `/${SKILLS_JSON}`)).toString('utf8')) as { servers: SkillsJsonServer[] };
-  } catch (error) {
-    if (error instanceof SkillsMountError || error instanceof SyntaxError) return undefined;
-    throw error;
-  }
-}
-
-/** Why a server's part is incomplete, from its skills.json entry; undefined when it is whole. */
-function serverProblem(server: SkillsJsonServer): string | undefined {
-  if (server.offline) return `offline since ${server.offline.since}: its last kept listing is shown`;
-  if (server.state !== 'connected' && server.state !== 'degraded') return `${server.state}${server.reason ? `: ${server.reason}` : ''}`;
-  if (!server.listingComplete) return 'its listing is incomplete';
-  return undefined;
 }
 
 interface PreviousFiles {
@@ -454,10 +345,10 @@ async function unchangedSince(manifest: SnapshotManifest, walk: WalkResult, opti
   return true;
 }
 
-function unchangedResult(id: string, manifest: SnapshotManifest): SnapshotResult {
+function unchangedResult(id: string, manifest: SnapshotManifest, manifestDigest: string): SnapshotResult {
   const bytes = manifest.files.reduce((sum, file) => sum + file.sizeBytes, 0);
   const skills = manifest.files.filter((file) => file.path.endsWith('/SKILL.md')).length;
-  return { outcome: 'unchanged', id, manifest, failures: [], files: manifest.files.length, bytes, linked: 0, fetched: 0, skills };
+  return { outcome: 'unchanged', id, manifest, manifestDigest, failures: [], files: manifest.files.length, bytes, linked: 0, fetched: 0, skills };
 }
 
 /** Same files, directories, servers and omissions (id and time aside). */

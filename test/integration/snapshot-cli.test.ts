@@ -5,10 +5,11 @@
 // succeeds and removes what the killed one left.
 import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { spawn } from 'node:child_process';
-import { cp, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readFile, readdir, readlink, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
+import { sha256Digest } from '../../src/format/digest.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
@@ -20,6 +21,7 @@ import { startHttpServe } from '../support/http-server.js';
 import { CORPUS_DIR, SKILLS_MOUNT, SKILLS_SERVE } from '../support/mount-harness.js';
 import { EXAMPLES } from '../support/server-harness.js';
 import { run } from '../support/fuse-harness.js';
+import { asOtherUser, canActAsOtherUser, OTHER_UID } from '../support/other-user.js';
 import { waitFor } from '../support/poll.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -136,6 +138,48 @@ describe('a snapshot of the generated corpus', () => {
     await checkAgainstCore(dest);
   });
 
+  it('verify --against-server (issue 27, item 5): the corpus as served now passes, every file compared by digest; in a copy whose file and manifest entry were changed together, that file is named with what the server lists', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const flag = serverFlag('corpus', CORPUS_DIR);
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', flag])).code).toBe(0);
+    const startedAtMs = Date.now();
+    const clean = await cli(['verify', dest, '--against-server', '--server', flag]);
+    const seconds = (Date.now() - startedAtMs) / 1000;
+    expect(clean.code, clean.stdout + clean.stderr).toBe(0);
+    const [, files, digests] = /; against the servers \(corpus\): ([\d,]+) files compared \(([\d,]+) by digest\)$/m.exec(clean.stdout) ?? [];
+    expect(Number(files?.replace(/,/g, '')), clean.stdout).toBe(expected.files.size - 1);
+    expect(digests).toBe(files);
+    expect(clean.stderr).toMatch(/verify: listed 1 server from the command line and compared [\d,]+ files in [\d.]+ s/);
+    console.log(`verify --against-server of the generated corpus (${files} files) over stdio: ${seconds.toFixed(1)} s, the CLI's start included; ${/in ([\d.]+ s)/.exec(clean.stderr)?.[1]} listing and comparing`);
+
+    const copy = path.join(await tempDir(), 'copy');
+    expect((await run('cp', ['-r', await realpath(dest), copy])).code).toBe(0);
+    const target = [...expected.files.keys()].find((file) => file.endsWith('/SKILL.md'))!;
+    const attack = Buffer.from(`${(await readFile(path.join(copy, target), 'utf8'))}\nATTACKER BYTES\n`);
+    await run('chmod', ['-R', 'u+w', copy]);
+    await writeFile(path.join(copy, target), attack);
+    const manifest = JSON.parse(await readFile(path.join(copy, '.snapshot.json'), 'utf8')) as { files: Array<{ path: string; sizeBytes: number; sha256: string }> };
+    const entry = manifest.files.find((file) => file.path === target)!;
+    const listed = entry.sha256;
+    Object.assign(entry, { sizeBytes: attack.length, sha256: sha256Digest(attack) });
+    await writeFile(path.join(copy, '.snapshot.json'), JSON.stringify(manifest));
+    await run('chmod', ['-R', 'a-w', copy]);
+    expect((await cli(['verify', copy])).code).toBe(0);
+    const caught = await cli(['verify', copy, '--against-server', '--server', flag, '--json']);
+    expect(caught.code).toBe(1);
+    expect((JSON.parse(caught.stdout) as { problems: unknown[] }).problems).toEqual([
+      { path: target, kind: 'differs', against: 'server', detail: `the server lists ${listed} (${expected.files.get(target)!.length} bytes) now; the manifest says ${sha256Digest(attack)} (${attack.length} bytes)` },
+    ]);
+  });
+
+  it('verify --against-server with a server that cannot be reached: exit 1, naming it as not compared', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const result = await cli(['verify', dest, '--against-server', '--timeout', '3', '--server', 'demo=/nonexistent/command']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^unchecked demo: could not be listed whole now \(failed.*\): its files were not compared$/m);
+  });
+
   it('over Streamable HTTP: the same; a second run changes nothing and fetches nothing', async () => {
     const server = await startHttpServe([CORPUS_DIR]);
     try {
@@ -173,6 +217,20 @@ describe('exit codes and refusals', () => {
     expect(await readdir(path.join(home, '.claude', 'skills'))).toEqual([]);
   });
 
+  it.runIf(canActAsOtherUser)("2 in the issue's shared folder (1777) where uid 65534 made .d3.snapshots (0777) first: nothing is built in it", async () => {
+    const shared = path.join(await tempDir(), 'shared');
+    await mkdir(shared);
+    await chmod(path.dirname(shared), 0o711);
+    await chmod(shared, 0o1777);
+    const dest = path.join(shared, 'd3');
+    await asOtherUser('mkdir', ['-m', '0777', snapshotsDirOf(dest)]);
+    const result = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`skills-mount: snapshot: refusing DEST ${dest}: the folder it is in, ${shared} (owner uid ${process.getuid!()}, mode 1777), can be written by other users;`);
+    expect(await readdir(snapshotsDirOf(dest))).toEqual([]);
+    expect(await readdir(shared)).toEqual([path.basename(snapshotsDirOf(dest))]);
+  });
+
   it('1 when a server cannot be snapshotted, naming it; the reachable servers are published', async () => {
     const dest = path.join(await tempDir(), 'skills');
     const result = await cli(['snapshot', dest, '--no-disk-cache', '--timeout', '3', '--server', serverFlag('good', EXAMPLES), '--server', 'gone=/nonexistent/command']);
@@ -191,6 +249,106 @@ describe('exit codes and refusals', () => {
     const verify = await cli(['verify', dest]);
     expect(verify.code).toBe(1);
     expect(verify.stdout).toMatch(/^differs +demo\/hello-mount\/SKILL\.md: .*bytes, expected/m);
+  });
+});
+
+describe('the manifest digest and verify --expect (issue 27, item 5)', () => {
+  it('snapshot prints the sha256 of .snapshot.json alone on stdout, again when unchanged; verify --expect passes with it, and fails (exit 1) for a manifest rewritten to match changed bytes', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    const first = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^sha256:[0-9a-f]{64}\n$/);
+    const digest = first.stdout.trim();
+    expect(digest).toBe(sha256Digest(await readFile(path.join(dest, '.snapshot.json'))));
+    const again = await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(again.stderr).toMatch(/unchanged/);
+    expect(again.stdout).toBe(`${digest}\n`);
+    const verified = await cli(['verify', dest, '--expect', digest]);
+    expect(verified.stdout).toMatch(new RegExp(`: verified \\(.*\\); manifest ${digest}, as --expect says$`, 'm'));
+    expect(verified.code).toBe(0);
+
+    // The attack: the folder's file and its manifest entry changed together.
+    const real = await realpath(dest);
+    const file = path.join(real, 'demo/hello-mount/SKILL.md');
+    const attack = Buffer.from(`${await readFile(file, 'utf8')}\nATTACKER BYTES\n`);
+    await run('chmod', ['-R', 'u+w', real]);
+    await writeFile(file, attack);
+    const manifestPath = path.join(real, '.snapshot.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { files: Array<{ path: string; sizeBytes: number; sha256: string }> };
+    for (const entry of manifest.files) if (entry.path === 'demo/hello-mount/SKILL.md') Object.assign(entry, { sizeBytes: attack.length, sha256: sha256Digest(attack) });
+    await writeFile(manifestPath, JSON.stringify(manifest));
+    await run('chmod', ['-R', 'a-w', real]);
+    const fooled = await cli(['verify', dest]);
+    expect(fooled.code, fooled.stdout).toBe(0);
+    const caught = await cli(['verify', dest, '--expect', digest]);
+    expect(caught.code).toBe(1);
+    expect(caught.stdout).toMatch(new RegExp(`^differs +\\.snapshot\\.json: hashes to sha256:[0-9a-f]{64}, not the ${digest} --expect says`, 'm'));
+    expect((await cli(['verify', dest, '--expect', 'sha256:123'])).code).toBe(2);
+  });
+});
+
+/**
+ * The issue's attack on a snapshot published before the refusals (its snapshots folder made 0777):
+ * uid 65534 renames the published folder away and copies it back as its own; then one file gets
+ * other bytes and the manifest its digest and size. Resolves the file changed and the attacker's bytes.
+ */
+async function swappedByOtherUser(dest: string): Promise<{ file: string; bytes: Buffer }> {
+  const real = await realpath(dest);
+  await chmod(path.dirname(path.dirname(real)), 0o711);
+  await chmod(path.dirname(real), 0o777);
+  const id = path.basename(real);
+  await asOtherUser('sh', ['-c', `cd '${path.dirname(real)}' && mv '${id}' '${id}.old' && cp -r '${id}.old' '${id}' && chmod -R u+w '${id}'`]);
+  const file = 'demo/hello-mount/SKILL.md';
+  const bytes = Buffer.from(`${await readFile(path.join(real, file), 'utf8')}\nATTACKER BYTES\n`);
+  await writeFile(path.join(real, file), bytes);
+  const manifestPath = path.join(real, '.snapshot.json');
+  const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { files: Array<{ path: string; sizeBytes: number; sha256: string }> };
+  for (const entry of manifest.files) if (entry.path === file) Object.assign(entry, { sizeBytes: bytes.length, sha256: sha256Digest(bytes) });
+  await writeFile(manifestPath, JSON.stringify(manifest));
+  await run('chmod', ['-R', 'a-w', real]);
+  return { file, bytes };
+}
+
+describe('verify of a snapshot another user swapped (issue 27, item 5)', () => {
+  it.runIf(canActAsOtherUser)('the re-hash agrees (exit 0), and a warning names the open snapshots folder and the folder uid 65534 owns (text and --json)', async () => {
+    const dest = path.join(await tempDir(), 'd3');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const { file, bytes } = await swappedByOtherUser(dest);
+    expect((await readFile(path.join(dest, file))).equals(bytes)).toBe(true);
+    const text = await cli(['verify', dest]);
+    expect(text.code, text.stdout).toBe(0);
+    const snapshots = snapshotsDirOf(dest);
+    expect(text.stdout).toMatch(
+      new RegExp(`^warning: others than you and root can change this snapshot: ${snapshots} \\(owner uid ${process.getuid!()}, mode 0777\\), ${snapshots}/\\S+ \\(owner uid ${OTHER_UID}, mode 0555\\), .* more; its own manifest proves nothing against them`, 'm'),
+    );
+    const json = JSON.parse((await cli(['verify', dest, '--json'])).stdout) as { controlledByOthers: Array<{ path: string; ownerUid: number; reason: string }> };
+    expect(json.controlledByOthers).toContainEqual(expect.objectContaining({ path: snapshots, reason: 'writable' }));
+    expect(json.controlledByOthers).toContainEqual(expect.objectContaining({ path: await realpath(dest), ownerUid: OTHER_UID, reason: 'owner' }));
+    const against = await cli(['verify', dest, '--against-server', '--server', serverFlag('demo', EXAMPLES)]);
+    expect(against.code, against.stdout).toBe(1);
+    expect(against.stdout).toMatch(new RegExp(`^differs +${file.replace(/[.]/g, '\\.')}: the server lists sha256:[0-9a-f]{64} \\(\\d+ bytes\\) now; the manifest says ${sha256Digest(bytes)} \\(${bytes.length} bytes\\)$`, 'm'));
+  });
+});
+
+describe('verify on a copy of a snapshot (issue 27, item 4)', () => {
+  it('cp -r "$(realpath DEST)" DIR: exit 0, saying it was given a folder (text and --json); a byte changed in the copy: exit 1, naming it', async () => {
+    const dest = path.join(await tempDir(), 'skills');
+    expect((await cli(['snapshot', dest, '--no-disk-cache', '--server', serverFlag('demo', EXAMPLES)])).code).toBe(0);
+    const copy = path.join(await tempDir(), 'copy');
+    expect((await run('cp', ['-r', await realpath(dest), copy])).code).toBe(0);
+    const text = await cli(['verify', copy]);
+    expect(text.stdout).toMatch(/^snapshot \S+ in \S+\/copy \(a folder holding \.snapshot\.json, not a published link\): verified \(\d+ files/m);
+    expect(text.code, text.stdout + text.stderr).toBe(0);
+    const json = await cli(['verify', copy, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ dest: copy, given: 'folder', dir: copy, problems: [] });
+    expect(JSON.parse((await cli(['verify', dest, '--json'])).stdout)).toMatchObject({ dest, given: 'link', dir: await realpath(dest) });
+    const file = path.join(copy, 'demo/hello-mount/SKILL.md');
+    await run('chmod', ['u+w', file]);
+    await writeFile(file, `${await readFile(file, 'utf8')}x`);
+    await run('chmod', ['a-w', file]);
+    const changed = await cli(['verify', copy]);
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toMatch(/^differs +demo\/hello-mount\/SKILL\.md: .*bytes, expected/m);
   });
 });
 

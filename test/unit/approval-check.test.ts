@@ -42,6 +42,7 @@ function approvalOf(record: SkillRecord, label = 'alpha'): Approval {
     approvedAt: '2026-03-01T12:00:00.000Z',
     allowedToolsApproved: false,
     allowedTools: null,
+    execApproved: false,
   };
 }
 

@@ -276,6 +276,8 @@ describe('what each recipe must get right', () => {
       const kept = parseCommandLine(watch!['args'] as string[]) as { command: string; options: { dest: string; watch: boolean } };
       expect([once.command, once.options.watch, kept.command, kept.options.watch], where).toEqual(['snapshot', false, 'snapshot', true]);
       expect(kept.options.dest).toBe(once.options.dest);
+      // An emptyDir is 0777: snapshot refuses it as DEST's folder unless told (docs/snapshot.md).
+      expect([once, kept].map((command) => (command.options as { allowSharedParent?: boolean }).allowSharedParent), where).toEqual([true, true]);
       expect(watch!['restartPolicy']).toBe('Always');
       expect(first!['restartPolicy']).toBeUndefined();
       // DEST is a symlink into .DEST.snapshots/ beside it: the shared emptyDir is its parent.

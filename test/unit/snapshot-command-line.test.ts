@@ -19,11 +19,13 @@ describe('skills-mount snapshot and verify on the command line', () => {
         approved: true,
         includeDynamic: true,
         watch: true,
+        allowSharedParent: false,
         protocolVersion: undefined,
         verbose: false,
       },
     });
     expect(parseCommandLine(['snapshot', 'out'])).toMatchObject({ options: { approved: false, watch: false, includeDynamic: false, diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024 } } });
+    expect(parseCommandLine(['snapshot', 'out', '--allow-shared-parent'])).toMatchObject({ options: { allowSharedParent: true } });
   });
 
   it('usage errors are ConfigErrors (exit 2): no DEST, two, an unknown flag, a bad timeout, a mount-only flag', () => {
@@ -32,8 +34,18 @@ describe('skills-mount snapshot and verify on the command line', () => {
     }
   });
 
-  it('verify takes one DEST and --json; "snapshot" and "verify" are commands only as the first argument', () => {
-    expect(parseCommandLine(['verify', 'out', '--json'])).toEqual({ command: 'verify', dest: 'out', json: true });
+  it('verify takes one DEST, --json, --expect sha256:<hex> and --against-server with the servers to list; "snapshot" and "verify" are commands only as the first argument', () => {
+    expect(parseCommandLine(['verify', 'out', '--json'])).toEqual({ command: 'verify', options: { dest: 'out', json: true, expectDigest: undefined } });
+    const digest = `sha256:${'Ab'.repeat(32)}`;
+    expect(parseCommandLine(['verify', 'out', '--expect', digest])).toMatchObject({ options: { expectDigest: digest.toLowerCase() } });
+    for (const bad of ['ab'.repeat(32), 'sha256:abc', `sha1:${'a'.repeat(40)}`]) {
+      expect(() => parseCommandLine(['verify', 'out', '--expect', bad]), bad).toThrow(`--expect takes the manifest digest snapshot printed (sha256: and 64 hex digits), got "${bad}"`);
+    }
+    expect(parseCommandLine(['verify', 'out', '--against-server', '--config', 'c.json', '--server', 'docs=npx docs', '--only', 'docs', '--timeout', '3'])).toMatchObject({
+      options: { againstServer: { configPath: 'c.json', serverFlags: ['docs=npx docs'], only: ['docs'], timeoutMs: 3_000 } },
+    });
+    expect(parseCommandLine(['verify', 'out', '--against-server'])).toMatchObject({ options: { againstServer: { configPath: undefined, serverFlags: [], only: [], timeoutMs: 10_000 } } });
+    expect(() => parseCommandLine(['verify', 'out', '--config', 'c.json'])).toThrow('--config goes with --against-server: verify lists servers only to compare with them');
     expect(parseCommandLine(['./snapshot'])).toMatchObject({ command: 'mount', options: { mountpoint: './snapshot' } });
   });
 });
