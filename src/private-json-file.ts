@@ -74,9 +74,14 @@ export async function readPrivateFile(file: string, terms: PrivateFileTerms): Pr
 /**
  * Read-modify-write under `<file>.lock` (waiting up to lockTimeoutMs for another writer):
  * `apply` gets the text on disk now (undefined: no file) and returns the new text, or undefined
- * to write nothing. Creates the directory (0700) when missing. Resolves once the write is on disk.
+ * to write nothing; the lock is held while it runs, awaited or not. Creates the directory (0700) when missing. Resolves once the write is on disk.
  */
-export async function changePrivateFile(file: string, terms: PrivateFileTerms, lockTimeoutMs: number, apply: (text: string | undefined) => string | undefined): Promise<void> {
+export async function changePrivateFile(
+  file: string,
+  terms: PrivateFileTerms,
+  lockTimeoutMs: number,
+  apply: (text: string | undefined) => string | undefined | Promise<string | undefined>,
+): Promise<void> {
   const dir = path.dirname(file);
   const name = path.basename(file);
   await ensurePrivateDirectory(dir, file, terms);
@@ -84,7 +89,7 @@ export async function changePrivateFile(file: string, terms: PrivateFileTerms, l
   const token = await acquireLock(lockPath, lockTimeoutMs, terms);
   try {
     await removeOwnTemps(dir, name);
-    const next = apply(await readPrivateFile(file, terms));
+    const next = await apply(await readPrivateFile(file, terms));
     if (next !== undefined) await writeAtomically(dir, name, next, tempPrefix(name));
   } finally {
     await releaseLock(lockPath, token);

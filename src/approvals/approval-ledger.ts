@@ -109,6 +109,11 @@ export class ApprovalLedger {
     return this.byLabel.get(label)?.values() ?? [];
   }
 
+  /** Every approval in the file, of every label (revoked ones included). */
+  all(): Approval[] {
+    return [...this.byLabel.values()].flatMap((approvals) => [...approvals.values()]);
+  }
+
   /**
    * Records in the file that a later entry revoked `approval` at `revokedAt`, so that it stays
    * revoked when the set comes back and after a restart. In the background; a failure is

@@ -1,0 +1,247 @@
+// The read-only copies of approved skills that linked entries point to, one folder per entry
+// version, in `<store>/objects/<key>/`:
+//   skill/              the entry as a harness reads it: every approved file (nested SKILL.md files
+//                       left out: Codex and OpenCode would list them as skills of their own), the
+//                       SKILL.md as entry-transform.ts makes it; files 0444 (0555 for those that
+//                       start with #! when the approval granted exec), folders 0555
+//   approved-SKILL.md   the approved SKILL.md, byte for byte: verify derives the entry's from it
+//   entry.json          what the entry is: origin, grants, and every file's digest, size and mode
+// Built in `objects/.build-<key>-<random>` from bytes that hashed to the approval's digests, then
+// renamed into place whole; never changed after. The key names the content, so a version that
+// exists is never built again. Knows files; the roots are link-sync.ts's.
+import { createHash, randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Approval } from '../approvals/approval-store.js';
+import { splitPath, uriToSegments } from '../catalog/uri-path.js';
+import { sha256Digest } from '../format/digest.js';
+import { errorCode } from '../private-files.js';
+import { transformSkillMd, type EntryGrants } from './entry-transform.js';
+
+/** Changes when what an entry holds for the same approval changes (the transform, the layout): old objects are then rebuilt. */
+const FORMAT = 1;
+export const OBJECTS_DIR = 'objects';
+const BUILD_PREFIX = '.build-';
+const KEY_PATTERN = /^[0-9a-f]{64}$/;
+const FILE_MODE = 0o444;
+const EXEC_MODE = 0o555;
+const DIRECTORY_MODE = 0o555;
+export const ENTRY_JSON = 'entry.json';
+export const APPROVED_SKILL_MD = 'approved-SKILL.md';
+export const SKILL_DIR = 'skill';
+
+export interface LinkGrants extends EntryGrants {
+  /** Files that start with #! are executable. */
+  exec: boolean;
+}
+
+/** One file of an entry: where it lies in the skill folder, and what the approval says of it. */
+export interface EntryFile {
+  relative: string;
+  uri: string;
+  digest: string;
+  sizeBytes: number;
+}
+
+/** What one entry version is made of. */
+export interface EntrySpec {
+  key: string;
+  entryName: string;
+  label: string;
+  skillUri: string;
+  resourcesDigest: string;
+  grants: LinkGrants;
+  files: EntryFile[];
+}
+
+/** entry.json. */
+export interface EntryRecord {
+  format: number;
+  entryName: string;
+  label: string;
+  skillUri: string;
+  resourcesDigest: string;
+  grants: LinkGrants;
+  files: Array<EntryFile & { mode: number }>;
+  /** The entry's SKILL.md as written (differs from the approved one in its frontmatter only). */
+  skillMd: { digest: string; sizeBytes: number };
+}
+
+/** Bytes of an approved file, or undefined when none can be had now (the server is away). */
+export type ReadApproved = (file: EntryFile) => Promise<Buffer | undefined>;
+
+/** The files of an approved skill, relative to its folder; a problem when a resource lies outside it. */
+export function entryFiles(approval: Approval): EntryFile[] | { problem: string } {
+  const skill = uriToSegments(approval.skillUri);
+  if ('problem' in skill) return { problem: `its URI ${approval.skillUri}: ${skill.problem}` };
+  const folder = skill.slice(0, -1);
+  const files: EntryFile[] = [];
+  for (const resource of approval.resources) {
+    const segments = uriToSegments(resource.uri);
+    if ('problem' in segments) return { problem: `${resource.uri}: ${segments.problem}` };
+    if (segments.length <= folder.length || folder.some((segment, i) => segments[i] !== segment)) return { problem: `${resource.uri} is not inside the skill's folder` };
+    const relative = segments.slice(folder.length);
+    // A nested skill's SKILL.md: not a file of this entry (it would be listed as a skill of its own).
+    if (relative.length > 1 && relative[relative.length - 1] === 'SKILL.md') continue;
+    files.push({ relative: relative.join('/'), uri: resource.uri, digest: resource.digest, sizeBytes: resource.sizeBytes });
+  }
+  if (!files.some((file) => file.relative === 'SKILL.md')) return { problem: 'its approval lists no SKILL.md in its folder' };
+  return files;
+}
+
+/** The entry version an approval makes under `entryName`. */
+export function entrySpec(approval: Approval, entryName: string, files: EntryFile[]): EntrySpec {
+  const grants: LinkGrants = { allowedTools: approval.allowedToolsApproved, exec: approval.execApproved };
+  const identity = { format: FORMAT, entryName, label: approval.label, skillUri: approval.skillUri, resourcesDigest: approval.resourcesDigest, grants };
+  const key = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+  return { key, entryName, label: approval.label, skillUri: approval.skillUri, resourcesDigest: approval.resourcesDigest, grants, files };
+}
+
+/** Where a linked entry points: `<store>/objects/<key>/skill`. */
+export function objectTarget(store: string, key: string): string {
+  return path.join(store, OBJECTS_DIR, key, SKILL_DIR);
+}
+
+/** The key of the object `target` (a symbolic link's text) points to, when it is one of this store's; else undefined. */
+export function objectOfTarget(store: string, target: string): string | undefined {
+  const prefix = path.join(store, OBJECTS_DIR) + path.sep;
+  if (!target.startsWith(prefix)) return undefined;
+  const [key, skill, ...rest] = target.slice(prefix.length).split(path.sep);
+  return key !== undefined && KEY_PATTERN.test(key) && skill === SKILL_DIR && rest.length === 0 ? key : undefined;
+}
+
+export async function readEntryRecord(store: string, key: string): Promise<EntryRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(path.join(store, OBJECTS_DIR, key, ENTRY_JSON), 'utf8')) as EntryRecord;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Makes the object of `spec` unless it exists: reads each file, keeps only bytes whose sha256
+ * and size are the approval's, transforms SKILL.md. Resolves why it could not (a file not
+ * available, bytes that do not match), or undefined once the object is in place.
+ */
+export async function ensureObject(store: string, spec: EntrySpec, read: ReadApproved): Promise<string | undefined> {
+  const objects = path.join(store, OBJECTS_DIR);
+  const final = path.join(objects, spec.key);
+  if (await exists(path.join(final, ENTRY_JSON))) return undefined;
+  // A folder there without its entry.json is no object of ours (renames put objects in place whole).
+  if (await exists(final)) await removeTree(final);
+  await mkdir(objects, { recursive: true, mode: 0o700 });
+  const build = path.join(objects, `${BUILD_PREFIX}${spec.key}-${randomBytes(4).toString('hex')}`);
+  try {
+    const skillDir = path.join(build, SKILL_DIR);
+    await mkdir(skillDir, { recursive: true, mode: 0o700 });
+    const files: EntryRecord['files'] = [];
+    let skillMd: EntryRecord['skillMd'] | undefined;
+    for (const file of spec.files) {
+      const bytes = await read(file);
+      if (bytes === undefined) return `${file.relative} is not available now`;
+      const digest = sha256Digest(bytes);
+      if (digest !== file.digest || bytes.length !== file.sizeBytes) return `${file.relative}: the bytes read (${bytes.length} bytes, ${digest}) are not the approved ones (${file.sizeBytes} bytes, ${file.digest})`;
+      let written: Buffer = bytes;
+      if (file.relative === 'SKILL.md') {
+        await writeFile(path.join(build, APPROVED_SKILL_MD), bytes, { mode: FILE_MODE });
+        written = Buffer.from(transformSkillMd(bytes.toString('utf8'), { entryName: spec.entryName, label: spec.label, skillUri: spec.skillUri }, spec.grants), 'utf8');
+        skillMd = { digest: sha256Digest(written), sizeBytes: written.length };
+      }
+      const mode = spec.grants.exec && startsWithShebang(bytes) ? EXEC_MODE : FILE_MODE;
+      const where = path.join(skillDir, ...splitPath(file.relative));
+      await mkdir(path.dirname(where), { recursive: true, mode: 0o700 });
+      await writeFile(where, written, { mode });
+      await chmod(where, mode); // the umask must not decide
+      files.push({ ...file, mode });
+    }
+    const record: EntryRecord = {
+      format: FORMAT,
+      entryName: spec.entryName,
+      label: spec.label,
+      skillUri: spec.skillUri,
+      resourcesDigest: spec.resourcesDigest,
+      grants: spec.grants,
+      files,
+      skillMd: skillMd!,
+    };
+    await writeFile(path.join(build, ENTRY_JSON), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o400 });
+    await sealDirectories(skillDir);
+    try {
+      await rename(build, final);
+    } catch (error) {
+      // Another linker made the same version meanwhile: theirs is the same bytes.
+      if (errorCode(error) !== 'ENOTEMPTY' && errorCode(error) !== 'EEXIST') throw error;
+    }
+    return undefined;
+  } finally {
+    await removeTree(build);
+  }
+}
+
+/**
+ * Removes objects no root points to any more: built more than `retainMs` ago, so a harness that
+ * read an entry's path just before it was replaced can still finish; and builds left by a crash.
+ * Call under the links lock (no build is then in flight).
+ */
+export async function removeUnreferenced(store: string, referenced: ReadonlySet<string>, retired: Record<string, string>, now: Date, retainMs: number): Promise<void> {
+  const objects = path.join(store, OBJECTS_DIR);
+  let names: string[];
+  try {
+    names = await readdir(objects);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names) {
+    if (name.startsWith(BUILD_PREFIX)) {
+      await removeTree(path.join(objects, name));
+      continue;
+    }
+    if (!KEY_PATTERN.test(name)) continue;
+    if (referenced.has(name)) {
+      delete retired[name];
+      continue;
+    }
+    retired[name] ??= now.toISOString();
+    if (now.getTime() - Date.parse(retired[name]) >= retainMs) {
+      await removeTree(path.join(objects, name));
+      delete retired[name];
+    }
+  }
+  for (const key of Object.keys(retired)) if (!names.includes(key)) delete retired[key];
+}
+
+/** Removes a tree whose folders are read-only (0555): each is opened to its owner first. */
+export async function removeTree(dir: string): Promise<void> {
+  await openForRemoval(dir);
+  await rm(dir, { recursive: true, force: true });
+}
+
+async function openForRemoval(dir: string): Promise<void> {
+  let entries;
+  try {
+    await chmod(dir, 0o700);
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) if (entry.isDirectory()) await openForRemoval(path.join(dir, entry.name));
+}
+
+/** Every folder of the entry read-only, deepest first. */
+async function sealDirectories(dir: string): Promise<void> {
+  for (const entry of await readdir(dir, { withFileTypes: true })) if (entry.isDirectory()) await sealDirectories(path.join(dir, entry.name));
+  await chmod(dir, DIRECTORY_MODE);
+}
+
+function startsWithShebang(bytes: Buffer): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x23 && bytes[1] === 0x21;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,144 @@
+// What `skills-mount link` has done, per user: the skills roots it keeps (which harness, which
+// scope) and the entries it made in each, in `$XDG_DATA_HOME/skills-mount/links/links.json`
+// (0600, in a 0700 directory of the user's, changed under a lock: private-json-file.ts). The
+// entries recorded here are what status shows; what is ours in a root is decided there (a
+// symbolic link into this store), so a crash between the two loses nothing.
+import path from 'node:path';
+import { SkillsMountError } from '../errors.js';
+import { LockHeldError } from '../lock-file.js';
+import { errorMessage } from '../private-files.js';
+import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
+import type { Scope } from './harness-roots.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface LinkedEntry {
+  label: string;
+  skillUri: string;
+  /** The entry's content in the store (objects/<object>/skill). */
+  object: string;
+  /** Not the skill's own name: it collided. */
+  qualified: boolean;
+}
+
+export interface LinkedRoot {
+  /** Absolute path of the skills root, as configured (not resolved: it may be a symbolic link). */
+  root: string;
+  /** Harness names linked to this root (`agents` and a project's `codex` share one). */
+  harnesses: string[];
+  scope: Scope;
+  linkedAt: string;
+  /** link made the folder; unlink removes it again when it is empty. */
+  createdRoot: boolean;
+  /** By entry name. */
+  entries: Record<string, LinkedEntry>;
+  /** What the last sync could not do here, in sentences (collisions, skills waiting for content, a refusal). */
+  problems: string[];
+  syncedAt: string | null;
+}
+
+export interface LinkState {
+  roots: LinkedRoot[];
+  /** Objects no root points to, and since when (ISO): removed once a harness can no longer be reading them. */
+  retired: Record<string, string>;
+}
+
+/** links.json or its directory cannot be used. */
+export class LinkStateError extends SkillsMountError {
+  override name = 'LinkStateError';
+  readonly code = 'LINK_STATE';
+}
+
+class LinksLockedError extends LockHeldError {
+  override name = 'LinksLockedError';
+  readonly code = 'LINKS_LOCKED';
+}
+
+const FILE_VERSION = 1;
+const STATE_FILE = 'links.json';
+/** A sync of many skills may hold the lock for seconds; another waits this long. */
+export const LINK_LOCK_TIMEOUT_MS = 60_000;
+
+const TERMS: PrivateFileTerms = {
+  what: 'links',
+  distrust: 'what it says was linked cannot be trusted',
+  refuse: (message, file, cause) => new LinkStateError(message, cause === undefined ? {} : { cause }),
+  locked: (message, lockPath, holder) => new LinksLockedError(message, lockPath, holder.pid),
+  maxBytes: 64 * 1024 * 1024,
+};
+
+/** `$XDG_DATA_HOME/skills-mount/links` when that is an absolute path (the XDG rule), else `<home>/.local/share/skills-mount/links`. */
+export function defaultLinkStore(env: Env, home: string): string {
+  const xdg = env['XDG_DATA_HOME'];
+  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.local', 'share');
+  return path.join(base, 'skills-mount', 'links');
+}
+
+/** The state in `store` (empty when nothing was ever linked). */
+export async function readLinkState(store: string): Promise<LinkState> {
+  const file = path.join(store, STATE_FILE);
+  return parseState(file, await readPrivateFile(file, TERMS));
+}
+
+/**
+ * Read-modify-write of the state under its lock, held while `apply` runs (it may change skills
+ * roots meanwhile): the lock makes every linker (the CLI, daemons) take its turn.
+ */
+export async function changeLinkState(store: string, apply: (state: LinkState) => Promise<void>): Promise<LinkState> {
+  const file = path.join(store, STATE_FILE);
+  let result: LinkState | undefined;
+  await changePrivateFile(file, TERMS, LINK_LOCK_TIMEOUT_MS, async (text) => {
+    const state = parseState(file, text);
+    const before = serialize(state);
+    await apply(state);
+    result = state;
+    const after = serialize(state);
+    return after === before ? undefined : after;
+  });
+  return result!;
+}
+
+function serialize(state: LinkState): string {
+  const roots = [...state.roots].sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : 0));
+  return `${JSON.stringify({ version: FILE_VERSION, roots, retired: state.retired }, null, 2)}\n`;
+}
+
+function parseState(file: string, text: string | undefined): LinkState {
+  if (text === undefined) return { roots: [], retired: {} };
+  const refuse = (detail: string) => new LinkStateError(`links file ${file}: ${detail}; fix or remove it (removing it forgets what was linked: the links stay in the roots until you remove them)`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw refuse(`is not valid JSON (${errorMessage(error)})`);
+  }
+  if (!isObject(parsed) || parsed['version'] !== FILE_VERSION || !Array.isArray(parsed['roots'])) throw refuse(`is not a version ${FILE_VERSION} links file`);
+  const roots: LinkedRoot[] = [];
+  for (const [index, value] of (parsed['roots'] as unknown[]).entries()) {
+    const problem = rootProblem(value);
+    if (problem !== undefined) throw refuse(`roots[${index}]: ${problem}`);
+    roots.push(value as LinkedRoot);
+  }
+  const retired = isObject(parsed['retired']) ? (parsed['retired'] as Record<string, string>) : {};
+  return { roots, retired };
+}
+
+function rootProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return 'not an object';
+  if (typeof value['root'] !== 'string' || !path.isAbsolute(value['root'])) return 'root is not an absolute path';
+  if (!Array.isArray(value['harnesses']) || !value['harnesses'].every((name) => typeof name === 'string')) return 'harnesses is not a list of names';
+  if (value['scope'] !== 'user' && value['scope'] !== 'project') return 'scope is neither user nor project';
+  if (typeof value['createdRoot'] !== 'boolean') return 'createdRoot is not a boolean';
+  if (!isObject(value['entries'])) return 'entries is not an object';
+  for (const [name, entry] of Object.entries(value['entries'])) {
+    if (!isObject(entry) || typeof entry['label'] !== 'string' || typeof entry['skillUri'] !== 'string' || typeof entry['object'] !== 'string' || !/^[0-9a-f]{64}$/.test(entry['object'])) {
+      return `entry ${JSON.stringify(name)} is not {label, skillUri, object}`;
+    }
+  }
+  if (!Array.isArray(value['problems'])) return 'problems is not a list';
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

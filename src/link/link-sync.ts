@@ -1,0 +1,318 @@
+// Brings every linked skills root to what the approvals say: one entry per approved skill (a
+// symbolic link named for the skill, pointing to a read-only copy in the store), none for a skill
+// whose approval is gone or revoked, the current version for one approved anew. What is ours in
+// a root is a symbolic link into this store's objects, and only that is ever touched: a user's
+// skills, Codex's .system, anything else there stays as it is, and takes precedence (the linked
+// skill gets a qualified name). Each entry changes by one rename, so a harness sees the old entry
+// or the new, never a mix; a crash leaves every entry whole, and the next sync repairs the rest.
+import { randomBytes } from 'node:crypto';
+import type { Dirent } from 'node:fs';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, readdir, readlink, realpath, rename, rmdir, stat, symlink, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Approval } from '../approvals/approval-store.js';
+import { escapeForLog } from '../format/escape.js';
+import type { Log } from '../log.js';
+import { currentUid, modeText, pathControl, type PathControlFinding } from '../path-control.js';
+import { errorCode, errorMessage } from '../private-files.js';
+import { chooseNames, type NameRequest } from './entry-names.js';
+import { entryFiles, entrySpec, ensureObject, objectOfTarget, objectTarget, readEntryRecord, removeUnreferenced, type EntryFile, type EntrySpec } from './entry-objects.js';
+import type { Scope } from './harness-roots.js';
+import { changeLinkState, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
+
+/** Where the approved bytes come from: a running mount, this process's own servers. */
+export interface ContentSource {
+  /** Whether this source speaks for `label` now; a daemon for its own servers only. */
+  serves(label: string): boolean;
+  /** An approved file's bytes, or undefined when they cannot be had now. Re-hashed by the sync. */
+  read(approval: Approval, file: EntryFile): Promise<Buffer | undefined>;
+  /** Why a label it does not serve cannot be linked now (for the person). */
+  missing(label: string): string;
+}
+
+/** What a sync did in one root. */
+export interface RootReport {
+  root: string;
+  harnesses: string[];
+  added: string[];
+  replaced: string[];
+  removed: string[];
+  /** Entries in the root after the sync. */
+  entries: number;
+  /** Sentences: collisions (qualified names), skills waiting for content, a refusal of the root. */
+  problems: string[];
+}
+
+export interface RootRequest {
+  root: string;
+  harness: string;
+  scope: Scope;
+}
+
+export interface SyncOptions {
+  store: string;
+  /** Every approval (revoked ones included: they are removed). */
+  approvals: readonly Approval[];
+  content: ContentSource;
+  log: Log;
+  now?: () => Date;
+  /** Roots to add first (`link`); each is made when missing. */
+  link?: readonly RootRequest[];
+  /** Roots to take away first (`unlink`): exactly our entries go, and the folder if link made it and it is empty. */
+  unlink?: readonly RootRequest[];
+}
+
+/** How long a replaced version stays in the store, for a harness reading it as it was replaced. */
+export const RETAIN_REPLACED_MS = 10 * 60 * 1000;
+const TEMP_LINKS_DIR = 'tmp';
+/** The name of a temporary link beside an entry (where the store is on another filesystem). */
+const TEMP_NAME = /^\..+\.skills-mount-[0-9a-f]{12}$/;
+
+/** One sync of every linked root, under the links lock; the reports of the roots it kept. */
+export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
+  const now = options.now ?? (() => new Date());
+  const reports: RootReport[] = [];
+  await changeLinkState(options.store, async (state) => {
+    for (const request of options.unlink ?? []) await unlinkRoot(options.store, state, request, options.log);
+    for (const request of options.link ?? []) await linkRoot(state, request, now());
+    const holds = new Map(options.approvals.filter((approval) => approval.revokedAt === null).map((approval) => [keyOf(approval.label, approval.skillUri), approval]));
+    for (const root of state.roots) reports.push(await syncRoot(options.store, root, holds, options.content, options.log, now()));
+    const referenced = new Set(state.roots.flatMap((root) => Object.values(root.entries).map((entry) => entry.object)));
+    await removeUnreferenced(options.store, referenced, state.retired, now(), RETAIN_REPLACED_MS);
+  });
+  return reports;
+}
+
+function keyOf(label: string, skillUri: string): string {
+  return `${label}\0${skillUri}`;
+}
+
+async function linkRoot(state: LinkState, request: RootRequest, now: Date): Promise<void> {
+  const existing = state.roots.find((root) => root.root === request.root);
+  if (existing) {
+    if (!existing.harnesses.includes(request.harness)) existing.harnesses.push(request.harness);
+    return;
+  }
+  // Made by the sync that follows (after its checks), so link may remove it again at unlink.
+  const createdRoot = (await lstat(request.root).catch(() => undefined)) === undefined;
+  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), createdRoot, entries: {}, problems: [], syncedAt: null });
+}
+
+async function unlinkRoot(store: string, state: LinkState, request: RootRequest, log: Log): Promise<void> {
+  const index = state.roots.findIndex((root) => root.root === request.root);
+  const root = state.roots[index];
+  if (root === undefined) return;
+  root.harnesses = root.harnesses.filter((name) => name !== request.harness);
+  // Another harness still reads this root (agents and a project's codex share one): it stays.
+  if (root.harnesses.length > 0) return;
+  for (const [name, key] of await ourEntries(store, root.root)) await removeOurs(store, root.root, name, key);
+  state.roots.splice(index, 1);
+  if (root.createdRoot) {
+    await rmdir(root.root).catch((error: unknown) => {
+      if (errorCode(error) !== 'ENOENT' && errorCode(error) !== 'ENOTEMPTY') log(`unlink: ${root.root} stays: ${errorMessage(error)}`);
+    });
+  }
+}
+
+async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<string, Approval>, content: ContentSource, log: Log, now: Date): Promise<RootReport> {
+  const report: RootReport = { root: root.root, harnesses: [...root.harnesses], added: [], replaced: [], removed: [], entries: 0, problems: [] };
+  const refusal = await rootRefusal(root.root);
+  if (refusal !== undefined) {
+    report.problems.push(refusal);
+    root.problems = report.problems;
+    report.entries = Object.keys(root.entries).length;
+    return report;
+  }
+  const ours = await ourEntries(store, root.root);
+  // A temporary link a crash left beside an entry: ours, and never an entry.
+  for (const [name, key] of ours) {
+    if (!TEMP_NAME.test(name)) continue;
+    await removeOurs(store, root.root, name, key);
+    ours.delete(name);
+  }
+  // What each entry of ours is: from the state when it names the same object, else the object's
+  // own record. Names the state records come first: they win over a crash's second link.
+  const linked = new Map<string, { name: string; key: string; label: string; skillUri: string }>();
+  const recordedFirst = [...ours].sort(([a], [b]) => Number(root.entries[b] !== undefined) - Number(root.entries[a] !== undefined));
+  for (const [name, key] of recordedFirst) {
+    const known = root.entries[name];
+    const record = known?.object === key ? known : await readEntryRecord(store, key);
+    if (record === undefined || linked.has(keyOf(record.label, record.skillUri))) {
+      // A link to an object that is gone, or a second link to one skill (a crash's leftover): ours, and not wanted.
+      await removeOurs(store, root.root, name, key);
+      continue;
+    }
+    linked.set(keyOf(record.label, record.skillUri), { name, key, label: record.label, skillUri: record.skillUri });
+  }
+  const entries: Record<string, LinkedEntry> = {};
+  // Gone or revoked: the entry goes, whoever can serve its server.
+  for (const [skill, entry] of linked) {
+    if (holds.has(skill)) continue;
+    await removeOurs(store, root.root, entry.name, entry.key);
+    report.removed.push(entry.name);
+    linked.delete(skill);
+  }
+  // Names: the ones given stay; new skills get theirs, or a qualified one where theirs is taken.
+  const wanted: NameRequest[] = [];
+  for (const [skill, approval] of [...holds].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!linked.has(skill) && !content.serves(approval.label)) {
+      report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked yet: ${content.missing(approval.label)}`);
+      continue;
+    }
+    wanted.push({ key: skill, label: approval.label, name: approval.name });
+  }
+  // Everything in the root now (ours that stay included: their names are kept, not chosen).
+  const occupied = new Set(await readdir(root.root).catch(() => [] as string[]));
+  const names = chooseNames(wanted, new Map([...linked].map(([skill, entry]) => [skill, entry.name])), (name) => occupied.has(name));
+  for (const request of wanted) {
+    const approval = holds.get(request.key)!;
+    const choice = names.get(request.key)!;
+    const current = linked.get(request.key);
+    const files = entryFiles(approval);
+    if ('problem' in files) {
+      report.problems.push(`${approval.label}/${escapeForLog(approval.name)} cannot be linked: ${escapeForLog(files.problem)}`);
+      if (current) await removeOurs(store, root.root, current.name, current.key);
+      continue;
+    }
+    const spec = entrySpec(approval, choice.name, files);
+    if (current?.key === spec.key) {
+      entries[current.name] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified: choice.qualified };
+      continue;
+    }
+    const made = await placeEntry(store, root.root, spec, content, approval, current);
+    if (made !== undefined) {
+      report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: ${escapeForLog(made)}`);
+      if (current) report.removed.push(current.name);
+      continue;
+    }
+    (current ? report.replaced : report.added).push(spec.entryName);
+    if (choice.qualified && !current) report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is linked as ${spec.entryName}: the name ${escapeForLog(approval.name)} is taken in this root`);
+    entries[spec.entryName] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified: choice.qualified };
+  }
+  // Skills of servers this source does not speak for keep their entries as they are.
+  for (const [skill, entry] of linked) {
+    if (!wanted.some((request) => request.key === skill)) entries[entry.name] = root.entries[entry.name] ?? { label: entry.label, skillUri: entry.skillUri, object: entry.key, qualified: false };
+  }
+  root.entries = entries;
+  root.problems = report.problems;
+  root.syncedAt = now.toISOString();
+  report.entries = Object.keys(entries).length;
+  if (report.added.length + report.replaced.length + report.removed.length > 0) {
+    log(`linked ${root.root}: ${[counted(report.added, 'added'), counted(report.replaced, 'replaced'), counted(report.removed, 'removed')].filter(Boolean).join(', ')}`);
+  }
+  return report;
+}
+
+/**
+ * The object made and linked under its name (one rename over the entry it replaces, if any); why
+ * not, when it could not be. An entry that cannot be brought to the approved version goes.
+ */
+async function placeEntry(store: string, dir: string, spec: EntrySpec, content: ContentSource, approval: Approval, current: { name: string; key: string } | undefined): Promise<string | undefined> {
+  const problem = await ensureObject(store, spec, (file) => content.read(approval, file)).catch((error: unknown) => errorMessage(error));
+  if (problem !== undefined) {
+    if (current) await removeOurs(store, dir, current.name, current.key);
+    return problem;
+  }
+  const target = objectTarget(store, spec.key);
+  const at = path.join(dir, spec.entryName);
+  if (current === undefined) {
+    // A new name: symlink(2) makes it only where nothing is, so nothing of anyone's is replaced.
+    try {
+      await symlink(target, at);
+      return undefined;
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') return `${spec.entryName} appeared in the root meanwhile; trying again at the next sync`;
+      return errorMessage(error);
+    }
+  }
+  // Our own entry under the same name: replaced by one rename, never a moment without it.
+  const temp = await temporaryLink(store, dir, spec.entryName, target);
+  try {
+    if (!(await isOurs(store, at, current.key))) return `${spec.entryName} was changed by someone else meanwhile; left as it is`;
+    await rename(temp, at);
+    return undefined;
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+}
+
+/** A symbolic link to `target` in the store's tmp folder (same filesystem as the root), else beside the entry. */
+async function temporaryLink(store: string, dir: string, name: string, target: string): Promise<string> {
+  const random = randomBytes(6).toString('hex');
+  const inStore = path.join(store, TEMP_LINKS_DIR, `${name}-${random}`);
+  await mkdir(path.dirname(inStore), { recursive: true, mode: 0o700 });
+  await symlink(target, inStore);
+  const [storeDevice, rootDevice] = await Promise.all([stat(path.dirname(inStore)), stat(dir)]);
+  if (storeDevice.dev === rootDevice.dev) return inStore;
+  await unlink(inStore);
+  // Another filesystem: a dot name beside it, ours by its target (a crash's leftover is removed at the next sync).
+  const beside = path.join(dir, `.${name}.skills-mount-${random}`);
+  await symlink(target, beside);
+  return beside;
+}
+
+/** Our entries in a root: symbolic links into this store's objects, by name (a crash's temporary ones included). */
+async function ourEntries(store: string, dir: string): Promise<Map<string, string>> {
+  const ours = new Map<string, string>();
+  let entries: Dirent[];
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return ours;
+    throw error;
+  }
+  for (const entry of entries) {
+    if (!entry.isSymbolicLink()) continue;
+    const key = objectOfTarget(store, await readlink(path.join(dir, entry.name)).catch(() => ''));
+    if (key !== undefined) ours.set(entry.name, key);
+  }
+  return ours;
+}
+
+async function isOurs(store: string, at: string, key: string): Promise<boolean> {
+  const target = await readlink(at).catch(() => undefined);
+  return target !== undefined && objectOfTarget(store, target) === key;
+}
+
+/** Removes the link at `name` if it is still ours (pointing to `key`). */
+async function removeOurs(store: string, dir: string, name: string, key: string): Promise<void> {
+  const at = path.join(dir, name);
+  if (await isOurs(store, at, key)) await unlink(at).catch(() => {});
+}
+
+/**
+ * Why the root may not be written, or undefined: it must be a folder (a symbolic link to one is
+ * fine) that only this user (or root) controls, on a path nobody else can swap. Made when missing.
+ */
+async function rootRefusal(dir: string): Promise<string | undefined> {
+  const refuse = (findings: PathControlFinding[]) =>
+    `${dir}: ${findings.map(describeFinding).join('; ')}; refusing to write there (another user could put their own skills in your harness's list)`;
+  // Checked before anything is made (the walk stops where the path is missing), and again after.
+  const before = await pathControl(dir, { uid: currentUid(), strictTarget: true });
+  if (before.length > 0) return refuse(before);
+  let resolved: string;
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    resolved = await realpath(dir);
+    if (!(await stat(resolved)).isDirectory()) return `${dir} is not a folder; nothing linked there`;
+  } catch (error) {
+    return errorCode(error) === 'EEXIST' ? `${dir} is not a folder; nothing linked there` : `${dir} cannot be used: ${errorMessage(error)}`;
+  }
+  const after = await pathControl(dir, { uid: currentUid(), strictTarget: true });
+  if (after.length > 0) return refuse(after);
+  try {
+    await access(resolved, constants.W_OK);
+  } catch (error) {
+    return `${dir} is not writable by you (${errorCode(error) ?? errorMessage(error)}); nothing linked there`;
+  }
+  return undefined;
+}
+
+function describeFinding(finding: PathControlFinding): string {
+  const who = finding.reason === 'owner' ? `belongs to uid ${finding.ownerUid}` : `can be written by other users (mode ${modeText(finding.mode)})`;
+  return `the ${finding.kind} ${finding.path} ${who}`;
+}
+
+function counted(names: string[], what: string): string {
+  return names.length === 0 ? '' : `${names.length} ${what} (${names.slice(0, 5).map(escapeForLog).join(', ')}${names.length > 5 ? ', ...' : ''})`;
+}

@@ -1,0 +1,249 @@
+// skills-mount link's core against real folders (no harness, no server): what it puts in a skills
+// root (one read-only entry per approved skill, named for the skill, its SKILL.md transformed as
+// docs/agents.md says and every other byte the approved one), what it never touches (a user's own
+// skills, Codex's .system, a file in the way), what it refuses (a root others control), how it
+// keeps up (revocation, re-approval, grants), and how it recovers from a crash mid-update.
+import { createHash } from 'node:crypto';
+import { chmod, lstat, mkdir, readFile, readdir, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Approval } from '../../src/approvals/approval-store.js';
+import { resourcesDigest } from '../../src/catalog/resources-digest.js';
+import { parseFrontmatter } from '../../src/format/frontmatter.js';
+import { OBJECTS_DIR, removeTree } from '../../src/link/entry-objects.js';
+import { readLinkState } from '../../src/link/link-state.js';
+import { RETAIN_REPLACED_MS, syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const digest = (bytes: Buffer | string) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+
+/** A server's skills as approvals plus the bytes a content source hands out. */
+class Served implements ContentSource {
+  readonly bytes = new Map<string, Buffer>();
+  readonly labels = new Set<string>();
+  reads = 0;
+
+  skill(label: string, dir: string, files: Record<string, string>, options: { name?: string; grants?: Partial<Pick<Approval, 'allowedToolsApproved' | 'execApproved'>>; approvedAt?: string } = {}): Approval {
+    this.labels.add(label);
+    const resources = Object.entries(files).map(([relative, text]) => {
+      const uri = `skill://${dir}/${relative}`;
+      this.bytes.set(`${label} ${uri}`, Buffer.from(text));
+      return { uri, digest: digest(text), sizeBytes: Buffer.byteLength(text) };
+    });
+    const sorted = resources.sort((a, b) => (a.uri < b.uri ? -1 : 1));
+    const allowedTools = /allowed-tools: (.*)/.exec(files['SKILL.md'] ?? '')?.[1] ?? null;
+    return {
+      label,
+      skillUri: `skill://${dir}/SKILL.md`,
+      name: options.name ?? path.basename(dir),
+      resources: sorted,
+      resourcesDigest: resourcesDigest(sorted),
+      approvedAt: options.approvedAt ?? '2026-12-01T10:00:00.000Z',
+      allowedToolsApproved: (options.grants?.allowedToolsApproved ?? false) && allowedTools !== null,
+      allowedTools,
+      execApproved: options.grants?.execApproved ?? false,
+      revokedAt: null,
+    };
+  }
+
+  serves(label: string): boolean {
+    return this.labels.has(label);
+  }
+
+  missing(label: string): string {
+    return `nothing serves ${label}`;
+  }
+
+  async read(approval: Approval, file: { uri: string }): Promise<Buffer | undefined> {
+    this.reads += 1;
+    return this.bytes.get(`${approval.label} ${file.uri}`);
+  }
+}
+
+const skillMd = (name: string, extra = '') => `---\nname: ${name}\ndescription: Does ${name} things\n${extra}---\n# ${name}\n\nSee references/guide.md.\n`;
+
+const made: string[] = [];
+afterEach(async () => {
+  for (const dir of made.splice(0)) await removeTree(dir);
+});
+
+async function setUp() {
+  const dir = await makeTempDir('skills-mount-link-');
+  made.push(dir);
+  const home = path.join(dir, 'home');
+  await mkdir(home, { mode: 0o700 });
+  const store = path.join(home, '.local', 'share', 'skills-mount', 'links');
+  const root = path.join(home, '.claude', 'skills');
+  const served = new Served();
+  const request: RootRequest = { root, harness: 'claude-code', scope: 'user' };
+  const logs: string[] = [];
+  const sync = (approvals: Approval[], extra: { link?: RootRequest[]; unlink?: RootRequest[]; now?: () => Date } = {}) =>
+    syncLinks({ store, approvals, content: served, log: (line) => logs.push(line), ...extra });
+  return { dir, home, store, root, served, request, sync, logs };
+}
+
+describe('link: what goes into a skills root', () => {
+  it('one read-only entry per approved skill, named for it, pointing into the store; SKILL.md transformed as documented, every other byte the approved one', async () => {
+    const { root, store, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'allowed-tools: Bash(git:*)\nhooks:\n  PreToolUse: []\nmetadata:\n  author: someone\n'), 'references/guide.md': 'guide\n', 'scripts/run.sh': '#!/bin/sh\necho run\n' });
+    const [report] = await sync([pdf], { link: [request] });
+    expect(report).toMatchObject({ added: ['pdf'], removed: [], problems: [] });
+    expect(await readdir(root)).toEqual(['pdf']);
+    const entry = path.join(root, 'pdf');
+    expect((await lstat(entry)).isSymbolicLink()).toBe(true);
+    expect(await readlink(entry)).toMatch(new RegExp(`^${store}/${OBJECTS_DIR}/[0-9a-f]{64}/skill$`));
+    expect(await readFile(path.join(entry, 'references', 'guide.md'), 'utf8')).toBe('guide\n');
+    expect((await stat(path.join(entry, 'references', 'guide.md'))).mode & 0o777).toBe(0o444);
+    expect((await stat(path.join(entry, 'scripts', 'run.sh'))).mode & 0o777).toBe(0o444);
+    expect((await stat(path.join(entry, 'scripts'))).mode & 0o777).toBe(0o555);
+    const text = await readFile(path.join(entry, 'SKILL.md'), 'utf8');
+    expect(parseFrontmatter(text)).toEqual({
+      name: 'pdf',
+      description: 'Does pdf things',
+      metadata: { author: 'someone', 'skills-mount-server': 'docs', 'skills-mount-uri': 'skill://pdf/SKILL.md' },
+    });
+    expect(text.endsWith('---\n# pdf\n\nSee references/guide.md.\n')).toBe(true);
+  });
+
+  it('allowed-tools only when the approval granted it; hooks never; #! files executable only with the exec grant', async () => {
+    const { root, served, request, sync } = await setUp();
+    const granted = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'allowed-tools: Bash(git:*)\nhooks: {}\n'), 'scripts/run.sh': '#!/bin/sh\necho run\n', 'scripts/data.txt': 'not a script\n' }, { grants: { allowedToolsApproved: true, execApproved: true } });
+    await sync([granted], { link: [request] });
+    const frontmatter = parseFrontmatter(await readFile(path.join(root, 'pdf', 'SKILL.md'), 'utf8'));
+    expect(frontmatter['allowed-tools']).toBe('Bash(git:*)');
+    expect(frontmatter['hooks']).toBeUndefined();
+    expect((await stat(path.join(root, 'pdf', 'scripts', 'run.sh'))).mode & 0o777).toBe(0o555);
+    expect((await stat(path.join(root, 'pdf', 'scripts', 'data.txt'))).mode & 0o777).toBe(0o444);
+  });
+
+  it('never touches what is not its own: a user skill of the same name stays and the linked one is qualified; Codex .system and a file in the way stay', async () => {
+    const { root, served, request, sync } = await setUp();
+    await mkdir(path.join(root, 'pdf'), { recursive: true });
+    await writeFile(path.join(root, 'pdf', 'SKILL.md'), skillMd('pdf'));
+    await mkdir(path.join(root, '.system', 'bundled'), { recursive: true });
+    await writeFile(path.join(root, '.system', 'bundled', 'SKILL.md'), skillMd('bundled'));
+    await writeFile(path.join(root, 'notes'), 'a file in the way\n');
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    const notes = served.skill('docs', 'notes', { 'SKILL.md': skillMd('notes') });
+    const [report] = await sync([pdf, notes], { link: [request] });
+    expect(report!.added.sort()).toEqual(['docs-notes', 'docs-pdf']);
+    expect(report!.problems.join('\n')).toMatch(/docs\/pdf is linked as docs-pdf: the name pdf is taken/);
+    expect((await readdir(root)).sort()).toEqual(['.system', 'docs-notes', 'docs-pdf', 'notes', 'pdf']);
+    expect(await readFile(path.join(root, 'pdf', 'SKILL.md'), 'utf8')).toBe(skillMd('pdf'));
+    expect(await readFile(path.join(root, 'notes'), 'utf8')).toBe('a file in the way\n');
+    // The entry says its own folder's name (a harness lists it by either).
+    expect(parseFrontmatter(await readFile(path.join(root, 'docs-pdf', 'SKILL.md'), 'utf8'))['name']).toBe('docs-pdf');
+  });
+
+  it('two servers with a skill of one name: both qualified; a nested skill: its own entry, its SKILL.md not inside the outer one', async () => {
+    const { root, served, request, sync } = await setUp();
+    const a = served.skill('alpha', 'pdf', { 'SKILL.md': skillMd('pdf'), 'forms/SKILL.md': skillMd('forms'), 'forms/ref.md': 'ref\n' });
+    const b = served.skill('beta', 'tools/pdf', { 'SKILL.md': skillMd('pdf') }, { name: 'pdf' });
+    const nested = served.skill('alpha', 'pdf/forms', { 'SKILL.md': skillMd('forms'), 'ref.md': 'ref\n' });
+    await sync([a, b, nested], { link: [request] });
+    expect((await readdir(root)).sort()).toEqual(['alpha-pdf', 'beta-pdf', 'forms']);
+    expect((await readdir(path.join(root, 'alpha-pdf', 'forms'))).sort()).toEqual(['ref.md']);
+  });
+
+  it('a root that is a symbolic link is written through; a root others can write is refused and left as it is', async () => {
+    const { dir, root, served, request, sync } = await setUp();
+    const real = path.join(dir, 'dotfiles-skills');
+    await mkdir(real, { mode: 0o700 });
+    await mkdir(path.dirname(root), { recursive: true });
+    await symlink(real, root);
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await sync([pdf], { link: [request] });
+    expect(await readdir(real)).toEqual(['pdf']);
+    await chmod(real, 0o777);
+    const other = served.skill('docs', 'other', { 'SKILL.md': skillMd('other') });
+    const [report] = await sync([pdf, other]);
+    expect(report!.problems.join('\n')).toMatch(/can be written by other users \(mode 0777\); refusing to write there/);
+    expect(await readdir(real)).toEqual(['pdf']);
+  });
+
+  it('a read-only root: a problem for that root, nothing half-written', async () => {
+    const { root, served, request, sync } = await setUp();
+    await mkdir(root, { recursive: true, mode: 0o555 });
+    await chmod(root, 0o555);
+    const [report] = await sync([served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') })], { link: [request] });
+    // As root the kernel lets us write anyway: then it works, which is also whole.
+    if (process.getuid?.() === 0) expect(report!.added).toEqual(['pdf']);
+    else expect(report!.problems.join('\n')).toMatch(/is not writable by you/);
+  });
+});
+
+describe('link: keeping up', () => {
+  it('a revoked approval takes its entry away; a skill approved anew with a grant is replaced under the same name; a server nobody serves waits', async () => {
+    const { root, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'allowed-tools: Read\n') });
+    const guide = served.skill('docs', 'guide', { 'SKILL.md': skillMd('guide') });
+    await sync([pdf, guide], { link: [request] });
+    const before = await readlink(path.join(root, 'pdf'));
+    const regranted = { ...served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'allowed-tools: Read\n') }, { grants: { allowedToolsApproved: true }, approvedAt: '2026-12-02T10:00:00.000Z' }) };
+    const [replaced] = await sync([regranted, { ...guide, revokedAt: '2026-12-02T10:00:00.000Z' }]);
+    expect(replaced).toMatchObject({ replaced: ['pdf'], removed: ['guide'] });
+    expect(await readdir(root)).toEqual(['pdf']);
+    expect(await readlink(path.join(root, 'pdf'))).not.toBe(before);
+    expect(parseFrontmatter(await readFile(path.join(root, 'pdf', 'SKILL.md'), 'utf8'))['allowed-tools']).toBe('Read');
+    const elsewhere = new Served().skill('remote', 'far', { 'SKILL.md': skillMd('far') });
+    const [waiting] = await sync([regranted, elsewhere]);
+    expect(waiting!.problems).toEqual(['remote/far is not linked yet: nothing serves remote']);
+  });
+
+  it('bytes that are not the approved ones are never written: the entry is not made, and says why', async () => {
+    const { root, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf'), 'ref.md': 'approved\n' });
+    served.bytes.set('docs skill://pdf/ref.md', Buffer.from('tampered\n'));
+    const [report] = await sync([pdf], { link: [request] });
+    expect(report!.problems.join('\n')).toMatch(/ref\.md: the bytes read .* are not the approved ones/);
+    expect(await readdir(root)).toEqual([]);
+  });
+
+  it('an unchanged approval costs no read; a replaced version stays in the store for a reader, then goes', async () => {
+    const { store, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await sync([pdf], { link: [request] });
+    const reads = served.reads;
+    await sync([pdf]);
+    expect(served.reads).toBe(reads);
+    const newer = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'license: MIT\n') }, { approvedAt: '2026-12-03T00:00:00.000Z' });
+    const start = Date.now();
+    await sync([newer], { now: () => new Date(start) });
+    expect((await readdir(path.join(store, OBJECTS_DIR))).length).toBe(2);
+    await sync([newer], { now: () => new Date(start + RETAIN_REPLACED_MS + 1) });
+    expect((await readdir(path.join(store, OBJECTS_DIR))).length).toBe(1);
+  });
+
+  it('recovers from a crash mid-update: a temporary link, a half-built object, links.json behind the root', async () => {
+    const { root, store, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await sync([pdf], { link: [request] });
+    const target = await readlink(path.join(root, 'pdf'));
+    await symlink(target, path.join(root, '.pdf.skills-mount-0123456789ab'));
+    await mkdir(path.join(store, OBJECTS_DIR, `.build-${'f'.repeat(64)}-00000000`, 'skill'), { recursive: true });
+    // links.json forgets the entry, as if the process died after making the link.
+    const state = JSON.parse(await readFile(path.join(store, 'links.json'), 'utf8')) as { roots: Array<{ entries: object }> };
+    state.roots[0]!.entries = {};
+    await writeFile(path.join(store, 'links.json'), JSON.stringify(state), { mode: 0o600 });
+    const [report] = await sync([pdf]);
+    expect(report).toMatchObject({ added: [], removed: [], problems: [] });
+    expect(await readdir(root)).toEqual(['pdf']);
+    expect((await readdir(path.join(store, OBJECTS_DIR))).filter((name) => name.startsWith('.build-'))).toEqual([]);
+    expect(Object.keys((await readLinkState(store)).roots[0]!.entries)).toEqual(['pdf']);
+  });
+});
+
+describe('unlink', () => {
+  it('removes exactly its own entries, and the root it made once empty; a user skill keeps the root', async () => {
+    const { root, served, request, sync, home } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await sync([pdf], { link: [request] });
+    await sync([pdf], { unlink: [request] });
+    await expect(lstat(root)).rejects.toThrow(/ENOENT/);
+    expect(await readdir(path.join(home, '.claude'))).toEqual([]);
+    await sync([pdf], { link: [request] });
+    await mkdir(path.join(root, 'mine'));
+    await sync([pdf], { unlink: [request] });
+    expect(await readdir(root)).toEqual(['mine']);
+  });
+});
