@@ -4,6 +4,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
+import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
+import type { LinkOptions } from './link-command.js';
 
 const MIB = 1024 * 1024;
 /**
@@ -82,6 +84,8 @@ export type Command =
   | { command: 'approve'; paths: string[]; yes: boolean; grantAllowedTools: boolean }
   | { command: 'revoke'; paths: string[]; label: string | undefined; uri: string | undefined }
   | { command: 'approvals'; json: boolean }
+  | { command: 'link'; options: LinkOptions }
+  | { command: 'unlink'; harnesses: string[]; projectDir: string | undefined }
   | { command: 'help' }
   | { command: 'version' };
 
@@ -97,6 +101,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'approve') return parseApprove(rest);
   if (first === 'revoke') return parseRevoke(rest);
   if (first === 'approvals') return parseApprovals(rest);
+  if (first === 'link') return parseLink(rest);
+  if (first === 'unlink') return parseUnlink(rest);
   if (first === 'snapshot') return parseSnapshot(rest);
   if (first === 'verify') return parseVerify(rest);
   return parseMount(argv);
@@ -261,6 +267,47 @@ function parseApprovals(argv: readonly string[]): Command {
   if (values.help) return { command: 'help' };
   if (positionals.length > 0) throw new ConfigError('approvals takes no arguments');
   return { command: 'approvals', json: (values.json as boolean | undefined) ?? false };
+}
+
+function parseLink(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, {
+    project: { type: 'string' },
+    config: { type: 'string' },
+    server: { type: 'string', multiple: true },
+    only: { type: 'string', multiple: true },
+    timeout: { type: 'string' },
+    watch: { type: 'boolean' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) return { command: 'help' };
+  const harnesses = harnessArguments('link', positionals);
+  return {
+    command: 'link',
+    options: {
+      harnesses,
+      projectDir: values.project as string | undefined,
+      configPath: values.config as string | undefined,
+      serverFlags: (values.server as string[] | undefined) ?? [],
+      only: (values.only as string[] | undefined) ?? [],
+      timeoutMs: Math.round(positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout') * 1000),
+      watch: (values.watch as boolean | undefined) ?? false,
+      json: (values.json as boolean | undefined) ?? false,
+    },
+  };
+}
+
+function parseUnlink(argv: readonly string[]): Command {
+  const { values, positionals } = parse(argv, { project: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  return { command: 'unlink', harnesses: harnessArguments('unlink', positionals), projectDir: values.project as string | undefined };
+}
+
+/** The harness names given, each one known (harnessNamed throws ConfigError naming the known ones). */
+function harnessArguments(command: string, positionals: string[]): string[] {
+  if (positionals.length === 0) throw new ConfigError(`${command} takes one or more harnesses: ${HARNESSES.map((harness) => harness.name).join(', ')}`);
+  for (const name of positionals) harnessNamed(name);
+  return [...new Set(positionals)];
 }
 
 function parseSnapshot(argv: readonly string[]): Command {

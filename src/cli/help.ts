@@ -17,6 +17,9 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount approve PATH... [--yes [--grant-allowed-tools]]
        skills-mount revoke PATH... | --label LABEL --uri URI
        skills-mount approvals [--json]
+       skills-mount link HARNESS... [--project DIR] [--config FILE] [--server ...] [--only ...]
+                    [--watch] [--json]
+       skills-mount unlink HARNESS... [--project DIR]
        skills-mount unmount MOUNTPOINT
        skills-mount --help | --version
 `;
@@ -96,6 +99,19 @@ Commands:
                           --yes for scripts (--grant-allowed-tools grants allowed-tools too)
   revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the mount)
   approvals               the stored approvals ($XDG_CONFIG_HOME/skills-mount/approvals.json)
+  link HARNESS...         puts every approved skill into the harness's own skills folder,
+                          one entry per skill named for it (a qualified name, label-name, when
+                          the name is taken; nothing there is ever replaced), and keeps it
+                          current: approve, revoke and a running mount update every linked
+                          folder. HARNESS: claude-code, codex, gemini, opencode, cursor,
+                          vscode, goose, agents (the shared .agents/skills). --project DIR:
+                          the project's folder instead of yours. Bytes come from the running
+                          mounts, else from the configured servers (--config, --server,
+                          --only); --watch keeps the folders current without a mount, until
+                          SIGTERM. allowed-tools and hooks are held back unless granted; #!
+                          files are executable only with approve --grant-exec. Exit 1 when a
+                          skill could not be linked (why is printed)
+  unlink HARNESS...       takes out exactly the entries link made (--project DIR: the project's)
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
   cache status            the disk cache per mount (mountpoint, size, last used, running or
                           not) and per server: files, bytes, saved listing
@@ -104,7 +120,7 @@ Commands:
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke" and "approvals" are commands only as the first argument; to mount on a
+"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link" and "unlink" are commands only as the first argument; to mount on a
 directory of that name, write a path: skills-mount ./status
 
 Examples:
@@ -117,6 +133,8 @@ Examples:
   skills-mount verify /skills/current
   skills-mount status
   skills-mount status ~/.cache/mcp-skills --json
+  skills-mount link claude-code codex
+  skills-mount link claude-code --project ~/src/app
   skills-mount unmount ~/.cache/mcp-skills
   skills-mount cache status
   skills-mount approve ~/.cache/mcp-skills/demo/hello-mount

@@ -3,6 +3,9 @@
 // (connections, caches, the kernel mount) and wires it together.
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { LinkKeeper } from '../link/link-keeper.js';
+import { defaultLinkStore } from '../link/link-state.js';
+import { filesystemContent } from '../link/filesystem-content.js';
 import { ApprovalLedger } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
@@ -63,6 +66,8 @@ export async function runMount(options: MountOptions): Promise<void> {
   }
   // Declared before the metrics are wired: a scrape may come before the mount exists.
   let mount: MountHandle | undefined;
+  // Declared before the signal handlers: a signal may come before it exists.
+  let links: LinkKeeper | undefined;
   // Listening before any server starts: a port in use stops the mount at once.
   const served = options.metrics && (await serveMetrics(options.metrics, mountpoint, allowedUser, config.servers.map((server) => server.label), log));
   const metrics = served?.metrics;
@@ -156,6 +161,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
     approvals.close();
+    links?.close();
     for (const catalog of catalogs) catalog.close();
     await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(4_000)]);
     process.exit(0);
@@ -181,6 +187,9 @@ export async function runMount(options: MountOptions): Promise<void> {
       recentErrors: [...recentErrors],
     }),
   });
+  links = new LinkKeeper({ store: defaultLinkStore(process.env, homedir()), approvals: () => approvals.all(), content: filesystemContent(filesystem, catalogs), log });
+  approvals.onChange(() => links?.changed());
+  for (const catalog of catalogs) catalog.onChange(() => links?.changed());
   try {
     mount = await mountFilesystem(filesystem, mountpoint, {
       operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS,
@@ -212,6 +221,8 @@ export async function runMount(options: MountOptions): Promise<void> {
   }));
   if (allowedUser) log(`readable by uid ${allowedUser.uid} (${allowedUser.name}) and root only: every file theirs, 0400; directories 0500`);
   log(`mounted ${mountpoint} (${startupSummary(servers, approvedOnly, seconds)}); Ctrl-C to unmount`);
+  // The skills roots `skills-mount link` made follow the approvals and the servers from here on.
+  links.start();
 }
 
 /** Labels whose config entry says "approvedOnly", and those --approved-only names (each must be configured). */

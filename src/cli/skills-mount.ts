@@ -5,6 +5,7 @@
 // approvals of the approved view (`approve`, `revoke`, `approvals`).
 // Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
@@ -12,6 +13,7 @@ import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from './config.js';
 import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
 import { runCacheCommand } from './cache-command.js';
+import { linkedRoots, processIo, runLink, runUnlink, syncAfterApprovalChange } from './link-command.js';
 import { HELP, USAGE } from './help.js';
 import { runMount } from './mount-command.js';
 import { runSnapshot } from './snapshot-command.js';
@@ -36,6 +38,8 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(0);
     case 'status': {
       const report = await collectStatus(command.mountpoint);
+      const links = await linkedRoots(process.env, homedir());
+      if (links.length > 0) report.links = links.map(({ root, harnesses, scope, entries, problems }) => ({ root, harnesses, scope, problems, entries: Object.entries(entries).map(([name, entry]) => ({ name, label: entry.label, skillUri: entry.skillUri, qualified: entry.qualified })) }));
       process.stdout.write(command.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report));
       // Exit explicitly: nothing may keep this process waiting on a mount.
       return process.exit(report.mounts.every((mount) => mount.state === 'ok') ? 0 : 1);
@@ -49,9 +53,20 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(exitCode);
     }
     case 'approve':
-      return process.exit(await runApprove(command, terminalIo()));
-    case 'revoke':
-      return process.exit(await runRevoke(command, terminalIo()));
+    case 'revoke': {
+      const code = command.command === 'approve' ? await runApprove(command, terminalIo()) : await runRevoke(command, terminalIo());
+      // Every linked skills root follows before the command returns.
+      const reports = await syncAfterApprovalChange(processIo());
+      for (const report of reports) {
+        const changes = [...report.added.map((name) => `+${name}`), ...report.replaced.map((name) => `~${name}`), ...report.removed.map((name) => `-${name}`)];
+        if (changes.length > 0) process.stdout.write(`linked ${report.root}: ${changes.join(' ')}\n`);
+      }
+      return process.exit(code);
+    }
+    case 'link':
+      return process.exit(await runLink(command.options, processIo()));
+    case 'unlink':
+      return process.exit(await runUnlink(command, processIo()));
     case 'approvals':
       return process.exit(await runApprovals(command.json, terminalIo()));
     case 'mount':

@@ -54,6 +54,17 @@ export interface MountReport {
 
 export interface StatusReport {
   mounts: MountReport[];
+  /** The skills roots `skills-mount link` keeps (absent when nothing was ever linked). */
+  links?: LinkStatus[];
+}
+
+/** One linked skills root: whose, where, and what is in it. */
+export interface LinkStatus {
+  root: string;
+  harnesses: string[];
+  scope: 'user' | 'project';
+  entries: Array<{ name: string; label: string; skillUri: string; qualified: boolean }>;
+  problems: string[];
 }
 
 /** Thrown when the MOUNTPOINT given to `status` or `unmount` is not a skills-mount mount. */
@@ -140,8 +151,19 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
 
 /** The report as text for a person. */
 export function renderStatusText(report: StatusReport, nowMs = Date.now()): string {
-  if (report.mounts.length === 0) return 'no skills-mount mounts\n';
-  return report.mounts.map((mount) => renderMount(mount, nowMs)).join('\n');
+  const mounts = report.mounts.length === 0 ? 'no skills-mount mounts\n' : report.mounts.map((mount) => renderMount(mount, nowMs)).join('\n');
+  return report.links === undefined || report.links.length === 0 ? mounts : `${mounts}\n${renderLinks(report.links)}`;
+}
+
+/** "linked skills roots:" and a line per root, with its problems below. */
+function renderLinks(links: readonly LinkStatus[]): string {
+  const lines = ['linked skills roots (skills-mount link):'];
+  for (const link of links) {
+    const names = link.entries.map((entry) => (entry.qualified ? `${escapeForLog(entry.name)} (${entry.label}, qualified)` : escapeForLog(entry.name)));
+    lines.push(`  ${link.harnesses.join(', ')} (${link.scope}): ${escapeForLog(link.root)}: ${link.entries.length} skill${link.entries.length === 1 ? '' : 's'}${names.length ? `: ${names.join(', ')}` : ''}`);
+    for (const problem of link.problems) lines.push(`    ${escapeForLog(problem)}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 function renderMount(mount: MountReport, nowMs: number): string {

@@ -34,7 +34,8 @@ export interface LinkedRoot {
   entries: Record<string, LinkedEntry>;
   /** What the last sync could not do here, in sentences (collisions, skills waiting for content, a refusal). */
   problems: string[];
-  syncedAt: string | null;
+  /** When a sync last changed this root's entries or problems (ISO). */
+  changedAt: string | null;
 }
 
 export interface LinkState {

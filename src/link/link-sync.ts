@@ -95,7 +95,7 @@ async function linkRoot(state: LinkState, request: RootRequest, now: Date): Prom
   }
   // Made by the sync that follows (after its checks), so link may remove it again at unlink.
   const createdRoot = (await lstat(request.root).catch(() => undefined)) === undefined;
-  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), createdRoot, entries: {}, problems: [], syncedAt: null });
+  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), createdRoot, entries: {}, problems: [], changedAt: null });
 }
 
 async function unlinkRoot(store: string, state: LinkState, request: RootRequest, log: Log): Promise<void> {
@@ -193,9 +193,10 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   for (const [skill, entry] of linked) {
     if (!wanted.some((request) => request.key === skill)) entries[entry.name] = root.entries[entry.name] ?? { label: entry.label, skillUri: entry.skillUri, object: entry.key, qualified: false };
   }
+  // Written only when something changed: a sync that finds nothing to do leaves links.json as it is.
+  if (JSON.stringify(root.entries) !== JSON.stringify(entries) || JSON.stringify(root.problems) !== JSON.stringify(report.problems)) root.changedAt = now.toISOString();
   root.entries = entries;
   root.problems = report.problems;
-  root.syncedAt = now.toISOString();
   report.entries = Object.keys(entries).length;
   if (report.added.length + report.replaced.length + report.removed.length > 0) {
     log(`linked ${root.root}: ${[counted(report.added, 'added'), counted(report.replaced, 'replaced'), counted(report.removed, 'removed')].filter(Boolean).join(', ')}`);

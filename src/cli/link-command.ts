@@ -1,0 +1,205 @@
+// `skills-mount link HARNESS...` and `unlink HARNESS...`: puts every approved skill into each
+// harness's own skills root (user scope, or a project's with --project), and takes them out. The
+// approved bytes come from the running mounts; for servers no mount serves, from the configured
+// servers started here (no FUSE needed). With --watch it keeps the roots current until a signal.
+// The linking itself is src/link/'s; this wires and reports.
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { ApprovalLedger } from '../approvals/approval-ledger.js';
+import { ApprovalStore, defaultApprovalsPath } from '../approvals/approval-store.js';
+import { ConfigError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
+import { skillsMounts } from '../fuse/index.js';
+import { filesystemContent } from '../link/filesystem-content.js';
+import { harnessNamed, harnessRoot, type Scope } from '../link/harness-roots.js';
+import { LinkKeeper } from '../link/link-keeper.js';
+import { defaultLinkStore, readLinkState, type LinkedRoot } from '../link/link-state.js';
+import { syncLinks, type ContentSource, type RootReport, type RootRequest } from '../link/link-sync.js';
+import type { EntryFile } from '../link/entry-objects.js';
+import type { Approval } from '../approvals/approval-store.js';
+import type { Log } from '../log.js';
+import { loadMountConfig, type LabelledServer } from './config.js';
+import { eitherContent, mountContent } from './mount-content.js';
+import { startServerCore, type ServerCore } from './server-core.js';
+
+export interface LinkOptions {
+  harnesses: string[];
+  /** --project DIR: the project's roots instead of the user's. */
+  projectDir: string | undefined;
+  configPath: string | undefined;
+  serverFlags: string[];
+  only: string[];
+  timeoutMs: number;
+  watch: boolean;
+  json: boolean;
+}
+
+export interface LinkIo {
+  out: (text: string) => void;
+  log: Log;
+  env: NodeJS.ProcessEnv;
+  home: string;
+}
+
+export function processIo(): LinkIo {
+  return { out: (text) => process.stdout.write(text), log: (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`), env: process.env, home: homedir() };
+}
+
+/** Exit 0 when every approved skill is in every root; 1 when some wait (or a root was refused); 2 on a usage error (thrown). */
+export async function runLink(options: LinkOptions, io: LinkIo): Promise<number> {
+  const requests = await rootRequests(options, io);
+  const store = defaultLinkStore(io.env, io.home);
+  const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
+  const mounts = await mountContent();
+  // Servers no mount serves are asked directly, and only when a skill to link needs their bytes.
+  const missing = new Set(approvals.filter((approval) => approval.revokedAt === null && !mounts.serves(approval.label)).map((approval) => approval.label));
+  const config = options.watch || missing.size > 0 ? await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only }) : undefined;
+  for (const note of config?.notes ?? []) io.log(note);
+  const servers = new ServersOnDemand(
+    (config?.servers ?? []).filter((server) => options.watch || missing.has(server.label)),
+    config?.origin ?? '',
+    { timeoutMs: options.timeoutMs, env: io.env, home: io.home, log: io.log },
+  );
+  try {
+    const content = eitherContent([mounts, servers]);
+    const reports = await syncLinks({ store, approvals, content, log: io.log, link: requests });
+    const shown = reports.filter((report) => requests.some((request) => request.root === report.root));
+    io.out(options.json ? `${JSON.stringify({ roots: shown }, null, 2)}\n` : renderReports(shown));
+    if (!options.watch) return shown.every((report) => report.problems.every(isNotice)) ? 0 : 1;
+    await keepLinked(store, content, await servers.started(), io);
+    return 0;
+  } finally {
+    await servers.close();
+  }
+}
+
+/** The configured servers as a content source, started in this process at the first read. */
+class ServersOnDemand implements ContentSource {
+  private core: Promise<{ core: ServerCore; ledger: ApprovalLedger }> | undefined;
+  private source: ContentSource | undefined;
+
+  constructor(
+    private readonly servers: LabelledServer[],
+    private readonly origin: string,
+    private readonly options: { timeoutMs: number; env: NodeJS.ProcessEnv; home: string; log: Log },
+  ) {}
+
+  serves(label: string): boolean {
+    return this.servers.some((server) => server.label === label);
+  }
+
+  missing(label: string): string {
+    return `no running mount serves ${label}, and no configured server is labelled ${label} (start skills-mount with it, or link with --config or --server)`;
+  }
+
+  async read(approval: Approval, file: EntryFile): Promise<Buffer | undefined> {
+    if (this.source === undefined) {
+      const { core } = await this.started();
+      this.source = filesystemContent(core.filesystem, core.catalogs);
+    }
+    return this.source.read(approval, file);
+  }
+
+  /** The servers' core (started now if not yet), with the approvals its approved view reads. */
+  started(): Promise<{ core: ServerCore; ledger: ApprovalLedger }> {
+    this.core ??= (async () => {
+      const ledger = await ApprovalLedger.open(defaultApprovalsPath(this.options.env, this.options.home), this.options.log);
+      this.options.log(`reading approved skills of ${this.servers.map((server) => server.label).join(', ')} from the server${this.servers.length === 1 ? '' : 's'} (${this.origin})`);
+      const core = await startServerCore({ servers: this.servers, timeoutMs: this.options.timeoutMs, protocolVersion: undefined, verbose: false, hideDynamic: false, log: this.options.log, approvals: ledger });
+      return { core, ledger };
+    })();
+    return this.core;
+  }
+
+  async close(): Promise<void> {
+    if (this.core === undefined) return;
+    const { core, ledger } = await this.core;
+    ledger.close();
+    await core.close();
+  }
+}
+
+/** Takes the harnesses' roots away: exactly the entries link made, and a root it made once empty. */
+export async function runUnlink(options: Pick<LinkOptions, 'harnesses' | 'projectDir'>, io: LinkIo): Promise<number> {
+  const requests = await rootRequests(options, io);
+  const store = defaultLinkStore(io.env, io.home);
+  const known = new Set((await readLinkState(store)).roots.map((root) => root.root));
+  const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
+  await syncLinks({ store, approvals, content: noContent, log: io.log, unlink: requests });
+  for (const request of requests) {
+    io.out(known.has(request.root) ? `unlinked ${request.harness} (${request.scope}): ${request.root}\n` : `${request.harness} (${request.scope}) was not linked: ${request.root}\n`);
+  }
+  return 0;
+}
+
+/**
+ * After approvals changed (approve, revoke): every linked root brought up to date from the
+ * running mounts, before the command returns. Nothing to do, and nothing read, when nothing is linked.
+ */
+export async function syncAfterApprovalChange(io: LinkIo): Promise<RootReport[]> {
+  const store = defaultLinkStore(io.env, io.home);
+  if ((await readLinkState(store)).roots.length === 0) return [];
+  const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
+  return syncLinks({ store, approvals, content: await mountContent(), log: io.log });
+}
+
+/** The linked roots as status shows them. */
+export async function linkedRoots(env: NodeJS.ProcessEnv, home: string): Promise<LinkedRoot[]> {
+  return (await readLinkState(defaultLinkStore(env, home))).roots;
+}
+
+async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir'>, io: LinkIo): Promise<RootRequest[]> {
+  const scope: Scope = options.projectDir === undefined ? 'user' : 'project';
+  const requests: RootRequest[] = [];
+  for (const name of options.harnesses) {
+    const root = harnessRoot(harnessNamed(name), scope, { home: io.home, env: io.env, projectDir: options.projectDir });
+    // A skills root inside a mount would be the mount's own (read-only) tree.
+    const inside = (await skillsMounts().catch(() => [])).find((mount) => root === mount.mountpoint || root.startsWith(`${mount.mountpoint}${path.sep}`));
+    if (inside) throw new ConfigError(`${name}: ${root} is inside the skills-mount mount ${inside.mountpoint}; link puts approved skills in a harness's own folder, never in the mount`);
+    requests.push({ root, harness: name, scope });
+  }
+  return requests;
+}
+
+/** --watch: a sync whenever approvals or the servers' skills change, until SIGINT or SIGTERM. */
+async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo): Promise<void> {
+  const { core, ledger } = servers;
+  const keeper = new LinkKeeper({ store, approvals: () => ledger.all(), content, log: io.log });
+  await ledger.watch();
+  ledger.onChange(() => keeper.changed());
+  for (const catalog of core.catalogs) catalog.onChange(() => keeper.changed());
+  keeper.start();
+  io.log('keeping the linked skills roots current (Ctrl-C to stop)');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  keeper.close();
+  await keeper.idle();
+}
+
+const noContent: ContentSource = { serves: () => false, missing: () => 'unlinking', read: async () => undefined };
+
+/** A qualified name is worth saying, not a failure. */
+function isNotice(problem: string): boolean {
+  return / is linked as /.test(problem);
+}
+
+function renderReports(reports: RootReport[]): string {
+  const lines: string[] = [];
+  for (const report of reports) {
+    lines.push(`${report.harnesses.join(', ')}: ${report.root}: ${report.entries} skill${report.entries === 1 ? '' : 's'} linked${describeChanges(report)}`);
+    for (const problem of report.problems) lines.push(`  ${problem}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function describeChanges(report: RootReport): string {
+  const parts = [
+    report.added.length ? `added ${report.added.map(escapeForLog).join(', ')}` : '',
+    report.replaced.length ? `replaced ${report.replaced.map(escapeForLog).join(', ')}` : '',
+    report.removed.length ? `removed ${report.removed.map(escapeForLog).join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
