@@ -78,6 +78,7 @@ export type Command =
   | { command: 'mount'; options: MountOptions }
   | { command: 'snapshot'; options: SnapshotOptions }
   | { command: 'verify'; options: VerifyOptions }
+  | { command: 'verify-links'; json: boolean }
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
@@ -367,10 +368,16 @@ function parseVerify(argv: readonly string[]): Command {
     server: { type: 'string', multiple: true },
     only: { type: 'string', multiple: true },
     timeout: { type: 'string' },
+    links: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return { command: 'help' };
-  if (positionals.length !== 1) throw new ConfigError('verify takes exactly one DEST: skills-mount verify DEST');
+  if (values.links) {
+    const others = ['expect', 'against-server', 'config', 'server', 'only', 'timeout'].filter((flag) => values[flag] !== undefined);
+    if (positionals.length > 0 || others.length > 0) throw new ConfigError('verify --links takes no DEST and no other option but --json');
+    return { command: 'verify-links', json: (values.json as boolean | undefined) ?? false };
+  }
+  if (positionals.length !== 1) throw new ConfigError('verify takes exactly one DEST: skills-mount verify DEST (or --links: the entries skills-mount link made)');
   const expect = values.expect as string | undefined;
   if (expect !== undefined && !/^sha256:[0-9a-f]{64}$/i.test(expect)) {
     throw new ConfigError(`--expect takes the manifest digest snapshot printed (sha256: and 64 hex digits), got "${expect}"`);

@@ -10,6 +10,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
                     [--allow-shared-parent]
+       skills-mount verify --links [--json]
        skills-mount verify DEST [--json] [--expect sha256:...]
                     [--against-server [--config FILE] [--server ...] [--only ...] [--timeout SECONDS]]
        skills-mount status [MOUNTPOINT] [--json]
@@ -112,6 +113,9 @@ Commands:
                           files are executable only with approve --grant-exec. Exit 1 when a
                           skill could not be linked (why is printed)
   unlink HARNESS...       takes out exactly the entries link made (--project DIR: the project's)
+  verify --links          re-hashes every entry link made against its approval: every file the
+                          approved bytes and mode, SKILL.md exactly the documented change of the
+                          approved one, nothing more; names entries whose approval ended
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
   cache status            the disk cache per mount (mountpoint, size, last used, running or
                           not) and per server: files, bytes, saved listing

@@ -13,6 +13,7 @@ import { skillsMounts } from '../fuse/index.js';
 import { filesystemContent } from '../link/filesystem-content.js';
 import { harnessNamed, harnessRoot, type Scope } from '../link/harness-roots.js';
 import { LinkKeeper } from '../link/link-keeper.js';
+import { verifyLinks } from '../link/link-verify.js';
 import { defaultLinkStore, readLinkState, type LinkedRoot } from '../link/link-state.js';
 import { syncLinks, type ContentSource, type RootReport, type RootRequest } from '../link/link-sync.js';
 import type { EntryFile } from '../link/entry-objects.js';
@@ -141,6 +142,17 @@ export async function syncAfterApprovalChange(io: LinkIo): Promise<RootReport[]>
   if ((await readLinkState(store)).roots.length === 0) return [];
   const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
   return syncLinks({ store, approvals, content: await mountContent(), log: io.log });
+}
+
+/** `verify --links`: the report as text (or JSON), exit 0 when every entry is what its approval allows, 1 otherwise. */
+export async function runVerifyLinks(json: boolean, io: LinkIo): Promise<{ text: string; exitCode: number }> {
+  const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
+  const report = await verifyLinks(defaultLinkStore(io.env, io.home), approvals);
+  const exitCode = report.problems.length === 0 ? 0 : 1;
+  if (json) return { text: `${JSON.stringify(report, null, 2)}\n`, exitCode };
+  const lines = report.problems.map((problem) => `${escapeForLog(path.join(problem.root, problem.entry))}: ${escapeForLog(problem.detail)}`);
+  lines.push(`${report.entries} linked entr${report.entries === 1 ? 'y' : 'ies'} in ${report.roots} root${report.roots === 1 ? '' : 's'}, ${report.files} files: ${exitCode === 0 ? 'verified' : `${report.problems.length} problem${report.problems.length === 1 ? '' : 's'}`}`);
+  return { text: `${lines.join('\n')}\n`, exitCode };
 }
 
 /** The linked roots as status shows them. */

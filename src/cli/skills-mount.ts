@@ -13,7 +13,7 @@ import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from './config.js';
 import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
 import { runCacheCommand } from './cache-command.js';
-import { linkedRoots, processIo, runLink, runUnlink, syncAfterApprovalChange } from './link-command.js';
+import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, syncAfterApprovalChange } from './link-command.js';
 import { HELP, USAGE } from './help.js';
 import { runMount } from './mount-command.js';
 import { runSnapshot } from './snapshot-command.js';
@@ -73,6 +73,11 @@ async function main(argv: string[]): Promise<void> {
       return runMount(command.options);
     case 'snapshot':
       return process.exit(await runSnapshot(command.options));
+    case 'verify-links': {
+      const { text, exitCode } = await runVerifyLinks(command.json, processIo());
+      process.stdout.write(text);
+      return process.exit(exitCode);
+    }
     case 'verify': {
       // Lines of the servers verify lists (--against-server), escaped as the snapshot's are.
       const { text, exitCode } = await runVerify(command.options, (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`));

@@ -4,7 +4,7 @@
 // skills, Codex's .system, a file in the way), what it refuses (a root others control), how it
 // keeps up (revocation, re-approval, grants), and how it recovers from a crash mid-update.
 import { createHash } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, readdir, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, readdir, readlink, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Approval } from '../../src/approvals/approval-store.js';
@@ -13,6 +13,7 @@ import { parseFrontmatter } from '../../src/format/frontmatter.js';
 import { OBJECTS_DIR, removeTree } from '../../src/link/entry-objects.js';
 import { readLinkState } from '../../src/link/link-state.js';
 import { RETAIN_REPLACED_MS, syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
+import { verifyLinks } from '../../src/link/link-verify.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const digest = (bytes: Buffer | string) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -245,5 +246,31 @@ describe('unlink', () => {
     await mkdir(path.join(root, 'mine'));
     await sync([pdf], { unlink: [request] });
     expect(await readdir(root)).toEqual(['mine']);
+  });
+});
+
+describe('verify --links', () => {
+  it('passes what link made, and names a changed byte, a permission field added, a file added and an approval gone', async () => {
+    const { root, store, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'allowed-tools: Bash(git:*)\n'), 'ref.md': 'approved\n' });
+    await sync([pdf], { link: [request] });
+    expect(await verifyLinks(store, [pdf])).toMatchObject({ roots: 1, entries: 1, files: 2, problems: [] });
+    const entry = await realpath(path.join(root, 'pdf'));
+    const writable = async (file: string, change: () => Promise<void>) => {
+      await chmod(path.dirname(file), 0o755);
+      await chmod(file, 0o644).catch(() => {});
+      await change();
+      await chmod(file, 0o444).catch(() => {});
+    };
+    await writable(path.join(entry, 'ref.md'), () => writeFile(path.join(entry, 'ref.md'), 'tampered\n'));
+    const skillFile = path.join(entry, 'SKILL.md');
+    const text = await readFile(skillFile, 'utf8');
+    await writable(skillFile, () => writeFile(skillFile, text.replace('name: pdf\n', 'name: pdf\nallowed-tools: Bash(git:*)\n')));
+    await writable(path.join(entry, 'extra.md'), () => writeFile(path.join(entry, 'extra.md'), 'extra\n'));
+    const details = (await verifyLinks(store, [{ ...pdf, revokedAt: '2026-12-03T00:00:00.000Z' }])).problems.map((problem) => problem.detail).join('\n');
+    expect(details).toMatch(/ref\.md: hashes to sha256:\w+, approved sha256:/);
+    expect(details).toMatch(/SKILL\.md: frontmatter field allowed-tools is not what the approved one with its grants makes/);
+    expect(details).toMatch(/extra\.md: not a file of the approved skill/);
+    expect(details).toMatch(/docs skill:\/\/pdf\/SKILL\.md is no longer approved/);
   });
 });

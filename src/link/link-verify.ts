@@ -1,0 +1,128 @@
+// `skills-mount verify --links`: every entry link made, checked against what its approval allows.
+// Each entry is a link into this store's objects; every file of it hashes to the approved digest
+// (SKILL.md: to what the transform makes of the approved SKILL.md, which itself hashes to the
+// approved digest) and has the mode the grants allow; nothing else is in it; its SKILL.md says
+// what entry-transform.ts says it must, and only that. An entry whose approval no longer holds is
+// named too (the next sync removes it). Reads; changes nothing.
+import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { Approval } from '../approvals/approval-store.js';
+import { sha256Digest } from '../format/digest.js';
+import { frontmatterDifference, parseFrontmatter } from '../format/frontmatter.js';
+import { errorMessage } from '../private-files.js';
+import { APPROVED_SKILL_MD, OBJECTS_DIR, SKILL_DIR, objectOfTarget, readEntryRecord, type EntryRecord } from './entry-objects.js';
+import { bodyOf, expectedEntry } from './entry-transform.js';
+import { readLinkState } from './link-state.js';
+
+export interface LinkProblem {
+  root: string;
+  /** The entry's name in the root ('' for the root itself). */
+  entry: string;
+  detail: string;
+}
+
+export interface LinksReport {
+  roots: number;
+  entries: number;
+  files: number;
+  problems: LinkProblem[];
+}
+
+/** Checks every linked root of `store` against `approvals`. */
+export async function verifyLinks(store: string, approvals: readonly Approval[]): Promise<LinksReport> {
+  const state = await readLinkState(store);
+  const report: LinksReport = { roots: state.roots.length, entries: 0, files: 0, problems: [] };
+  const holds = new Map(approvals.filter((approval) => approval.revokedAt === null).map((approval) => [`${approval.label}\0${approval.skillUri}`, approval]));
+  for (const root of state.roots) {
+    const problem = (entry: string, detail: string) => report.problems.push({ root: root.root, entry, detail });
+    for (const [name, recorded] of Object.entries(root.entries)) {
+      report.entries += 1;
+      const at = path.join(root.root, name);
+      const target = await readlink(at).catch(() => undefined);
+      if (target === undefined) {
+        problem(name, 'is not there (or not a link): the next sync makes it again');
+        continue;
+      }
+      if (objectOfTarget(store, target) !== recorded.object) {
+        problem(name, `points to ${target}, not to its version in the store (${path.join(store, OBJECTS_DIR, recorded.object, SKILL_DIR)})`);
+        continue;
+      }
+      const record = await readEntryRecord(store, recorded.object);
+      if (record === undefined) {
+        problem(name, `its version in the store (${recorded.object}) has no entry.json`);
+        continue;
+      }
+      const approval = holds.get(`${record.label}\0${record.skillUri}`);
+      if (approval === undefined) problem(name, `${record.label} ${record.skillUri} is no longer approved: the next sync removes it`);
+      else if (approval.resourcesDigest !== record.resourcesDigest) problem(name, `${record.label} ${record.skillUri} was approved anew with other files: the next sync replaces it`);
+      for (const detail of await entryProblems(store, recorded.object, name, record)) problem(name, detail);
+      report.files += record.files.length;
+    }
+  }
+  return report;
+}
+
+/** What is wrong with one entry version against its entry.json. */
+async function entryProblems(store: string, key: string, name: string, record: EntryRecord): Promise<string[]> {
+  const problems: string[] = [];
+  const object = path.join(store, OBJECTS_DIR, key);
+  const skill = path.join(object, SKILL_DIR);
+  if (record.entryName !== name) problems.push(`its entry.json names it ${record.entryName}`);
+  const expected = new Set(record.files.map((file) => file.relative));
+  for (const found of await filesUnder(skill)) if (!expected.has(found)) problems.push(`${found}: not a file of the approved skill`);
+  for (const file of record.files) {
+    const where = path.join(skill, ...file.relative.split('/'));
+    let bytes: Buffer;
+    try {
+      const stats = await lstat(where);
+      if (!stats.isFile()) {
+        problems.push(`${file.relative}: not a regular file`);
+        continue;
+      }
+      if ((stats.mode & 0o777) !== file.mode) problems.push(`${file.relative}: mode ${(stats.mode & 0o777).toString(8)}, expected ${file.mode.toString(8)}`);
+      bytes = await readFile(where);
+    } catch (error) {
+      problems.push(`${file.relative}: ${errorMessage(error)}`);
+      continue;
+    }
+    if (file.relative !== 'SKILL.md') {
+      if (sha256Digest(bytes) !== file.digest) problems.push(`${file.relative}: hashes to ${sha256Digest(bytes)}, approved ${file.digest}`);
+      continue;
+    }
+    if (sha256Digest(bytes) !== record.skillMd.digest) problems.push(`SKILL.md: hashes to ${sha256Digest(bytes)}, written as ${record.skillMd.digest}`);
+    problems.push(...(await transformProblems(path.join(object, APPROVED_SKILL_MD), bytes.toString('utf8'), file.digest, record)));
+  }
+  return problems;
+}
+
+/** The entry's SKILL.md against the approved one: exactly the documented change, nothing else. */
+async function transformProblems(approvedFile: string, served: string, approvedDigest: string, record: EntryRecord): Promise<string[]> {
+  let approved: Buffer;
+  try {
+    approved = await readFile(approvedFile);
+  } catch (error) {
+    return [`the approved SKILL.md is missing from the store (${errorMessage(error)})`];
+  }
+  if (sha256Digest(approved) !== approvedDigest) return [`the approved SKILL.md in the store hashes to ${sha256Digest(approved)}, approved ${approvedDigest}`];
+  try {
+    const want = expectedEntry(approved.toString('utf8'), { entryName: record.entryName, label: record.label, skillUri: record.skillUri }, record.grants);
+    const difference = frontmatterDifference(want.frontmatter, parseFrontmatter(served));
+    const problems: string[] = [];
+    if (difference !== undefined) problems.push(`SKILL.md: frontmatter field ${difference || '(root)'} is not what the approved one with its grants makes`);
+    if (bodyOf(served) !== want.body) problems.push('SKILL.md: its body is not the approved body');
+    return problems;
+  } catch (error) {
+    return [`SKILL.md: ${errorMessage(error)}`];
+  }
+}
+
+/** Every file below `dir`, as relative paths with '/'. */
+async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.isDirectory()) found.push(...(await filesUnder(path.join(dir, entry.name), relative)));
+    else found.push(relative);
+  }
+  return found;
+}
