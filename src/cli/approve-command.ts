@@ -7,7 +7,7 @@ import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { approvalInputFor } from '../approvals/approval-check.js';
+import { approvalInputFor, looksLikeScript } from '../approvals/approval-check.js';
 import { ApprovalStore, defaultApprovalsPath, type Approval } from '../approvals/approval-store.js';
 import { ConfigError, SkillsMountError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
@@ -21,6 +21,10 @@ const READ_TIMEOUT_MS = 5_000;
 /** The daemon re-reads the approvals file within 100 ms of a change. */
 const VIEW_WAIT_MS = 5_000;
 const VIEW_POLL_MS = 100;
+/** Script-like files named in the list describeSkill shows; the rest are counted. */
+const SCRIPTS_SHOWN = 5;
+/** What an exec grant does, in the words of the prompt and the listing. */
+const EXEC_EFFECT = 'files starting with #! become executable in linked entries; the mount itself stays noexec';
 
 /** A skill directory on a running mount, as a PATH argument names it. */
 export interface SkillLocation {
@@ -36,6 +40,8 @@ export interface ApproveOptions {
   yes: boolean;
   /** With --yes: grant the skills' `allowed-tools` too. */
   grantAllowedTools: boolean;
+  /** With --yes: let the scripts of skills that have script-like files run (execApproved). */
+  grantExec: boolean;
 }
 
 export interface CommandIo {
@@ -86,12 +92,26 @@ export async function runApprove(options: ApproveOptions, io: CommandIo): Promis
     if (allowedTools) {
       grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
     }
+    // Asked only where there is something that looks like a script: a grant nobody was shown would say more than the person saw.
+    const hasScripts = scriptFiles(location, record).length > 0;
+    let exec = false;
+    if (hasScripts) exec = options.yes ? options.grantExec : await io.ask!(`Also let its scripts run (${EXEC_EFFECT})?`);
     const approval = await store.approve(
-      approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
+      approvalInputFor(
+        location.label,
+        { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> },
+        { allowedToolsApproved: grant, execApproved: exec },
+      ),
     );
     const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt, 'present');
+    const granted = [...(grant ? ['its allowed-tools'] : []), ...(exec ? ['exec for its scripts'] : [])];
+    const withheld = [
+      ...(allowedTools && !grant ? ['allowed-tools not granted'] : []),
+      ...(hasScripts && !exec ? ['exec not granted for its scripts'] : []),
+      ...(!hasScripts && options.grantExec ? ['no scripts: exec not granted'] : []),
+    ];
     io.out(
-      `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
+      `approved ${location.label}/${location.directory}${granted.length > 0 ? ` with ${granted.join(' and ')}` : ''}${withheld.length > 0 ? ` (${withheld.join('; ')})` : ''}: ` +
         (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
     );
     return true;
@@ -157,14 +177,14 @@ export async function runApprovals(json: boolean, io: CommandIo): Promise<number
     io.out(`no approvals (${store.file})\n`);
     return 0;
   }
-  const rows = [['LABEL', 'SKILL', 'FILES', 'APPROVED', 'ALLOWED-TOOLS', 'URI'], ...approvals.map(approvalRow)];
+  const rows = [['LABEL', 'SKILL', 'FILES', 'APPROVED', 'ALLOWED-TOOLS', 'EXEC', 'URI'], ...approvals.map(approvalRow)];
   io.out(`${approvals.length} approval${approvals.length === 1 ? '' : 's'} in ${store.file}\n${table(rows, [2]).map((row) => `  ${row}`).join('\n')}\n`);
   return 0;
 }
 
 function approvalRow(approval: Approval): string[] {
   const tools = approval.allowedTools === null ? '-' : approval.allowedToolsApproved ? `granted: ${escapeForLog(approval.allowedTools)}` : 'not granted';
-  return [approval.label, escapeForLog(approval.name), String(approval.resources.length), approval.approvedAt, tools, escapeForLog(approval.skillUri)];
+  return [approval.label, escapeForLog(approval.name), String(approval.resources.length), approval.approvedAt, tools, approval.execApproved ? 'granted' : 'no', escapeForLog(approval.skillUri)];
 }
 
 function approvalsFile(env: NodeJS.ProcessEnv): string {
@@ -234,6 +254,13 @@ async function waitForView(location: SkillLocation, given: string, done: (approv
   }
 }
 
+/** The skill's files that look like scripts (looksLikeScript), relative to its directory; none when its files are not listed. */
+function scriptFiles(location: SkillLocation, record: InspectRecord): string[] {
+  if (!Array.isArray(record.files)) return [];
+  const prefix = `${location.directory}/`;
+  return record.files.map((file) => (file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path)).filter(looksLikeScript);
+}
+
 /** The skill as a person needs to judge it; every string from the server escaped. */
 export function describeSkill(location: SkillLocation, record: InspectRecord): string {
   const lines = [`${location.label}/${location.directory} on ${location.mountpoint} (server "${location.label}")`];
@@ -257,6 +284,11 @@ export function describeSkill(location: SkillLocation, record: InspectRecord): s
         ? 'widens the tools an agent may use; granted only if you say so'
         : 'asks the host to run code; approving the skill never grants it';
     lines.push(`  ! ${permission.field}: ${escapeForLog(permission.value)}  (${effect})`);
+  }
+  const scripts = scriptFiles(location, record);
+  if (scripts.length > 0) {
+    const named = scripts.slice(0, SCRIPTS_SHOWN).map(escapeForLog).join(', ') + (scripts.length > SCRIPTS_SHOWN ? `, and ${scripts.length - SCRIPTS_SHOWN} more` : '');
+    lines.push(`  ! scripts: ${named}  (run only if you let them: ${EXEC_EFFECT})`);
   }
   const approval = record.approval;
   if (approval === null) field('approval', 'none');

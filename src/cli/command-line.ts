@@ -79,7 +79,7 @@ export type Command =
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
-  | { command: 'approve'; paths: string[]; yes: boolean; grantAllowedTools: boolean }
+  | { command: 'approve'; paths: string[]; yes: boolean; grantAllowedTools: boolean; grantExec: boolean }
   | { command: 'revoke'; paths: string[]; label: string | undefined; uri: string | undefined }
   | { command: 'approvals'; json: boolean }
   | { command: 'help' }
@@ -237,12 +237,20 @@ function parseCache(argv: readonly string[]): Command {
 }
 
 function parseApprove(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, { yes: { type: 'boolean', short: 'y' }, 'grant-allowed-tools': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, {
+    yes: { type: 'boolean', short: 'y' },
+    'grant-allowed-tools': { type: 'boolean' },
+    'grant-exec': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return { command: 'help' };
   if (positionals.length === 0) throw new ConfigError('approve takes one or more skill directories on a mount: skills-mount approve MOUNTPOINT/LABEL/SKILL');
   const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
-  if (grantAllowedTools && !values.yes) throw new ConfigError('--grant-allowed-tools goes with --yes; on a terminal, approve asks');
-  return { command: 'approve', paths: positionals, yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools };
+  const grantExec = (values['grant-exec'] as boolean | undefined) ?? false;
+  for (const [flag, given] of [['--grant-allowed-tools', grantAllowedTools], ['--grant-exec', grantExec]] as const) {
+    if (given && !values.yes) throw new ConfigError(`${flag} goes with --yes; on a terminal, approve asks`);
+  }
+  return { command: 'approve', paths: positionals, yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools, grantExec };
 }
 
 function parseRevoke(argv: readonly string[]): Command {

@@ -14,7 +14,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--against-server [--config FILE] [--server ...] [--only ...] [--timeout SECONDS]]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
-       skills-mount approve PATH... [--yes [--grant-allowed-tools]]
+       skills-mount approve PATH... [--yes [--grant-allowed-tools] [--grant-exec]]
        skills-mount revoke PATH... | --label LABEL --uri URI
        skills-mount approvals [--json]
        skills-mount unmount MOUNTPOINT
@@ -93,9 +93,14 @@ Commands:
   approve PATH...         shows the skill at PATH (MOUNTPOINT/LABEL/SKILL) with its files,
                           digests and permission fields, asks, and approves it as shown:
                           it appears in MOUNTPOINT/_approved/ while its files stay so.
-                          --yes for scripts (--grant-allowed-tools grants allowed-tools too)
+                          Asks apart for its allowed-tools, and, when it has files that look
+                          like scripts (scripts/, .sh, .py, ...), whether they may run: its
+                          files starting with #! become executable in linked entries (the
+                          mount itself stays noexec). --yes approves without asking, and
+                          grants nothing more unless --grant-allowed-tools, --grant-exec
   revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the mount)
   approvals               the stored approvals ($XDG_CONFIG_HOME/skills-mount/approvals.json)
+                          with their allowed-tools and exec grants; --json for scripts
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
   cache status            the disk cache per mount (mountpoint, size, last used, running or
                           not) and per server: files, bytes, saved listing

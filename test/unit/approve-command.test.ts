@@ -1,8 +1,14 @@
 // What `skills-mount approve` prints for a person to judge, with strings from a hostile server,
 // and how it refuses a path that names no skill on a mount.
-import { describe, expect, it } from 'vitest';
-import { describeSkill, locateSkill } from '../../src/cli/approve-command.js';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalStore } from '../../src/approvals/approval-store.js';
+import { describeSkill, locateSkill, runApprovals } from '../../src/cli/approve-command.js';
 import type { InspectRecord } from '../../src/fs/approved-view.js';
+import { TempDirs } from '../support/temp-dir.js';
+
+const temps = new TempDirs('approve-command-');
+afterEach(() => temps.removeAll());
 
 const digest = `sha256:${'a'.repeat(64)}`;
 
@@ -42,6 +48,13 @@ describe('approve', () => {
     expect(text).toContain('! hooks: {"PreToolUse":"x"}  (asks the host to run code; approving the skill never grants it)');
   });
 
+  it('calls out files that look like scripts, and what letting them run would grant; nothing for a skill without', () => {
+    const files = ['SKILL.md', 'scripts/a', 'scripts/b', 'c.sh', 'd.py', 'e.js', 'f.rb', 'references/g.md'].map((name) => ({ path: `guide/${name}`, uri: `skill://guide/${name}`, digest, sizeBytes: 1 }));
+    const text = describeSkill(location, record({ files }));
+    expect(text).toContain('  ! scripts: scripts/a, scripts/b, c.sh, d.py, e.js, and 1 more  (run only if you let them: files starting with #! become executable in linked entries; the mount itself stays noexec)');
+    expect(describeSkill(location, record())).not.toContain('scripts');
+  });
+
   it('escapes what a server sent: no control character, line break or bidi override reaches the terminal', () => {
     const text = describeSkill(location, record({
       name: 'guide\u001b[2J',
@@ -58,5 +71,23 @@ describe('approve', () => {
 
   it('says what is wrong with a path that names no skill on a mount', async () => {
     await expect(locateSkill('/definitely/not/a/mount/docs/guide')).rejects.toThrow(/not on a skills-mount mount/);
+  });
+
+  it('approvals lists each approval with its allowed-tools and exec grants, in text and in JSON', async () => {
+    const configHome = await temps.make();
+    const store = await ApprovalStore.load(path.join(configHome, 'skills-mount', 'approvals.json'));
+    const resources = (skill: string) => [{ uri: `skill://${skill}/SKILL.md`, digest, sizeBytes: 10 }];
+    await store.approve({ label: 'docs', skillUri: 'skill://deploy/SKILL.md', name: 'deploy', resources: resources('deploy'), allowedToolsApproved: true, allowedTools: 'Bash', execApproved: true });
+    await store.approve({ label: 'docs', skillUri: 'skill://guide/SKILL.md', name: 'guide', resources: resources('guide'), allowedToolsApproved: false, allowedTools: null });
+    let text = '';
+    const io = { out: (chunk: string) => void (text += chunk), ask: undefined, env: { XDG_CONFIG_HOME: configHome } };
+    expect(await runApprovals(false, io)).toBe(0);
+    const lines = text.split('\n');
+    expect(lines[1]).toMatch(/^  LABEL +SKILL +FILES +APPROVED +ALLOWED-TOOLS +EXEC +URI$/);
+    expect(lines[2]).toMatch(/^  docs +deploy +1 +\S+ +granted: Bash +granted +skill:\/\/deploy\/SKILL\.md$/);
+    expect(lines[3]).toMatch(/^  docs +guide +1 +\S+ +- +no +skill:\/\/guide\/SKILL\.md$/);
+    text = '';
+    expect(await runApprovals(true, io)).toBe(0);
+    expect(JSON.parse(text).approvals.map((approval: { name: string; execApproved: boolean }) => [approval.name, approval.execApproved])).toEqual([['deploy', true], ['guide', false]]);
   });
 });

@@ -53,9 +53,11 @@ describe('command line', () => {
 
   it('approve, revoke and approvals: their arguments, and what each refuses', () => {
     expect(parseCommandLine(['/m', '--approved-only', 'a,b', '--approved-only', 'c'])).toMatchObject({ options: { approvedOnly: ['a', 'b', 'c'] } });
-    expect(parseCommandLine(['approve', '/m/docs/x', '/m/docs/y', '--yes'])).toEqual({ command: 'approve', paths: ['/m/docs/x', '/m/docs/y'], yes: true, grantAllowedTools: false });
-    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-allowed-tools'])).toMatchObject({ yes: true, grantAllowedTools: true });
+    expect(parseCommandLine(['approve', '/m/docs/x', '/m/docs/y', '--yes'])).toEqual({ command: 'approve', paths: ['/m/docs/x', '/m/docs/y'], yes: true, grantAllowedTools: false, grantExec: false });
+    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-allowed-tools'])).toMatchObject({ yes: true, grantAllowedTools: true, grantExec: false });
+    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-exec'])).toMatchObject({ yes: true, grantAllowedTools: false, grantExec: true });
     expect(() => parseCommandLine(['approve', '/m/docs/x', '--grant-allowed-tools'])).toThrow(/--grant-allowed-tools goes with --yes/);
+    expect(() => parseCommandLine(['approve', '/m/docs/x', '--grant-exec'])).toThrow(/--grant-exec goes with --yes/);
     expect(() => parseCommandLine(['approve'])).toThrow(/approve takes one or more skill directories/);
     expect(parseCommandLine(['revoke', '--label', 'docs', '--uri', 'skill://x/SKILL.md'])).toEqual({ command: 'revoke', paths: [], label: 'docs', uri: 'skill://x/SKILL.md' });
     expect(() => parseCommandLine(['revoke', '--label', 'docs'])).toThrow(/--label and --uri go together/);
