@@ -1,6 +1,7 @@
 // `skills-mount approve PATH...`, `revoke PATH...` and `approvals`: a person approves a skill
 // as the mount holds it (SEP-2640 "Content-bound approval"). The skill is read from its
-// `.inspect/<label>/` record (a running mount's file, through skill-records.ts), shown with everything that widens what an agent
+// `.inspect/<label>/` record (a running mount's file, or with --config/--server the same record
+// from servers started here: skill-records.ts), shown with everything that widens what an agent
 // may do called out, and stored bound to its whole resources set; on a mount the daemon re-reads
 // the approvals file, and the command waits until the approved view shows the change.
 import { realpath } from 'node:fs/promises';
@@ -14,7 +15,9 @@ import { escapeForLog } from '../format/escape.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
+import type { ServerSelection } from './command-line.js';
 import { mountListingState, readMountFile } from './mount-read.js';
+import { startServerRecords } from './server-records.js';
 import { SkillPathError, type FoundSkill, type SkillLocation, type SkillRecords } from './skill-records.js';
 import { formatBytes, table } from './status.js';
 
@@ -40,6 +43,8 @@ export interface ApproveOptions {
   grantAllowedTools: boolean;
   /** With --yes: let the scripts of skills that have script-like files run (execApproved). */
   grantExec: boolean;
+  /** --config/--server/--only: PATHs are LABEL/SKILLDIR of servers started here; undefined: PATHs on a mount. */
+  servers: ServerSelection | undefined;
 }
 
 export interface RevokeOptions {
@@ -47,6 +52,7 @@ export interface RevokeOptions {
   /** --label with --uri: the approval to remove by its key, with no PATH. */
   label: string | undefined;
   uri: string | undefined;
+  servers: ServerSelection | undefined;
 }
 
 export interface CommandIo {
@@ -54,6 +60,8 @@ export interface CommandIo {
   /** Asks a yes/no question on the terminal; undefined when there is no terminal to ask on. */
   ask: ((question: string) => Promise<boolean>) | undefined;
   env: NodeJS.ProcessEnv;
+  /** Diagnostics (the servers started with --config or --server): one line each, on stderr. */
+  log: (line: string) => void;
 }
 
 export function terminalIo(): CommandIo {
@@ -71,17 +79,24 @@ export function terminalIo(): CommandIo {
         }
       : undefined,
     env: process.env,
+    // Whatever a server put into a line, no control character reaches the terminal.
+    log: (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`),
   };
+}
+
+/** Where the PATHs' skills are read: their mount, or the servers --config/--server name, started here (and stopped by close()). */
+function recordsFor(request: { paths: readonly string[]; servers: ServerSelection | undefined }, approvalsFile: string, io: CommandIo): Promise<SkillRecords> {
+  return request.servers ? startServerRecords(request.servers, request.paths, approvalsFile, io.log) : Promise.resolve(mountRecords(approvalsFile));
 }
 
 /**
  * Exit code 0 when every PATH was approved, 1 when any failed or was declined. `records` finds
- * the skills (default: on the mounts the PATHs name).
+ * the skills (default: as `options` says, on a mount or from servers started here).
  */
 export async function runApprove(options: ApproveOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
   if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
   const store = await ApprovalStore.load(approvalsFile(io.env));
-  return forEachSkill(options.paths, records ?? mountRecords(store.file), io, '\n', async ({ location, record, given, whenApproved }) => {
+  return forEachSkill(options.paths, records ?? (await recordsFor(options, store.file, io)), io, '\n', async ({ location, record, given, whenApproved }) => {
     io.out(describeSkill(location, record));
     if (record.cannotApprove !== null) throw new SkillPathError(`${given}: cannot be approved: ${record.cannotApprove}`);
     const allowedTools = record.permissionFields.find((field) => field.field === 'allowed-tools');
@@ -125,7 +140,7 @@ export async function runRevoke(request: RevokeOptions, io: CommandIo, records?:
     io.out(removed ? `revoked ${request.label} ${escapeForLog(request.uri)}\n` : `no approval of ${escapeForLog(request.uri)} on ${request.label}\n`);
     return removed ? 0 : 1;
   }
-  return forEachSkill(request.paths, records ?? mountRecords(store.file), io, '', async ({ location, record, given, whenRevoked }) => {
+  return forEachSkill(request.paths, records ?? (await recordsFor(request, store.file, io)), io, '', async ({ location, record, given, whenRevoked }) => {
     if (!(await store.revoke(location.label, record.uri))) throw new SkillPathError(`${given}: ${location.label}/${location.directory} has no approval`);
     io.out(`revoked ${location.label}/${location.directory}: ${await whenRevoked()}\n`);
     return true;

@@ -15,7 +15,11 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
        skills-mount approve PATH... [--yes [--grant-allowed-tools] [--grant-exec]]
+       skills-mount approve LABEL/SKILLDIR... (--config FILE | --server LABEL=COMMAND|URL ...)
+                    [--only LABEL,...] [--yes [--grant-allowed-tools] [--grant-exec]]
        skills-mount revoke PATH... | --label LABEL --uri URI
+       skills-mount revoke LABEL/SKILLDIR... (--config FILE | --server LABEL=COMMAND|URL ...)
+                    [--only LABEL,...]
        skills-mount approvals [--json]
        skills-mount unmount MOUNTPOINT
        skills-mount --help | --version
@@ -96,9 +100,16 @@ Commands:
                           Asks apart for its allowed-tools, and, when it has files that look
                           like scripts (scripts/, .sh, .py, ...), whether they may run: its
                           files starting with #! become executable in linked entries (the
-                          mount itself stays noexec). --yes approves without asking, and
-                          grants nothing more unless --grant-allowed-tools, --grant-exec
-  revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the mount)
+                          mount itself stays noexec). --yes approves without asking; with
+                          it, --grant-allowed-tools and --grant-exec grant those too
+  approve LABEL/SKILLDIR... --config FILE | --server ...
+                          where no FUSE is (a container, CI): starts the servers the PATHs
+                          name (of the config, or --server; --only narrows) in this process,
+                          reads the skill as a mount would show it, and shows, asks and
+                          approves the same way; then stops them. PATH is the skill's
+                          directory under its label, as on a mount: docs/guide
+  revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the
+                          mount; LABEL/SKILLDIR with --config or --server, without a mount)
   approvals               the stored approvals ($XDG_CONFIG_HOME/skills-mount/approvals.json)
                           with their allowed-tools and exec grants; --json for scripts
   unmount MOUNTPOINT      stops the daemon and unmounts; also removes stale mounts
@@ -125,6 +136,7 @@ Examples:
   skills-mount unmount ~/.cache/mcp-skills
   skills-mount cache status
   skills-mount approve ~/.cache/mcp-skills/demo/hello-mount
+  skills-mount approve docs/guide --config ~/.cursor/mcp.json --yes --grant-exec
   ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
 
 More in the package's docs/ folder: configuration.md, agents.md, troubleshooting.md, service.md.

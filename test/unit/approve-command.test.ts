@@ -81,7 +81,7 @@ describe('approve', () => {
     await store.approve({ label: 'docs', skillUri: 'skill://deploy/SKILL.md', name: 'deploy', resources: resources('deploy'), allowedToolsApproved: true, allowedTools: 'Bash', execApproved: true });
     await store.approve({ label: 'docs', skillUri: 'skill://guide/SKILL.md', name: 'guide', resources: resources('guide'), allowedToolsApproved: false, allowedTools: null });
     let text = '';
-    const io = { out: (chunk: string) => void (text += chunk), ask: undefined, env: { XDG_CONFIG_HOME: configHome },  };
+    const io = { out: (chunk: string) => void (text += chunk), ask: undefined, env: { XDG_CONFIG_HOME: configHome }, log: () => undefined };
     expect(await runApprovals(false, io)).toBe(0);
     const lines = text.split('\n');
     expect(lines[1]).toMatch(/^  LABEL +SKILL +FILES +APPROVED +ALLOWED-TOOLS +EXEC +URI$/);
@@ -118,6 +118,7 @@ async function terminal(answers: boolean[]): Promise<CommandIo & { asked: string
     out: (chunk) => void (text += chunk),
     ask: async (question) => (asked.push(question), answers.shift() ?? false),
     env: { XDG_CONFIG_HOME: configHome },
+    log: () => undefined,
     asked,
     text: () => text,
   };
@@ -131,7 +132,7 @@ const deploy = record({
   permissionFields: [{ field: 'allowed-tools', effect: 'tool-permission', value: 'Bash' }],
   files: ['SKILL.md', 'scripts/run.sh'].map((name) => ({ path: `deploy/${name}`, uri: `skill://deploy/${name}`, digest, sizeBytes: 10 })),
 });
-const options = (overrides: Partial<ApproveOptions> = {}): ApproveOptions => ({ paths: ['deploy'], yes: false, grantAllowedTools: false, grantExec: false, ...overrides });
+const options = (overrides: Partial<ApproveOptions> = {}): ApproveOptions => ({ paths: ['deploy'], yes: false, grantAllowedTools: false, grantExec: false, servers: undefined, ...overrides });
 
 async function storedOf(io: CommandIo) {
   return (await ApprovalStore.load(path.join(io.env.XDG_CONFIG_HOME!, 'skills-mount', 'approvals.json'))).list();
@@ -174,7 +175,7 @@ describe('approve on a terminal, from any record source', () => {
     expect(await runApprove(options({ paths: ['missing', 'deploy'], yes: true }), io, fakeRecords({ deploy }))).toBe(1);
     expect(io.text()).toContain('skills-mount: missing: no such skill here');
     expect(await storedOf(io)).toHaveLength(1);
-    expect(await runRevoke({ paths: ['deploy'], label: undefined, uri: undefined }, io, fakeRecords({ deploy }))).toBe(0);
+    expect(await runRevoke({ paths: ['deploy'], label: undefined, uri: undefined, servers: undefined }, io, fakeRecords({ deploy }))).toBe(0);
     expect(io.text()).toContain('revoked docs/deploy: removed');
     expect(await storedOf(io)).toEqual([]);
   });
