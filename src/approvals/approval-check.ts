@@ -51,6 +51,21 @@ export const PERMISSION_FIELDS: ReadonlyArray<{ field: string; effect: Permissio
   { field: 'hooks', effect: 'code-execution' },
 ]);
 
+/**
+ * The file extensions that make a file look like a script to run (shell, Python, JavaScript and
+ * TypeScript, Ruby, Perl, PHP, PowerShell). Only for the approval prompt: what an exec grant
+ * makes executable is decided by the bytes (`#!`), never by the name.
+ */
+export const SCRIPT_EXTENSIONS: readonly string[] = Object.freeze(['.sh', '.bash', '.zsh', '.py', '.js', '.mjs', '.cjs', '.ts', '.rb', '.pl', '.php', '.ps1']);
+
+/** Whether a file of a skill (its path relative to the skill directory) looks like a script: under a `scripts/` directory, or a script extension. */
+export function looksLikeScript(relativePath: string): boolean {
+  const segments = relativePath.split('/');
+  const name = segments.at(-1)!.toLowerCase();
+  const dot = name.lastIndexOf('.');
+  return segments.slice(0, -1).includes('scripts') || (dot > 0 && SCRIPT_EXTENSIONS.includes(name.slice(dot)));
+}
+
 /** Whether `approval` (the one stored for this label and the subject's URI) covers the skill as advertised now. */
 export function approvalState(approval: Approval | undefined, current: ApprovalSubject): ApprovalState {
   const problem = approvalProblem(current);

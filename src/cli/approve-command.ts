@@ -1,33 +1,38 @@
 // `skills-mount approve PATH...`, `revoke PATH...` and `approvals`: a person approves a skill
-// as the running mount holds it (SEP-2640 "Content-bound approval"). The skill is read from the
-// mount's `.inspect/<label>/` record, shown with everything that widens what an agent may do
-// called out, and stored bound to its whole resources set; the daemon re-reads the approvals
-// file, and the command waits until the approved view shows the change.
+// as the mount holds it (SEP-2640 "Content-bound approval"). The skill is read from its
+// `.inspect/<label>/` record (a running mount's file, or with --config/--server the same record
+// from servers started here: skill-records.ts), shown with everything that widens what an agent
+// may do called out, and stored bound to its whole resources set; on a mount the daemon re-reads
+// the approvals file, and the command waits until the approved view shows the change.
 import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { approvalInputFor } from '../approvals/approval-check.js';
+import { approvalInputFor, looksLikeScript } from '../approvals/approval-check.js';
 import { ApprovalStore, defaultApprovalsPath, type Approval } from '../approvals/approval-store.js';
-import { ConfigError, SkillsMountError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
+import type { ServerSelection } from './command-line.js';
 import { mountListingState, readMountFile } from './mount-read.js';
+import { startServerRecords } from './server-records.js';
+import { SkillPathError, type FoundSkill, type SkillLocation, type SkillRecords } from './skill-records.js';
 import { formatBytes, table } from './status.js';
 
 const READ_TIMEOUT_MS = 5_000;
 /** The daemon re-reads the approvals file within 100 ms of a change. */
 const VIEW_WAIT_MS = 5_000;
 const VIEW_POLL_MS = 100;
+/** Script-like files named in the list describeSkill shows; the rest are counted. */
+const SCRIPTS_SHOWN = 5;
+/** What an exec grant does, in the words of the prompt and the listing. */
+const EXEC_EFFECT = 'files starting with #! become executable in linked entries; the mount itself stays noexec';
 
 /** A skill directory on a running mount, as a PATH argument names it. */
-export interface SkillLocation {
+export interface MountLocation extends SkillLocation {
   mountpoint: string;
-  label: string;
-  /** The skill directory under the label. */
-  directory: string;
 }
 
 export interface ApproveOptions {
@@ -36,6 +41,18 @@ export interface ApproveOptions {
   yes: boolean;
   /** With --yes: grant the skills' `allowed-tools` too. */
   grantAllowedTools: boolean;
+  /** With --yes: let the scripts of skills that have script-like files run (execApproved). */
+  grantExec: boolean;
+  /** --config/--server/--only: PATHs are LABEL/SKILLDIR of servers started here; undefined: PATHs on a mount. */
+  servers: ServerSelection | undefined;
+}
+
+export interface RevokeOptions {
+  paths: string[];
+  /** --label with --uri: the approval to remove by its key, with no PATH. */
+  label: string | undefined;
+  uri: string | undefined;
+  servers: ServerSelection | undefined;
 }
 
 export interface CommandIo {
@@ -43,12 +60,8 @@ export interface CommandIo {
   /** Asks a yes/no question on the terminal; undefined when there is no terminal to ask on. */
   ask: ((question: string) => Promise<boolean>) | undefined;
   env: NodeJS.ProcessEnv;
-}
-
-/** The failure of one PATH: the others are still handled, and the command exits 1. */
-class PathError extends SkillsMountError {
-  override name = 'PathError';
-  readonly code = 'APPROVE_PATH';
+  /** Diagnostics (the servers started with --config or --server): one line each, on stderr. */
+  log: (line: string) => void;
 }
 
 export function terminalIo(): CommandIo {
@@ -66,16 +79,26 @@ export function terminalIo(): CommandIo {
         }
       : undefined,
     env: process.env,
+    // Whatever a server put into a line, no control character reaches the terminal.
+    log: (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`),
   };
 }
 
-/** Exit code 0 when every PATH was approved, 1 when any failed or was declined. */
-export async function runApprove(options: ApproveOptions, io: CommandIo): Promise<number> {
+/** Where the PATHs' skills are read: their mount, or the servers --config/--server name, started here (and stopped by close()). */
+function recordsFor(request: { paths: readonly string[]; servers: ServerSelection | undefined }, approvalsFile: string, io: CommandIo): Promise<SkillRecords> {
+  return request.servers ? startServerRecords(request.servers, request.paths, approvalsFile, io.log) : Promise.resolve(mountRecords(approvalsFile));
+}
+
+/**
+ * Exit code 0 when every PATH was approved, 1 when any failed or was declined. `records` finds
+ * the skills (default: as `options` says, on a mount or from servers started here).
+ */
+export async function runApprove(options: ApproveOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
   if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
   const store = await ApprovalStore.load(approvalsFile(io.env));
-  return forEachSkill(options.paths, store.file, io, '\n', async ({ location, record, given }) => {
+  return forEachSkill(options.paths, records ?? (await recordsFor(options, store.file, io)), io, '\n', async ({ location, record, given, whenApproved }) => {
     io.out(describeSkill(location, record));
-    if (record.cannotApprove !== null) throw new PathError(`${given}: cannot be approved: ${record.cannotApprove}`);
+    if (record.cannotApprove !== null) throw new SkillPathError(`${given}: cannot be approved: ${record.cannotApprove}`);
     const allowedTools = record.permissionFields.find((field) => field.field === 'allowed-tools');
     const approved = options.yes || (await io.ask!(`Approve ${location.label}/${location.directory} as shown above?`));
     if (!approved) {
@@ -86,61 +109,64 @@ export async function runApprove(options: ApproveOptions, io: CommandIo): Promis
     if (allowedTools) {
       grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
     }
+    // On a terminal, asked where something looks like a script (a question about nothing would be noise);
+    // --yes --grant-exec is the person's word whatever the files are called (a #! file named bin/tool).
+    const hasScripts = scriptFiles(location, record).length > 0;
+    let exec = false;
+    if (options.yes) exec = options.grantExec;
+    else if (hasScripts) exec = await io.ask!(`Also let its scripts run (${EXEC_EFFECT})?`);
     const approval = await store.approve(
-      approvalInputFor(location.label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> }, { allowedToolsApproved: grant }),
+      approvalInputFor(
+        location.label,
+        { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> },
+        { allowedToolsApproved: grant, execApproved: exec },
+      ),
     );
-    const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt, 'present');
-    io.out(
-      `approved ${location.label}/${location.directory}${allowedTools ? (grant ? ' with its allowed-tools' : ' (allowed-tools not granted)') : ''}: ` +
-        (shown ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}\n\n` : `recorded in ${store.file}; the mount has not shown it yet (is the daemon running?)\n\n`),
-    );
+    const shown = await whenApproved(approval);
+    const granted = [...(grant ? ['its allowed-tools'] : []), ...(exec ? ['exec for its scripts'] : [])];
+    const withheld = [
+      ...(allowedTools && !grant ? ['allowed-tools not granted'] : []),
+      ...(hasScripts && !exec ? ['exec not granted for its scripts'] : []),
+    ];
+    io.out(`approved ${location.label}/${location.directory}${granted.length > 0 ? ` with ${granted.join(' and ')}` : ''}${withheld.length > 0 ? ` (${withheld.join('; ')})` : ''}: ${shown}\n\n`);
     return true;
   });
 }
 
-/** `revoke PATH...`, or `revoke --label L --uri U` for a skill no mount shows any more. */
-export async function runRevoke(request: { paths: string[]; label: string | undefined; uri: string | undefined }, io: CommandIo): Promise<number> {
+/** `revoke PATH...`, or `revoke --label L --uri U` for a skill no mount shows any more. `records` as for runApprove. */
+export async function runRevoke(request: RevokeOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
   const store = await ApprovalStore.load(approvalsFile(io.env));
   if (request.label !== undefined && request.uri !== undefined) {
     const removed = await store.revoke(request.label, request.uri);
     io.out(removed ? `revoked ${request.label} ${escapeForLog(request.uri)}\n` : `no approval of ${escapeForLog(request.uri)} on ${request.label}\n`);
     return removed ? 0 : 1;
   }
-  return forEachSkill(request.paths, store.file, io, '', async ({ location, record, given }) => {
-    if (!(await store.revoke(location.label, record.uri))) throw new PathError(`${given}: ${location.label}/${location.directory} has no approval`);
-    await waitForView(location, given, (now) => now === null, 'absent');
-    io.out(`revoked ${location.label}/${location.directory}: no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}\n`);
+  return forEachSkill(request.paths, records ?? (await recordsFor(request, store.file, io)), io, '', async ({ location, record, given, whenRevoked }) => {
+    if (!(await store.revoke(location.label, record.uri))) throw new SkillPathError(`${given}: ${location.label}/${location.directory} has no approval`);
+    io.out(`revoked ${location.label}/${location.directory}: ${await whenRevoked()}\n`);
     return true;
   });
 }
 
 /**
- * Runs `handle` on the skill each PATH names, with its record read from the mount. A PATH that
- * fails is reported (followed by `gap`) and counted, and the others go on. Resolves the exit
- * code: 0 when `handle` said true for every PATH.
+ * Runs `handle` on the skill each PATH names, with its record as `records` finds it. A PATH
+ * that fails is reported (followed by `gap`) and counted, and the others go on. Resolves the
+ * exit code: 0 when `handle` said true for every PATH. Closes `records`.
  */
-async function forEachSkill(
-  paths: readonly string[],
-  approvalsFile: string,
-  io: CommandIo,
-  gap: string,
-  handle: (skill: { given: string; location: SkillLocation; record: InspectRecord }) => Promise<boolean>,
-): Promise<number> {
+async function forEachSkill(paths: readonly string[], records: SkillRecords, io: CommandIo, gap: string, handle: (skill: FoundSkill & { given: string }) => Promise<boolean>): Promise<number> {
   let failed = 0;
-  const checkedMounts = new Set<string>();
-  for (const given of paths) {
-    try {
-      const location = await locateSkill(given);
-      if (!checkedMounts.has(location.mountpoint)) {
-        await requireSameApprovalsFile(location, approvalsFile, given);
-        checkedMounts.add(location.mountpoint);
+  try {
+    for (const given of paths) {
+      try {
+        if (!(await handle({ given, ...(await records.find(given)) }))) failed += 1;
+      } catch (error) {
+        if (!(error instanceof SkillPathError) && !(error instanceof ConfigError)) throw error;
+        io.out(`skills-mount: ${error.message}\n${gap}`);
+        failed += 1;
       }
-      if (!(await handle({ given, location, record: await readRecord(location, given) }))) failed += 1;
-    } catch (error) {
-      if (!(error instanceof PathError) && !(error instanceof ConfigError)) throw error;
-      io.out(`skills-mount: ${error.message}\n${gap}`);
-      failed += 1;
     }
+  } finally {
+    await records.close();
   }
   return failed === 0 ? 0 : 1;
 }
@@ -157,22 +183,55 @@ export async function runApprovals(json: boolean, io: CommandIo): Promise<number
     io.out(`no approvals (${store.file})\n`);
     return 0;
   }
-  const rows = [['LABEL', 'SKILL', 'FILES', 'APPROVED', 'ALLOWED-TOOLS', 'URI'], ...approvals.map(approvalRow)];
+  const rows = [['LABEL', 'SKILL', 'FILES', 'APPROVED', 'ALLOWED-TOOLS', 'EXEC', 'URI'], ...approvals.map(approvalRow)];
   io.out(`${approvals.length} approval${approvals.length === 1 ? '' : 's'} in ${store.file}\n${table(rows, [2]).map((row) => `  ${row}`).join('\n')}\n`);
   return 0;
 }
 
 function approvalRow(approval: Approval): string[] {
   const tools = approval.allowedTools === null ? '-' : approval.allowedToolsApproved ? `granted: ${escapeForLog(approval.allowedTools)}` : 'not granted';
-  return [approval.label, escapeForLog(approval.name), String(approval.resources.length), approval.approvedAt, tools, escapeForLog(approval.skillUri)];
+  return [approval.label, escapeForLog(approval.name), String(approval.resources.length), approval.approvedAt, tools, approval.execApproved ? 'granted' : 'no', escapeForLog(approval.skillUri)];
 }
 
 function approvalsFile(env: NodeJS.ProcessEnv): string {
   return defaultApprovalsPath(env, homedir());
 }
 
+/**
+ * Skills on running mounts: each PATH's record read from its mount's `.inspect/` through a child
+ * `cat` with a deadline, once the mount's daemon is known to read `approvalsFile`; after a change,
+ * waits until the approved view shows it.
+ */
+export function mountRecords(approvalsFile: string): SkillRecords {
+  const checkedMounts = new Set<string>();
+  return {
+    async find(given) {
+      const location = await locateSkill(given);
+      if (!checkedMounts.has(location.mountpoint)) {
+        await requireSameApprovalsFile(location, approvalsFile, given);
+        checkedMounts.add(location.mountpoint);
+      }
+      return {
+        location,
+        record: await readRecord(location, given),
+        async whenApproved(approval) {
+          const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt, 'present');
+          return shown
+            ? `now in ${path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory)}`
+            : `recorded in ${approvalsFile}; the mount has not shown it yet (is the daemon running?)`;
+        },
+        async whenRevoked() {
+          await waitForView(location, given, (now) => now === null, 'absent');
+          return `no longer in ${path.join(location.mountpoint, APPROVED_DIR, location.label)}`;
+        },
+      };
+    },
+    close: async () => undefined,
+  };
+}
+
 /** Which mount, server label and skill directory PATH names (in the full view or the approved one). */
-export async function locateSkill(given: string): Promise<SkillLocation> {
+export async function locateSkill(given: string): Promise<MountLocation> {
   const mounts = (await skillsMounts()).map((entry) => entry.mountpoint);
   let absolute = path.resolve(given).replace(/\/+$/, '');
   let mountpoint = innermost(mounts, absolute);
@@ -181,13 +240,13 @@ export async function locateSkill(given: string): Promise<SkillLocation> {
     absolute = await realpath(absolute).catch(() => absolute);
     mountpoint = innermost(mounts, absolute);
   }
-  if (mountpoint === undefined) throw new PathError(`${given}: not on a skills-mount mount (mounted: ${mounts.join(', ') || 'none'})`);
+  if (mountpoint === undefined) throw new SkillPathError(`${given}: not on a skills-mount mount (mounted: ${mounts.join(', ') || 'none'})`);
   let segments = absolute.slice(mountpoint.length).split('/').filter(Boolean);
   if (segments[0] === APPROVED_DIR) segments = segments.slice(1);
   if (segments.at(-1) === 'SKILL.md') segments = segments.slice(0, -1);
   const [label, ...rest] = segments;
-  if (label === undefined || rest.length === 0) throw new PathError(`${given}: name a skill directory, ${path.join(mountpoint, '<label>', '<skill>')}`);
-  return { mountpoint, label, directory: rest.join('/') };
+  if (label === undefined || rest.length === 0) throw new SkillPathError(`${given}: name a skill directory, ${path.join(mountpoint, '<label>', '<skill>')}`);
+  return { mountpoint, label, directory: rest.join('/'), where: `on ${mountpoint} (server "${label}")` };
 }
 
 function innermost(mounts: readonly string[], absolute: string): string | undefined {
@@ -195,23 +254,23 @@ function innermost(mounts: readonly string[], absolute: string): string | undefi
 }
 
 /** The daemon of the mount must read the file this command writes (the same XDG_CONFIG_HOME), or an approval would change nothing. */
-async function requireSameApprovalsFile(location: SkillLocation, file: string, given: string): Promise<void> {
+async function requireSameApprovalsFile(location: MountLocation, file: string, given: string): Promise<void> {
   const outcome = await readMountFile(path.join(location.mountpoint, APPROVED_DIR, SKILLS_JSON), READ_TIMEOUT_MS);
-  if (outcome.kind === 'timeout') throw new PathError(`${given}: the mount did not answer within ${READ_TIMEOUT_MS / 1000} s`);
-  if (outcome.kind === 'error') throw new PathError(`${given}: cannot read the mount's approved view: ${outcome.message}`);
+  if (outcome.kind === 'timeout') throw new SkillPathError(`${given}: the mount did not answer within ${READ_TIMEOUT_MS / 1000} s`);
+  if (outcome.kind === 'error') throw new SkillPathError(`${given}: cannot read the mount's approved view: ${outcome.message}`);
   const daemonFile = (JSON.parse(outcome.text) as { approvals?: { file?: string } }).approvals?.file;
   if (daemonFile !== undefined && daemonFile !== file) {
-    throw new PathError(`${given}: the daemon of ${location.mountpoint} reads approvals from ${daemonFile}, and this command writes ${file}: run it with the daemon's XDG_CONFIG_HOME`);
+    throw new SkillPathError(`${given}: the daemon of ${location.mountpoint} reads approvals from ${daemonFile}, and this command writes ${file}: run it with the daemon's XDG_CONFIG_HOME`);
   }
 }
 
-async function readRecord(location: SkillLocation, given: string): Promise<InspectRecord> {
+async function readRecord(location: MountLocation, given: string): Promise<InspectRecord> {
   const file = path.join(location.mountpoint, INSPECT_DIR, location.label, inspectFileName(location.directory));
   const outcome = await readMountFile(file, READ_TIMEOUT_MS);
-  if (outcome.kind === 'timeout') throw new PathError(`${given}: the mount did not answer within ${READ_TIMEOUT_MS / 1000} s`);
+  if (outcome.kind === 'timeout') throw new SkillPathError(`${given}: the mount did not answer within ${READ_TIMEOUT_MS / 1000} s`);
   if (outcome.kind === 'error') {
-    if (/no such file/i.test(outcome.message)) throw new PathError(`${given}: ${location.label} holds no skill at ${location.directory} (see ${path.join(location.mountpoint, SKILLS_JSON)})`);
-    throw new PathError(`${given}: cannot read the skill's record: ${outcome.message}`);
+    if (/no such file/i.test(outcome.message)) throw new SkillPathError(`${given}: ${location.label} holds no skill at ${location.directory} (see ${path.join(location.mountpoint, SKILLS_JSON)})`);
+    throw new SkillPathError(`${given}: cannot read the skill's record: ${outcome.message}`);
   }
   return JSON.parse(outcome.text) as InspectRecord;
 }
@@ -223,7 +282,7 @@ async function readRecord(location: SkillLocation, given: string): Promise<Inspe
  * kernel of the change just after, and the command's "now in" / "no longer in" must hold for
  * the next `ls`. False after VIEW_WAIT_MS.
  */
-async function waitForView(location: SkillLocation, given: string, done: (approval: InspectRecord['approval']) => boolean, expected: 'present' | 'absent'): Promise<boolean> {
+async function waitForView(location: MountLocation, given: string, done: (approval: InspectRecord['approval']) => boolean, expected: 'present' | 'absent'): Promise<boolean> {
   const deadline = Date.now() + VIEW_WAIT_MS;
   const approvedSkillDir = path.join(location.mountpoint, APPROVED_DIR, location.label, location.directory);
   for (;;) {
@@ -234,9 +293,16 @@ async function waitForView(location: SkillLocation, given: string, done: (approv
   }
 }
 
+/** The skill's files that look like scripts (looksLikeScript), relative to its directory; none when its files are not listed. */
+function scriptFiles(location: SkillLocation, record: InspectRecord): string[] {
+  if (!Array.isArray(record.files)) return [];
+  const prefix = `${location.directory}/`;
+  return record.files.map((file) => (file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path)).filter(looksLikeScript);
+}
+
 /** The skill as a person needs to judge it; every string from the server escaped. */
 export function describeSkill(location: SkillLocation, record: InspectRecord): string {
-  const lines = [`${location.label}/${location.directory} on ${location.mountpoint} (server "${location.label}")`];
+  const lines = [`${location.label}/${location.directory} ${location.where}`];
   const field = (name: string, value: string) => lines.push(`  ${name.padEnd(12)} ${value}`);
   field('name', escapeForLog(record.name));
   field('uri', escapeForLog(record.uri));
@@ -257,6 +323,11 @@ export function describeSkill(location: SkillLocation, record: InspectRecord): s
         ? 'widens the tools an agent may use; granted only if you say so'
         : 'asks the host to run code; approving the skill never grants it';
     lines.push(`  ! ${permission.field}: ${escapeForLog(permission.value)}  (${effect})`);
+  }
+  const scripts = scriptFiles(location, record);
+  if (scripts.length > 0) {
+    const named = scripts.slice(0, SCRIPTS_SHOWN).map(escapeForLog).join(', ') + (scripts.length > SCRIPTS_SHOWN ? `, and ${scripts.length - SCRIPTS_SHOWN} more` : '');
+    lines.push(`  ! scripts: ${named}  (run only if you let them: ${EXEC_EFFECT})`);
   }
   const approval = record.approval;
   if (approval === null) field('approval', 'none');

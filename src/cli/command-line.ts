@@ -74,6 +74,13 @@ export interface VerifyOptions {
   againstServer: { configPath: string | undefined; serverFlags: string[]; only: string[]; timeoutMs: number } | undefined;
 }
 
+/** `--config`, `--server` and `--only` of approve and revoke: the servers to start in this process, where there is no mount to read. */
+export interface ServerSelection {
+  configPath: string | undefined;
+  serverFlags: string[];
+  only: string[];
+}
+
 export type Command =
   | { command: 'mount'; options: MountOptions }
   | { command: 'snapshot'; options: SnapshotOptions }
@@ -82,8 +89,8 @@ export type Command =
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
-  | { command: 'approve'; paths: string[]; yes: boolean; grantAllowedTools: boolean }
-  | { command: 'revoke'; paths: string[]; label: string | undefined; uri: string | undefined }
+  | { command: 'approve'; paths: string[]; yes: boolean; grantAllowedTools: boolean; grantExec: boolean; servers: ServerSelection | undefined }
+  | { command: 'revoke'; paths: string[]; label: string | undefined; uri: string | undefined; servers: ServerSelection | undefined }
   | { command: 'approvals'; json: boolean }
   | { command: 'link'; options: LinkOptions }
   | { command: 'unlink'; harnesses: string[]; projectDir: string | undefined }
@@ -243,24 +250,78 @@ function parseCache(argv: readonly string[]): Command {
   };
 }
 
+/** The flags that name servers to start in this process (approve and revoke without a mount). */
+const SERVER_SELECTION_OPTIONS: OptionSpec = {
+  config: { type: 'string' },
+  server: { type: 'string', multiple: true },
+  only: { type: 'string', multiple: true },
+};
+
+/** --config/--server/--only of approve or revoke: undefined without --config and --server (PATHs are on a mount); then every PATH must be LABEL/SKILLDIR. */
+function serverSelection(values: Record<string, unknown>, paths: readonly string[]): ServerSelection | undefined {
+  const configPath = values.config as string | undefined;
+  const serverFlags = (values.server as string[] | undefined) ?? [];
+  const only = (values.only as string[] | undefined) ?? [];
+  if (configPath === undefined && serverFlags.length === 0) {
+    if (only.length > 0) throw new ConfigError('--only goes with --config or --server');
+    return undefined;
+  }
+  for (const given of paths) {
+    const skill = labelledSkillPath(given);
+    if (typeof skill === 'string') throw new ConfigError(`with --config or --server, each PATH is LABEL/SKILLDIR (the skill's directory under its server's label, as on a mount): ${skill}`);
+  }
+  return { configPath, serverFlags, only };
+}
+
+/**
+ * The label and skill directory a `LABEL/SKILLDIR` argument names (a trailing `/` or `/SKILL.md`
+ * allowed, as on a mount), or what is wrong with it.
+ */
+export function labelledSkillPath(given: string): { label: string; directory: string } | string {
+  const segments = given.replace(/\/+$/, '').split('/');
+  if (segments.at(-1) === 'SKILL.md') segments.pop();
+  if (given.startsWith('/')) return `"${given}" is absolute`;
+  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return `"${given}" has an empty, "." or ".." segment`;
+  const [label, ...rest] = segments;
+  if (label === undefined || rest.length === 0) return `"${given}" names no skill directory under a label`;
+  return { label, directory: rest.join('/') };
+}
+
 function parseApprove(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, { yes: { type: 'boolean', short: 'y' }, 'grant-allowed-tools': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, {
+    yes: { type: 'boolean', short: 'y' },
+    'grant-allowed-tools': { type: 'boolean' },
+    'grant-exec': { type: 'boolean' },
+    ...SERVER_SELECTION_OPTIONS,
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) return { command: 'help' };
-  if (positionals.length === 0) throw new ConfigError('approve takes one or more skill directories on a mount: skills-mount approve MOUNTPOINT/LABEL/SKILL');
+  if (positionals.length === 0) {
+    throw new ConfigError('approve takes one or more skill directories: MOUNTPOINT/LABEL/SKILL on a mount, or LABEL/SKILL with --config or --server');
+  }
   const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
-  if (grantAllowedTools && !values.yes) throw new ConfigError('--grant-allowed-tools goes with --yes; on a terminal, approve asks');
-  return { command: 'approve', paths: positionals, yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools };
+  const grantExec = (values['grant-exec'] as boolean | undefined) ?? false;
+  for (const [flag, given] of [['--grant-allowed-tools', grantAllowedTools], ['--grant-exec', grantExec]] as const) {
+    if (given && !values.yes) throw new ConfigError(`${flag} goes with --yes; on a terminal, approve asks`);
+  }
+  const servers = serverSelection(values, positionals);
+  return { command: 'approve', paths: positionals, yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools, grantExec, servers };
 }
 
 function parseRevoke(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, { label: { type: 'string' }, uri: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, { label: { type: 'string' }, uri: { type: 'string' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
   if (values.help) return { command: 'help' };
   const label = values.label as string | undefined;
   const uri = values.uri as string | undefined;
   if ((label === undefined) !== (uri === undefined)) throw new ConfigError('revoke --label and --uri go together');
   if (label !== undefined && positionals.length > 0) throw new ConfigError('revoke takes skill directories or --label with --uri, not both');
-  if (label === undefined && positionals.length === 0) throw new ConfigError('revoke takes one or more skill directories on a mount, or --label LABEL --uri URI');
-  return { command: 'revoke', paths: positionals, label, uri };
+  if (label === undefined && positionals.length === 0) {
+    throw new ConfigError('revoke takes one or more skill directories (MOUNTPOINT/LABEL/SKILL on a mount, or LABEL/SKILL with --config or --server), or --label LABEL --uri URI');
+  }
+  // --label with --uri needs no server: the approval is removed by its key.
+  const selecting = ['config', 'server', 'only'].find((flag) => values[flag] !== undefined);
+  if (label !== undefined && selecting !== undefined) throw new ConfigError(`revoke --label and --uri need no server: --${selecting} goes with LABEL/SKILL arguments`);
+  return { command: 'revoke', paths: positionals, label, uri, servers: serverSelection(values, positionals) };
 }
 
 function parseApprovals(argv: readonly string[]): Command {

@@ -15,8 +15,12 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--against-server [--config FILE] [--server ...] [--only ...] [--timeout SECONDS]]
        skills-mount status [MOUNTPOINT] [--json]
        skills-mount cache status|prune|clear [LABEL] [--cache-dir DIR] [--config FILE] [--json]
-       skills-mount approve PATH... [--yes [--grant-allowed-tools]]
+       skills-mount approve PATH... [--yes [--grant-allowed-tools] [--grant-exec]]
+       skills-mount approve LABEL/SKILLDIR... (--config FILE | --server LABEL=COMMAND|URL ...)
+                    [--only LABEL,...] [--yes [--grant-allowed-tools] [--grant-exec]]
        skills-mount revoke PATH... | --label LABEL --uri URI
+       skills-mount revoke LABEL/SKILLDIR... (--config FILE | --server LABEL=COMMAND|URL ...)
+                    [--only LABEL,...]
        skills-mount approvals [--json]
        skills-mount link HARNESS... [--project DIR] [--config FILE] [--server ...] [--only ...]
                     [--watch] [--json]
@@ -97,9 +101,21 @@ Commands:
   approve PATH...         shows the skill at PATH (MOUNTPOINT/LABEL/SKILL) with its files,
                           digests and permission fields, asks, and approves it as shown:
                           it appears in MOUNTPOINT/_approved/ while its files stay so.
-                          --yes for scripts (--grant-allowed-tools grants allowed-tools too)
-  revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the mount)
+                          Asks apart for its allowed-tools, and, when it has files that look
+                          like scripts (scripts/, .sh, .py, ...), whether they may run: its
+                          files starting with #! become executable in linked entries (the
+                          mount itself stays noexec). --yes approves without asking; with
+                          it, --grant-allowed-tools and --grant-exec grant those too
+  approve LABEL/SKILLDIR... --config FILE | --server ...
+                          where no FUSE is (a container, CI): starts the servers the PATHs
+                          name (of the config, or --server; --only narrows) in this process,
+                          reads the skill as a mount would show it, and shows, asks and
+                          approves the same way; then stops them. PATH is the skill's
+                          directory under its label, as on a mount: docs/guide
+  revoke PATH...          withdraws approvals (--label L --uri U for a skill gone from the
+                          mount; LABEL/SKILLDIR with --config or --server, without a mount)
   approvals               the stored approvals ($XDG_CONFIG_HOME/skills-mount/approvals.json)
+                          with their allowed-tools and exec grants; --json for scripts
   link HARNESS...         puts every approved skill into the harness's own skills folder,
                           one entry per skill named for it (a qualified name, label-name, when
                           the name is taken; nothing there is ever replaced), and keeps it
@@ -142,6 +158,7 @@ Examples:
   skills-mount unmount ~/.cache/mcp-skills
   skills-mount cache status
   skills-mount approve ~/.cache/mcp-skills/demo/hello-mount
+  skills-mount approve docs/guide --config ~/.cursor/mcp.json --yes --grant-exec
   ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
 
 More in the package's docs/ folder: configuration.md, agents.md, troubleshooting.md, service.md.

@@ -220,7 +220,7 @@ describe('approve and the approved view', () => {
     const second = await start({ docs: skills }, [], dir);
     expect(await approvedTree(second, 'docs')).toEqual(GUIDE_TREE);
     const listed = await cli(second, 'approvals');
-    expect(listed.stdout).toMatch(/docs\s+guide\s+3\s+\S+\s+-\s+skill:\/\/guide\/SKILL\.md/);
+    expect(listed.stdout).toMatch(/docs\s+guide\s+3\s+\S+\s+-\s+no\s+skill:\/\/guide\/SKILL\.md/);
 
     const revoked = await cli(second, 'revoke', path.join(second.mount.mountpoint, '_approved', 'docs', 'guide'));
     expect(revoked.stdout).toContain('revoked docs/guide');

@@ -3,7 +3,7 @@
 // skill is not covered by its parent's), and the fields that widen permissions are called out.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { approvalInputFor, approvalProblem, approvalState, nestedSkillsOf, permissionFields, type AdvertisedFile } from '../../src/approvals/approval-check.js';
+import { approvalInputFor, approvalProblem, approvalState, looksLikeScript, nestedSkillsOf, permissionFields, type AdvertisedFile } from '../../src/approvals/approval-check.js';
 import { ApprovalStore, type Approval } from '../../src/approvals/approval-store.js';
 import { recordFromIndex, recordFromListing, type SkillRecord } from '../../src/catalog/skill-record.js';
 import { ConfigError } from '../../src/errors.js';
@@ -173,12 +173,25 @@ describe('nestedSkillsOf', () => {
   });
 });
 
+describe('looksLikeScript', () => {
+  it('takes files under a scripts/ directory and files with a script extension, and nothing else', () => {
+    for (const file of ['scripts/run', 'scripts/deep/x.txt', 'tools/scripts/y', 'run.sh', 'a/b.BASH', 'x.zsh', 'x.py', 'x.js', 'x.mjs', 'x.cjs', 'x.ts', 'x.rb', 'x.pl', 'x.php', 'x.ps1']) {
+      expect(looksLikeScript(file), file).toBe(true);
+    }
+    for (const file of ['SKILL.md', 'references/scripts.md', 'scripts', 'bin/run', 'x.sh.txt', '.sh', 'notes.json', 'scriptsx/run']) {
+      expect(looksLikeScript(file), file).toBe(false);
+    }
+  });
+});
+
 describe('approvalInputFor', () => {
   it('records the set and the allowed-tools value as shown', () => {
     const record = listed(PARENT, parentFiles, { 'allowed-tools': ['Bash', 'Read'] });
     const approval = approvalInputFor('alpha', record, { allowedToolsApproved: true });
     expect(approval).toMatchObject({ label: 'alpha', skillUri: PARENT, name: 'refunds', allowedToolsApproved: true, allowedTools: 'Bash Read' });
     expect(approval.resources).toEqual(parentFiles.map((file) => ({ uri: file.uri, digest: file.digest, sizeBytes: file.size })));
+    expect(approval.execApproved).toBe(false);
+    expect(approvalInputFor('alpha', record, { allowedToolsApproved: false, execApproved: true }).execApproved).toBe(true);
   });
 
   it('refuses a dynamic skill and a grant of allowed-tools the skill does not ask for', () => {

@@ -1,7 +1,7 @@
 // The command line (subcommands vs mountpoints), status rendering, the mount table and
 // the startup progress line, without a kernel mount.
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from '../../src/cli/command-line.js';
+import { labelledSkillPath, parseCommandLine } from '../../src/cli/command-line.js';
 import { skillsMounts } from '../../src/fuse/index.js';
 import { StartupProgress } from '../../src/cli/progress.js';
 import { formatBytes, formatDuration, renderStatusText, type StatusReport } from '../../src/cli/status.js';
@@ -53,15 +53,41 @@ describe('command line', () => {
 
   it('approve, revoke and approvals: their arguments, and what each refuses', () => {
     expect(parseCommandLine(['/m', '--approved-only', 'a,b', '--approved-only', 'c'])).toMatchObject({ options: { approvedOnly: ['a', 'b', 'c'] } });
-    expect(parseCommandLine(['approve', '/m/docs/x', '/m/docs/y', '--yes'])).toEqual({ command: 'approve', paths: ['/m/docs/x', '/m/docs/y'], yes: true, grantAllowedTools: false });
-    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-allowed-tools'])).toMatchObject({ yes: true, grantAllowedTools: true });
+    expect(parseCommandLine(['approve', '/m/docs/x', '/m/docs/y', '--yes'])).toEqual({ command: 'approve', paths: ['/m/docs/x', '/m/docs/y'], yes: true, grantAllowedTools: false, grantExec: false, servers: undefined });
+    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-allowed-tools'])).toMatchObject({ yes: true, grantAllowedTools: true, grantExec: false });
+    expect(parseCommandLine(['approve', '/m/docs/x', '-y', '--grant-exec'])).toMatchObject({ yes: true, grantAllowedTools: false, grantExec: true });
     expect(() => parseCommandLine(['approve', '/m/docs/x', '--grant-allowed-tools'])).toThrow(/--grant-allowed-tools goes with --yes/);
+    expect(() => parseCommandLine(['approve', '/m/docs/x', '--grant-exec'])).toThrow(/--grant-exec goes with --yes/);
     expect(() => parseCommandLine(['approve'])).toThrow(/approve takes one or more skill directories/);
-    expect(parseCommandLine(['revoke', '--label', 'docs', '--uri', 'skill://x/SKILL.md'])).toEqual({ command: 'revoke', paths: [], label: 'docs', uri: 'skill://x/SKILL.md' });
+    expect(parseCommandLine(['revoke', '--label', 'docs', '--uri', 'skill://x/SKILL.md'])).toEqual({ command: 'revoke', paths: [], label: 'docs', uri: 'skill://x/SKILL.md', servers: undefined });
     expect(() => parseCommandLine(['revoke', '--label', 'docs'])).toThrow(/--label and --uri go together/);
     expect(() => parseCommandLine(['revoke', '/m/docs/x', '--label', 'docs', '--uri', 'u'])).toThrow(/not both/);
     expect(parseCommandLine(['approvals', '--json'])).toEqual({ command: 'approvals', json: true });
     expect(() => parseCommandLine(['approvals', 'x'])).toThrow(/approvals takes no arguments/);
+  });
+
+  it('approve and revoke without a mount: --config, --server and --only name the servers, and each PATH is LABEL/SKILLDIR', () => {
+    expect(parseCommandLine(['approve', 'docs/guide', 'docs/a/b/', 'docs/c/SKILL.md', '--config', 'c.json', '--only', 'docs', '--yes', '--grant-exec'])).toEqual({
+      command: 'approve',
+      paths: ['docs/guide', 'docs/a/b/', 'docs/c/SKILL.md'],
+      yes: true,
+      grantAllowedTools: false,
+      grantExec: true,
+      servers: { configPath: 'c.json', serverFlags: [], only: ['docs'] },
+    });
+    expect(parseCommandLine(['approve', 'docs/guide', '--server', 'docs=npx docs-mcp', '--server', 'b=https://x/mcp'])).toMatchObject({
+      servers: { configPath: undefined, serverFlags: ['docs=npx docs-mcp', 'b=https://x/mcp'], only: [] },
+    });
+    expect(parseCommandLine(['revoke', 'docs/guide', '--config', 'c.json'])).toEqual({ command: 'revoke', paths: ['docs/guide'], label: undefined, uri: undefined, servers: { configPath: 'c.json', serverFlags: [], only: [] } });
+    for (const command of ['approve', 'revoke']) {
+      expect(() => parseCommandLine([command, '/m/docs/guide', '--config', 'c.json'])).toThrow(/each PATH is LABEL\/SKILLDIR .*"\/m\/docs\/guide" is absolute/);
+      expect(() => parseCommandLine([command, 'guide', '--config', 'c.json'])).toThrow(/"guide" names no skill directory under a label/);
+      expect(() => parseCommandLine([command, 'docs/../x', '--server', 'docs=x'])).toThrow(/"docs\/..\/x" has an empty, "." or ".." segment/);
+      expect(() => parseCommandLine([command, 'docs//x', '--config', 'c.json'])).toThrow(/empty/);
+      expect(() => parseCommandLine([command, '/m/docs/guide', '--only', 'docs'])).toThrow(/--only goes with --config or --server/);
+    }
+    expect(() => parseCommandLine(['revoke', '--label', 'docs', '--uri', 'u', '--config', 'c.json'])).toThrow(/need no server: --config goes with LABEL\/SKILL/);
+    expect(labelledSkillPath('docs/a/b/SKILL.md')).toEqual({ label: 'docs', directory: 'a/b' });
   });
 
   it('the disk cache is on by default (1 GiB); --cache-dir and --disk-cache-size set it, --no-disk-cache turns it off and refuses the other two', () => {
