@@ -19,6 +19,7 @@ import { syncLinks, type ContentSource, type RootReport, type RootRequest } from
 import type { EntryFile } from '../link/entry-objects.js';
 import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
+import type { ServerSelection } from './command-line.js';
 import { loadMountConfig, type LabelledServer } from './config.js';
 import { eitherContent, mountContent } from './mount-content.js';
 import { startServerCore, type ServerCore } from './server-core.js';
@@ -51,27 +52,37 @@ export async function runLink(options: LinkOptions, io: LinkIo): Promise<number>
   const requests = await rootRequests(options, io);
   const store = defaultLinkStore(io.env, io.home);
   const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
-  const mounts = await mountContent();
-  // Servers no mount serves are asked directly, and only when a skill to link needs their bytes.
-  const missing = new Set(approvals.filter((approval) => approval.revokedAt === null && !mounts.serves(approval.label)).map((approval) => approval.label));
-  const config = options.watch || missing.size > 0 ? await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only }) : undefined;
-  for (const note of config?.notes ?? []) io.log(note);
-  const servers = new ServersOnDemand(
-    (config?.servers ?? []).filter((server) => options.watch || missing.has(server.label)),
-    config?.origin ?? '',
-    { timeoutMs: options.timeoutMs, env: io.env, home: io.home, log: io.log },
-  );
+  const { content, servers } = await linkContent(approvals, options, options.watch, io);
   try {
-    const content = eitherContent([mounts, servers]);
     const reports = await syncLinks({ store, approvals, content, log: io.log, link: requests });
     const shown = reports.filter((report) => requests.some((request) => request.root === report.root));
     io.out(options.json ? `${JSON.stringify({ roots: shown }, null, 2)}\n` : renderReports(shown));
     if (!options.watch) return shown.every((report) => report.problems.every(isNotice)) ? 0 : 1;
-    await keepLinked(store, content, await servers.started(), io);
+    await keepLinked(store, content, await servers!.started(), io);
     return 0;
   } finally {
-    await servers.close();
+    await servers?.close();
   }
+}
+
+/**
+ * Where the approved bytes come from: the running mounts, then, with a server selection (or
+ * --watch), the configured servers no mount serves, started in this process at the first byte
+ * needed. Without a selection (approve on a mount) only the mounts.
+ */
+async function linkContent(approvals: readonly Approval[], selection: (ServerSelection & { timeoutMs?: number }) | undefined, watch: boolean, io: LinkIo): Promise<{ content: ContentSource; servers: ServersOnDemand | undefined }> {
+  const mounts = await mountContent();
+  const missing = new Set(approvals.filter((approval) => approval.revokedAt === null && !mounts.serves(approval.label)).map((approval) => approval.label));
+  if (selection === undefined || (!watch && missing.size === 0)) return { content: mounts, servers: undefined };
+  const config = await loadMountConfig({ configPath: selection.configPath, serverFlags: selection.serverFlags, only: selection.only });
+  for (const note of config.notes) io.log(note);
+  // Without --watch, only the servers a skill to link needs; with it, every one (their changes matter later).
+  const servers = new ServersOnDemand(
+    config.servers.filter((server) => watch || missing.has(server.label)),
+    config.origin,
+    { timeoutMs: selection.timeoutMs ?? DEFAULT_TIMEOUT_MS, env: io.env, home: io.home, log: io.log },
+  );
+  return { content: eitherContent([mounts, servers]), servers };
 }
 
 /** The configured servers as a content source, started in this process at the first read. */
@@ -135,13 +146,18 @@ export async function runUnlink(options: Pick<LinkOptions, 'harnesses' | 'projec
 
 /**
  * After approvals changed (approve, revoke): every linked root brought up to date from the
- * running mounts, before the command returns. Nothing to do, and nothing read, when nothing is linked.
+ * running mounts (and, for a command given --config or --server, those servers), before it returns. Nothing to do, and nothing read, when nothing is linked.
  */
-export async function syncAfterApprovalChange(io: LinkIo): Promise<RootReport[]> {
+export async function syncAfterApprovalChange(io: LinkIo, selection?: ServerSelection): Promise<RootReport[]> {
   const store = defaultLinkStore(io.env, io.home);
   if ((await readLinkState(store)).roots.length === 0) return [];
   const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
-  return syncLinks({ store, approvals, content: await mountContent(), log: io.log });
+  const { content, servers } = await linkContent(approvals, selection, false, io);
+  try {
+    return await syncLinks({ store, approvals, content, log: io.log });
+  } finally {
+    await servers?.close();
+  }
 }
 
 /** `verify --links`: the report as text (or JSON), exit 0 when every entry is what its approval allows, 1 otherwise. */
@@ -189,6 +205,9 @@ async function keepLinked(store: string, content: ContentSource, servers: { core
   keeper.close();
   await keeper.idle();
 }
+
+/** The MCP request deadline when the command has no --timeout (approve, revoke). */
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 const noContent: ContentSource = { serves: () => false, missing: () => 'unlinking', read: async () => undefined };
 

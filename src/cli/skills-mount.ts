@@ -2,7 +2,8 @@
 // skills-mount: mounts MCP servers' skills read-only (the default command), or reports on
 // (`status`) and removes (`unmount`) mounts, writes them as files where no FUSE is (`snapshot`,
 // `verify`), manages the disk cache (`cache`) and the
-// approvals of the approved view (`approve`, `revoke`, `approvals`).
+// approvals of the approved view (`approve`, `revoke`, `approvals`), and puts approved skills
+// into coding agents' own skills folders (`link`, `unlink`, `verify --links`).
 // Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -56,7 +57,7 @@ async function main(argv: string[]): Promise<void> {
     case 'revoke': {
       const code = command.command === 'approve' ? await runApprove(command, terminalIo()) : await runRevoke(command, terminalIo());
       // Every linked skills root follows before the command returns.
-      const reports = await syncAfterApprovalChange(processIo());
+      const reports = await syncAfterApprovalChange(processIo(), command.servers);
       for (const report of reports) {
         const changes = [...report.added.map((name) => `+${name}`), ...report.replaced.map((name) => `~${name}`), ...report.removed.map((name) => `-${name}`)];
         if (changes.length > 0) process.stdout.write(`linked ${report.root}: ${changes.join(' ')}\n`);
