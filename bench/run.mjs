@@ -19,17 +19,18 @@ if (!(Number(process.env.UV_THREADPOOL_SIZE) >= THREADS)) {
   process.exit(child.status ?? 1);
 }
 
-const { generateCatalog, prepareCatalog, trimmedCopy } = await import('./lib/catalogs.mjs');
+const { generateCatalog, listedFiles, prepareCatalog, trimmedCopy } = await import('./lib/catalogs.mjs');
 const { describeMachine } = await import('./lib/machine.mjs');
 const { stopAllMounts } = await import('./lib/mount-child.mjs');
 const { parseOptions } = await import('./lib/options.mjs');
 const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
-const { buildRows } = await import('./lib/report.mjs');
+const { buildLinkRows, buildRows } = await import('./lib/report.mjs');
 const { renderTable } = await import('./lib/table.mjs');
 const { measureApproved } = await import('./workloads/approved.mjs');
 const { measureChangeLatency } = await import('./workloads/change-latency.mjs');
 const { diskCacheCostRows } = await import('./workloads/disk-cache-cost.mjs');
 const { measureLatency } = await import('./workloads/latency.mjs');
+const { measureLink } = await import('./workloads/link.mjs');
 const { measureListing } = await import('./workloads/listing.mjs');
 const { measureReads } = await import('./workloads/reads.mjs');
 const { countRequests } = await import('./workloads/requests.mjs');
@@ -132,6 +133,13 @@ try {
   await rm(listingDir, { recursive: true, force: true });
   await rm(listingCatalog.diskDir, { recursive: true, force: true });
 
+  log(`link: ${profile.link.skills} approved skills x ${profile.link.files} files into one root, no mount`);
+  const linkDir = path.join(workDir, 'link-catalog');
+  await generateCatalog(linkDir, { skills: profile.link.skills, files: profile.link.files });
+  const linkFiles = await listedFiles(linkDir);
+  const link = await measureLink({ workDir, catalog: { name: 'link', dir: linkDir, files: linkFiles, totalBytes: linkFiles.reduce((sum, file) => sum + file.sizeBytes, 0) }, runs: profile.runs, log });
+  await rm(linkDir, { recursive: true, force: true });
+
   const scaling = [];
   for (const skills of profile.scaling) {
     log(`scaling: generating ${skills} skills (SKILL.md only)`);
@@ -145,6 +153,7 @@ try {
   const rows = [
     ...buildRows({ backends, catalogs, reads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
     ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
+    ...buildLinkRows(link),
   ];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;

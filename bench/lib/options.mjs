@@ -24,6 +24,7 @@ export const PROFILES = {
     // The per-skill limit is 16 MiB including SKILL.md, so the file is 4 KiB short of it.
     bigBytes: 16 * MIB - 4 * KIB,
     listing: { skills: 10_000, files: 5 },
+    link: { skills: 1_000, files: 3 },
     scaling: [1_000, 10_000, 100_000],
     scalingPageSize: 1_000,
     pings: 200,
@@ -44,6 +45,7 @@ export const PROFILES = {
     synthetic: { skills: 20, files: 5, group: 10, sizes: 'realistic' },
     bigBytes: 1 * MIB,
     listing: { skills: 200, files: 5 },
+    link: { skills: 100, files: 3 },
     scaling: [100, 300, 1_000],
     scalingPageSize: 1_000,
     pings: 50,

@@ -200,3 +200,15 @@ export function buildSnapshotRows(snapshot) {
       detail: `requests: ${methods(requests.second.at(-1))}; of the command's time, ${own(ownSeconds.second)}`, samples: { measured: samples.second, baseline: samples.copy } }),
   ];
 }
+
+/** The link rows (issue 28): a cold link of N approved skills against cp -r, and an unchanged one against cp -al. */
+export function buildLinkRows(link) {
+  const { samples, skills, files, totalBytes } = link;
+  const label = `${skills.toLocaleString('en')} approved skills, ${files.toLocaleString('en')} files, ${(totalBytes / MB).toFixed(1)} MB`;
+  return [
+    row({ id: 'link/cold', workload: `\`skills-mount link claude-code\` into an empty root, no mount (link starts the stdio server itself): every file fetched, verified, copied into the store, one link per skill (${label}); vs \`cp -r\` of the served folder`,
+      unit: 'ms', measured: median(samples.cold), baseline: median(samples.copy), ratio: median(samples.cold) / median(samples.copy), target: 'report', met: null, samples: { measured: samples.cold, baseline: samples.copy } }),
+    row({ id: 'link/unchanged', workload: `the same \`link\` again, nothing changed (no server started, no byte read); vs \`cp -al\` of the copied tree`,
+      unit: 'ms', measured: median(samples.unchanged), baseline: median(samples.copyLinks), ratio: median(samples.unchanged) / median(samples.copyLinks), target: 'report', met: null, samples: { measured: samples.unchanged, baseline: samples.copyLinks } }),
+  ];
+}

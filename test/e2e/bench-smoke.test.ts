@@ -42,6 +42,8 @@ const ONCE_ROWS = [
   ...CATALOGS.map((catalog) => `disk-cache-cost/${catalog}`),
   'snapshot/cold',
   'snapshot/unchanged',
+  'link/cold',
+  'link/unchanged',
   ...[100, 300, 1000].flatMap((skills) => [`ready/${skills}`, `rss/${skills}`]),
   'ready/growth',
   'rss/per-file',

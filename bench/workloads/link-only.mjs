@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// node bench/workloads/link-only.mjs [--skills N] [--files M] [--runs N] [--work-dir DIR]: the link
+// rows on their own (npm run bench has them too): `skills-mount link` of N approved skills x M files
+// (default 1,000 x 3) into one root, against cp -r; no kernel mount, no /dev/fuse. Needs the built dist.
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { generateCatalog, listedFiles } from '../lib/catalogs.mjs';
+import { describeMachine } from '../lib/machine.mjs';
+import { buildLinkRows } from '../lib/report.mjs';
+import { renderTable } from '../lib/table.mjs';
+import { measureLink } from './link.mjs';
+
+const { values } = parseArgs({ options: { skills: { type: 'string' }, files: { type: 'string' }, runs: { type: 'string' }, 'work-dir': { type: 'string' } } });
+const skills = Number(values.skills ?? 1_000);
+const filesPerSkill = Number(values.files ?? 3);
+const runs = Number(values.runs ?? 5);
+const log = (line) => process.stderr.write(`bench: ${line}\n`);
+const parent = values['work-dir'] ?? os.tmpdir();
+const workDir = await mkdtemp(path.join(parent, 'skills-bench-link-'));
+try {
+  const dir = path.join(workDir, 'catalog');
+  await generateCatalog(dir, { skills, files: filesPerSkill });
+  const files = await listedFiles(dir);
+  const catalog = { name: 'link', dir, files, totalBytes: files.reduce((sum, file) => sum + file.sizeBytes, 0) };
+  const rows = buildLinkRows(await measureLink({ workDir, catalog, runs, log }));
+  process.stdout.write(`${renderTable(rows)}\n`);
+  for (const row of rows) {
+    process.stdout.write(`${row.id}: measured ${row.samples.measured.map((ms) => ms.toFixed(0)).join(', ')} ms; baseline ${row.samples.baseline.map((ms) => ms.toFixed(0)).join(', ')} ms\n`);
+  }
+  const machine = describeMachine();
+  process.stdout.write(`machine: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}; load ${machine.loadAverage.join(' ')}\n`);
+} finally {
+  await rm(workDir, { recursive: true, force: true });
+}
