@@ -1,0 +1,155 @@
+// `skills-mount link` as a user runs it where no FUSE is: the built CLI, skills approved with
+// `approve LABEL/SKILL --server ...`, the bytes read from the reference server the command starts
+// itself. What it writes into a real root next to a user's own things (never touched), how it
+// reports a collision and a root it must refuse, and that a SIGKILL at any moment of an update
+// leaves every entry whole and the next run repairs the rest (verify --links then passes).
+import { spawn } from 'node:child_process';
+import { chmod, lstat, mkdir, readFile, readdir, readlink, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { removeTree } from '../../src/link/entry-objects.js';
+import { SKILLS_SERVE } from '../support/http-server.js';
+import { writeSkill } from '../support/skill-builder.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const SKILLS_MOUNT = fileURLToPath(new URL('../../dist/cli/skills-mount.js', import.meta.url));
+/** SIGKILLs of a link under way, spread from a third of a cold link's time to its end. */
+const ROUNDS = 5;
+const made: string[] = [];
+afterAll(async () => {
+  for (const dir of made) await removeTree(dir);
+});
+
+interface World {
+  served: string;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  server: string;
+}
+
+async function world(skills: number): Promise<World> {
+  const dir = await makeTempDir('skills-mount-link-cli-');
+  made.push(dir);
+  const served = path.join(dir, 'skills');
+  for (let i = 0; i < skills; i++) await writeSkill(served, `skill-${i}`, { files: { 'references/x.md': `reference ${i}\n`, 'scripts/run.sh': '#!/bin/sh\necho run\n' } });
+  const home = path.join(dir, 'home');
+  await mkdir(home, { mode: 0o700 });
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local', 'share'), XDG_CACHE_HOME: path.join(home, '.cache') };
+  return { served, env, home, server: `docs=${process.execPath} ${SKILLS_SERVE} ${served}` };
+}
+
+function cli(at: World, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], { env: at.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function approveAll(at: World, count: number, ...grants: string[]): Promise<void> {
+  const paths = Array.from({ length: count }, (_, i) => `docs/skill-${i}`);
+  const result = await cli(at, 'approve', ...paths, '--server', at.server, '--yes', ...grants);
+  expect(result.code, result.stderr).toBe(0);
+}
+
+describe('skills-mount link, no FUSE', () => {
+  it("links approved skills next to a user's own things, which stay as they are; a collision is qualified and reported", async () => {
+    const at = await world(3);
+    const root = path.join(at.home, '.codex', 'skills');
+    await mkdir(path.join(root, 'skill-0'), { recursive: true });
+    await writeFile(path.join(root, 'skill-0', 'SKILL.md'), '---\nname: skill-0\ndescription: mine\n---\nmine\n');
+    await mkdir(path.join(root, '.system', 'openai'), { recursive: true });
+    await writeFile(path.join(root, '.system', 'openai', 'SKILL.md'), 'bundled\n');
+    await writeFile(path.join(root, 'skill-1'), 'a file in the way\n');
+    await approveAll(at, 2);
+    const linked = await cli(at, 'link', 'codex', '--server', at.server);
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(linked.stdout).toMatch(/docs\/skill-0 is linked as docs-skill-0: the name skill-0 is taken in this root/);
+    expect((await readdir(root)).sort()).toEqual(['.system', 'docs-skill-0', 'docs-skill-1', 'skill-0', 'skill-1']);
+    expect(await readFile(path.join(root, 'skill-0', 'SKILL.md'), 'utf8')).toContain('mine');
+    expect(await readFile(path.join(root, '.system', 'openai', 'SKILL.md'), 'utf8')).toBe('bundled\n');
+    expect(await readFile(path.join(root, 'skill-1'), 'utf8')).toBe('a file in the way\n');
+    expect((await lstat(path.join(root, 'docs-skill-1', 'scripts', 'run.sh'))).mode & 0o777).toBe(0o444);
+    const status = await cli(at, 'status', '--json');
+    const links = (JSON.parse(status.stdout) as { links: Array<{ root: string; harnesses: string[]; entries: Array<{ name: string; qualified: boolean }> }> }).links;
+    expect(links).toEqual([expect.objectContaining({ root, harnesses: ['codex'], entries: expect.arrayContaining([{ name: 'docs-skill-0', label: 'docs', skillUri: 'skill://skill-0/SKILL.md', qualified: true }]) })]);
+    const unlinked = await cli(at, 'unlink', 'codex');
+    expect(unlinked.code).toBe(0);
+    expect((await readdir(root)).sort()).toEqual(['.system', 'skill-0', 'skill-1']);
+  });
+
+  it('a root that is a symbolic link is written through; --grant-exec makes #! files executable; verify --links passes, and names a tampered file', async () => {
+    const at = await world(1);
+    const real = path.join(at.home, 'dotfiles', 'skills');
+    await mkdir(real, { recursive: true });
+    await mkdir(path.join(at.home, '.claude'));
+    await symlink(real, path.join(at.home, '.claude', 'skills'));
+    await approveAll(at, 1, '--grant-exec');
+    expect((await cli(at, 'link', 'claude-code', '--server', at.server)).code).toBe(0);
+    expect(await readdir(real)).toEqual(['skill-0']);
+    expect((await lstat(path.join(real, 'skill-0', 'scripts', 'run.sh'))).mode & 0o777).toBe(0o555);
+    expect(await cli(at, 'verify', '--links')).toMatchObject({ code: 0, stdout: expect.stringMatching(/1 linked entry in 1 root, 3 files: verified/) });
+    const file = path.join(await readlink(path.join(real, 'skill-0')), 'references', 'x.md');
+    await chmod(path.dirname(file), 0o755);
+    await chmod(file, 0o644);
+    await writeFile(file, 'changed\n');
+    const verified = await cli(at, 'verify', '--links');
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toMatch(/skill-0: references\/x\.md: hashes to sha256:\w+, approved sha256:/);
+  });
+
+  it('a root another user can write is refused (exit 1, the reason), and nothing is written there', async () => {
+    const at = await world(1);
+    const project = path.join(at.home, 'project');
+    await mkdir(path.join(project, '.gemini', 'skills'), { recursive: true });
+    await chmod(path.join(project, '.gemini', 'skills'), 0o777);
+    await approveAll(at, 1);
+    const linked = await cli(at, 'link', 'gemini', '--project', project, '--server', at.server);
+    expect(linked.code).toBe(1);
+    expect(linked.stdout).toMatch(/can be written by other users \(mode 0777\); refusing to write there/);
+    expect(await readdir(path.join(project, '.gemini', 'skills'))).toEqual([]);
+  });
+
+  it('SIGKILL at any moment of an update leaves every entry whole; the next run repairs the rest', async () => {
+    const skills = 40;
+    const at = await world(skills);
+    await approveAll(at, skills);
+    const root = path.join(at.home, '.claude', 'skills');
+    const store = path.join(at.home, '.local', 'share', 'skills-mount', 'links');
+    // How long a cold link takes here: the kills land from its first third to its end.
+    const startedMs = performance.now();
+    expect((await cli(at, 'link', 'claude-code', '--server', at.server)).code).toBe(0);
+    const fullMs = performance.now() - startedMs;
+    expect((await cli(at, 'unlink', 'claude-code')).code).toBe(0);
+    await removeTree(store);
+    const kills: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const child = spawn(process.execPath, [SKILLS_MOUNT, 'link', 'claude-code', '--server', at.server], { env: at.env, stdio: 'ignore' });
+      await new Promise((resolve) => setTimeout(resolve, fullMs * (0.35 + (0.6 * round) / (ROUNDS - 1))));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.on('close', resolve));
+      kills.push((await readdir(root).catch(() => [] as string[])).length);
+      // Whatever is in the root now is whole: a link to a complete version, nothing half made.
+      for (const name of await readdir(root).catch(() => [] as string[])) {
+        const target = await readlink(path.join(root, name));
+        expect(JSON.parse(await readFile(path.join(path.dirname(target), 'entry.json'), 'utf8'))).toMatchObject({ entryName: name });
+        expect(await readFile(path.join(target, 'SKILL.md'), 'utf8')).toContain(`name: ${name}`);
+      }
+      // And its half-finished work is gone at the next run.
+      const done = await cli(at, 'link', 'claude-code', '--server', at.server);
+      expect(done.code, done.stderr).toBe(0);
+      expect((await readdir(root)).length).toBe(skills);
+      expect((await readdir(path.join(store, 'objects'))).filter((name) => name.startsWith('.build-'))).toEqual([]);
+      expect((await cli(at, 'verify', '--links')).code).toBe(0);
+      expect((await cli(at, 'unlink', 'claude-code')).code).toBe(0);
+      // A cold store for the next round: every version built again, so the kill lands mid-work.
+      await removeTree(store);
+    }
+    // The kills did land mid-update: some rounds left part of the entries, none all (or the test proves nothing).
+    expect(kills.some((count) => count > 0 && count < skills), `entries at each kill: ${kills.join(', ')} (a full link: ${fullMs.toFixed(0)} ms)`).toBe(true);
+  }, 240_000);
+});
