@@ -27,7 +27,6 @@
 // of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
 // no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
 // because every read hashes the file again and discards one that does not match its digest.
-import { closeSync, constants, fstatSync, futimesSync, openSync, readSync, type Stats } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -50,6 +49,7 @@ import {
 } from './cache-root.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
 import { HeldDirectory, withShownPaths } from './held-directory.js';
+import { READ_FLAGS, readCachedFile, readExactly } from './read-cached-file.js';
 import {
   BUCKET_PATTERN,
   DIGEST_PATTERN,
@@ -158,14 +158,6 @@ export class CacheLockedError extends LockHeldError {
 
 // A listing.json bigger than this is not read into memory (a real one is far smaller).
 const MAX_LISTING_BYTES = 64 * 1024 * 1024;
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
-/**
- * Files up to this size are read back with synchronous calls: a few microseconds each from the
- * page cache, where four thread-pool round trips (open, fstat, read, the end-of-file read) cost
- * a read after a restart more than the rest of its way through the mount. Larger files keep the
- * thread pool, so one big cold read never holds up the event loop.
- */
-const SYNC_READ_MAX_BYTES = 256 * 1024;
 /** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
 const MAX_WRITES_IN_FLIGHT = 2;
 /** Queued writes wait until the cache saw no read or put for this long: a burst of reads is served first. */
@@ -526,14 +518,12 @@ export class DiskCache {
       this.log(`[${label}] disk cache: ${uri}: ${reason}; discarded`);
       return undefined;
     };
-    const expected = sizeBytes ?? this.index.get(file)?.sizeBytes;
-    const read = expected !== undefined && expected <= SYNC_READ_MAX_BYTES ? readCachedFileSync(absolute, expected, this.limit) : await readCachedFile(absolute, expected, this.limit);
+    const read = await readCachedFile(absolute, digest, sizeBytes ?? this.index.get(file)?.sizeBytes, this.limit);
     if ('missing' in read) {
       this.forget(file);
       return undefined;
     }
     if ('problem' in read) return discard(read.problem);
-    if (sha256Digest(read.bytes) !== digest) return discard('content does not match its digest');
     this.touch({ label, file, sizeBytes: read.bytes.length });
     this.refreshRecord();
     return read.bytes;
@@ -967,101 +957,6 @@ async function ensurePrivateMode(at: string, shown: string, log: Log): Promise<v
 /** A cached file's key in the index, relative to the subtree (as the scan spells it: `<label>/files/<hh>/<hex>`). */
 function indexKey(label: string, name: string): string {
   return `${label}/${FILES_DIR}/${name}`;
-}
-
-/** What reading back one cached file found: its bytes, nothing there, or why it must be discarded. */
-type CachedRead = { bytes: Buffer } | { missing: true } | { problem: string };
-
-/** Why a cached file's descriptor cannot be trusted before reading it, if it cannot. */
-function cachedFileProblem(stats: Stats, expected: number | undefined, limitBytes: number): string | undefined {
-  if (!stats.isFile()) return `${kindOf(stats)}, not a regular file`;
-  if (expected !== undefined && stats.size !== expected) return `${stats.size} bytes where ${expected} are expected (truncated or replaced)`;
-  // Never read a file into memory that the cache could not have stored.
-  if (stats.size > limitBytes) return `${stats.size} bytes, more than the cache limit`;
-  return undefined;
-}
-
-/** Why opening a cached file failed, or that it is simply not there. */
-function openFailure(error: unknown): CachedRead {
-  const code = errorCode(error);
-  if (code === 'ENOENT' || code === 'ENOTDIR') return { missing: true };
-  // O_NOFOLLOW refuses a symlink with ELOOP (EMLINK on FreeBSD).
-  return { problem: code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${withShownPaths(errorMessage(error))})` };
-}
-
-/**
- * Reads a cached file back on the thread pool, checked as a regular file of the expected size.
- * Recency survives a restart through the mtime (the scan orders by it); content is untouched:
- * the mtime is set and the file closed after the bytes are returned.
- */
-async function readCachedFile(absolute: string, expected: number | undefined, limitBytes: number): Promise<CachedRead> {
-  let handle: FileHandle;
-  try {
-    handle = await open(absolute, READ_FLAGS);
-  } catch (error) {
-    return openFailure(error);
-  }
-  let closeLater = false;
-  try {
-    const stats = await handle.stat();
-    const problem = cachedFileProblem(stats, expected, limitBytes);
-    if (problem !== undefined) return { problem };
-    const bytes = await readExactly(handle, stats.size);
-    if (bytes === undefined) return { problem: 'changed size while being read' };
-    closeLater = true;
-    const now = new Date();
-    void handle
-      .utimes(now, now)
-      .catch(() => {})
-      .finally(() => handle.close().catch(() => {}));
-    return { bytes };
-  } finally {
-    if (!closeLater) await handle.close().catch(() => {});
-  }
-}
-
-/** readCachedFile with synchronous calls, for small files (SYNC_READ_MAX_BYTES). */
-function readCachedFileSync(absolute: string, expected: number, limitBytes: number): CachedRead {
-  let fd: number;
-  try {
-    fd = openSync(absolute, READ_FLAGS);
-  } catch (error) {
-    return openFailure(error);
-  }
-  try {
-    const stats = fstatSync(fd);
-    const problem = cachedFileProblem(stats, expected, limitBytes);
-    if (problem !== undefined) return { problem };
-    const bytes = Buffer.allocUnsafe(stats.size);
-    let offset = 0;
-    while (offset < stats.size) {
-      const bytesRead = readSync(fd, bytes, offset, stats.size - offset, offset);
-      if (bytesRead === 0) return { problem: 'changed size while being read' };
-      offset += bytesRead;
-    }
-    if (readSync(fd, Buffer.alloc(1), 0, 1, stats.size) !== 0) return { problem: 'changed size while being read' };
-    const now = new Date();
-    try {
-      futimesSync(fd, now, now);
-    } catch {
-      // Recency is a hint: a file whose mtime cannot be set is still served.
-    }
-    return { bytes };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function readExactly(handle: FileHandle, sizeBytes: number): Promise<Buffer | undefined> {
-  const buffer = Buffer.alloc(sizeBytes);
-  let offset = 0;
-  while (offset < sizeBytes) {
-    const { bytesRead } = await handle.read(buffer, offset, sizeBytes - offset, offset);
-    if (bytesRead === 0) return undefined;
-    offset += bytesRead;
-  }
-  const { bytesRead } = await handle.read(Buffer.alloc(1), 0, 1, sizeBytes);
-  return bytesRead === 0 ? buffer : undefined;
 }
 
 /** The listing in `file`, or why it cannot be used; neither when there is none. */
