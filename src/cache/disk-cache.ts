@@ -27,7 +27,7 @@
 // of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
 // no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
 // because every read hashes the file again and discards one that does not match its digest.
-import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
@@ -49,7 +49,8 @@ import {
 } from './cache-root.js';
 import { discoveryFolderProblem } from './discovery-folders.js';
 import { HeldDirectory, withShownPaths } from './held-directory.js';
-import { READ_FLAGS, readCachedFile, readExactly } from './read-cached-file.js';
+import { readCachedFile } from './read-cached-file.js';
+import { listingBytes, loadSavedListing, readSavedListing, type SavedListing } from './saved-listing.js';
 import {
   BUCKET_PATTERN,
   DIGEST_PATTERN,
@@ -68,6 +69,7 @@ import {
 } from './layout.js';
 
 export { cacheFileName, mountKey } from './layout.js';
+export type { SavedListing } from './saved-listing.js';
 export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -122,12 +124,6 @@ export interface CacheStatus {
   labels: LabelStatus[];
 }
 
-/** A listing as saved by saveListing; the document's shape is the caller's to check. */
-export interface SavedListing {
-  savedAt: string;
-  document: unknown;
-}
-
 /** One server's part of the cache. */
 export interface ServerCache {
   readonly label: string;
@@ -156,8 +152,6 @@ export class CacheLockedError extends LockHeldError {
   readonly code = 'CACHE_LOCKED';
 }
 
-// A listing.json bigger than this is not read into memory (a real one is far smaller).
-const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 /** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
 const MAX_WRITES_IN_FLIGHT = 2;
 /** Queued writes wait until the cache saw no read or put for this long: a burst of reads is served first. */
@@ -631,11 +625,11 @@ export class DiskCache {
     const generation = this.generation(label);
     const job = (async () => {
       try {
-        const text = JSON.stringify({ savedAt: new Date().toISOString(), document });
+        const bytes = listingBytes(document);
         if (!(await this.rootStillHeld())) return false;
         const dirs = await this.labelDirectories(label);
         // Not fsynced either: a torn listing fails to parse and is discarded with one line.
-        await writeAtomically(dirs.label.at(''), LISTING_NAME, Buffer.from(text, 'utf8'), TEMP_PREFIX, { durable: false });
+        await writeAtomically(dirs.label.at(''), LISTING_NAME, bytes, TEMP_PREFIX, { durable: false });
       } catch (error) {
         if (generation === this.generation(label)) this.writeFailed(label, LISTING_NAME, error);
         return false;
@@ -648,19 +642,7 @@ export class DiskCache {
 
   private async loadListing(label: string): Promise<SavedListing | undefined> {
     if (this.closed) return undefined;
-    const file = this.subtreeDir.at(path.join(label, LISTING_NAME));
-    let found: Awaited<ReturnType<typeof readListing>>;
-    try {
-      found = await readListing(file);
-    } catch (error) {
-      this.log(`[${label}] disk cache: ${LISTING_NAME}: cannot read (${withShownPaths(errorMessage(error))}); not used`);
-      return undefined;
-    }
-    if (found.problem !== undefined) {
-      await rm(file, { recursive: true, force: true }).catch(() => {});
-      this.log(`[${label}] disk cache: ${LISTING_NAME}: ${found.problem}; discarded`);
-    }
-    return found.listing;
+    return loadSavedListing(this.subtreeDir.at(path.join(label, LISTING_NAME)), label, this.log);
   }
 
   // ---- the index ----
@@ -816,7 +798,7 @@ async function statusAt(at: string, subtree: string, key: string): Promise<Cache
   const labels: LabelStatus[] = [];
   for (const label of await labelsOnDisk(at, isValidLabel)) {
     const { files, bytes } = await countLabelFiles(path.join(at, label));
-    labels.push({ label, files, bytes, listingSavedAt: (await readListing(path.join(at, label, LISTING_NAME))).listing?.savedAt });
+    labels.push({ label, files, bytes, listingSavedAt: (await readSavedListing(path.join(at, label, LISTING_NAME))).listing?.savedAt });
   }
   const mountpoint = facts?.mountpoint;
   return {
@@ -958,36 +940,3 @@ async function ensurePrivateMode(at: string, shown: string, log: Log): Promise<v
 function indexKey(label: string, name: string): string {
   return `${label}/${FILES_DIR}/${name}`;
 }
-
-/** The listing in `file`, or why it cannot be used; neither when there is none. */
-async function readListing(file: string): Promise<{ listing?: SavedListing; problem?: string }> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, READ_FLAGS);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return {};
-    return { problem: code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${withShownPaths(errorMessage(error))})` };
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) return { problem: `${kindOf(stats)}, not a regular file` };
-    if (stats.size > MAX_LISTING_BYTES) return { problem: `${stats.size} bytes, more than a listing can be` };
-    const bytes = await readExactly(handle, stats.size);
-    if (bytes === undefined) return { problem: 'changed size while being read' };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(bytes.toString('utf8'));
-    } catch (error) {
-      return { problem: `not JSON (${errorMessage(error)})` };
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !('document' in parsed)) return { problem: 'not a saved listing (no document)' };
-    const { savedAt, document } = parsed as { savedAt?: unknown; document: unknown };
-    if (typeof savedAt !== 'string' || Number.isNaN(Date.parse(savedAt))) return { problem: 'not a saved listing (no savedAt time)' };
-    return { listing: { savedAt, document } };
-  } finally {
-    await handle.close().catch(() => {});
-  }
-}
-
-
