@@ -41,8 +41,6 @@ import {
   DEFAULT_ROOT_LIMIT_BYTES,
   DEFAULT_UNUSED_GRACE_MS,
   RECORD_REFRESH_MS,
-  mountpointExists,
-  readSubtreeFacts,
   removeTemps,
   tidyCacheRoot,
   writeSubtreeRecord,
@@ -50,7 +48,8 @@ import {
 import { discoveryFolderProblem } from './discovery-folders.js';
 import { HeldDirectory, withShownPaths } from './held-directory.js';
 import { readCachedFile } from './read-cached-file.js';
-import { listingBytes, loadSavedListing, readSavedListing, type SavedListing } from './saved-listing.js';
+import { listingBytes, loadSavedListing, type SavedListing } from './saved-listing.js';
+import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
 import {
   BUCKET_PATTERN,
   DIGEST_PATTERN,
@@ -62,7 +61,6 @@ import {
   TEMP_PREFIX,
   cacheFileName,
   cacheFileNameIn,
-  countLabelFiles,
   formatBytes,
   labelsOnDisk,
   mountKey,
@@ -70,6 +68,7 @@ import {
 
 export { cacheFileName, mountKey } from './layout.js';
 export type { SavedListing } from './saved-listing.js';
+export { readCacheStatus, type CacheStatus, type LabelStatus } from './cache-status.js';
 export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -93,35 +92,6 @@ export interface DiskCacheOptions {
   env?: Env | undefined;
   /** Told of every file lookup, found (and hashed right) or not (metrics); never changes what is found. */
   onLookup?: ((hit: boolean) => void) | undefined;
-}
-
-/** What one label's subtree holds. */
-export interface LabelStatus {
-  label: string;
-  files: number;
-  bytes: number;
-  /** ISO time of the saved listing, when there is a readable one. */
-  listingSavedAt: string | undefined;
-}
-
-export interface CacheStatus {
-  /** The mount's subtree: <root>/<mountKey>. */
-  subtree: string;
-  /** Its name under the root. */
-  key: string;
-  /** The mountpoint it serves, from its record; undefined for a subtree an older version wrote. */
-  mountpoint: string | undefined;
-  /** Whether that mountpoint still exists (undefined when it is not known). */
-  mountpointExists: boolean | undefined;
-  /** ISO time of its last use (its record's or its lock's mtime). */
-  lastUsedAt: string | undefined;
-  /** Pid of the live daemon holding the subtree's lock, if any. */
-  lockHolderPid: number | undefined;
-  /** Files and bytes of every label together. */
-  files: number;
-  bytes: number;
-  /** Sorted by label. */
-  labels: LabelStatus[];
 }
 
 /** One server's part of the cache. */
@@ -349,7 +319,7 @@ export class DiskCache {
 
   /** The subtree as readCacheStatus sees it: per label files, bytes and when its listing was saved. */
   async status(): Promise<CacheStatus> {
-    const status = await statusAt(this.subtreeDir.at(''), this.subtree, path.basename(this.subtree));
+    const status = await readSubtreeStatus(this.subtreeDir.at(''), this.subtree, path.basename(this.subtree));
     return { ...status, lockHolderPid: this.closed ? undefined : process.pid };
   }
 
@@ -780,38 +750,6 @@ export class DiskCache {
     await rm(this.subtreeDir.at(path.join(label, relative)), { recursive: true, force: true }).catch(() => {});
     this.log(`[${label}] disk cache: ${relative === '' ? 'label directory' : relative}: ${reason}; discarded`);
   }
-}
-
-/**
- * The status of a mount's subtree read without its lock (a daemon may be writing): nothing is
- * created, changed or removed. An absent subtree has no labels.
- */
-export async function readCacheStatus(options: { root: string; mountpoint: string } | { root: string; key: string }): Promise<CacheStatus> {
-  const key = 'key' in options ? options.key : mountKey(path.resolve(options.mountpoint));
-  const subtree = path.join(path.resolve(options.root), key);
-  return statusAt(subtree, subtree, key);
-}
-
-/** Status of the subtree reached at `at` and shown as `subtree`. */
-async function statusAt(at: string, subtree: string, key: string): Promise<CacheStatus> {
-  const facts = await readSubtreeFacts(at, key, isValidLabel);
-  const labels: LabelStatus[] = [];
-  for (const label of await labelsOnDisk(at, isValidLabel)) {
-    const { files, bytes } = await countLabelFiles(path.join(at, label));
-    labels.push({ label, files, bytes, listingSavedAt: (await readSavedListing(path.join(at, label, LISTING_NAME))).listing?.savedAt });
-  }
-  const mountpoint = facts?.mountpoint;
-  return {
-    subtree,
-    key,
-    mountpoint,
-    mountpointExists: mountpoint === undefined ? undefined : await mountpointExists(mountpoint),
-    lastUsedAt: facts === undefined ? undefined : new Date(facts.lastUsedMs).toISOString(),
-    lockHolderPid: facts?.holderPid,
-    files: labels.reduce((sum, label) => sum + label.files, 0),
-    bytes: labels.reduce((sum, label) => sum + label.bytes, 0),
-    labels,
-  };
 }
 
 // ---- the lock ----
