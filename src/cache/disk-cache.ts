@@ -15,7 +15,7 @@
 // against that digest, and status, eviction and pruning need only label and size. A sidecar
 // would double the files and be one more thing a tamperer could edit.
 //
-// The root and the subtree are held open (held-directory.ts) from the moment they were checked:
+// The root and the subtree are held open (held-subtree.ts) from the moment they were checked:
 // every later file operation starts from those descriptors, so moving the root away or putting a
 // link in its place cannot redirect a write (issue 22, item 10); a write first checks that the
 // root's path still names the held directory and stops writing, logged, when it does not.
@@ -27,15 +27,13 @@
 // of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
 // no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
 // because every read hashes the file again and discards one that does not match its digest.
-import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, readdir, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
-import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
-import { currentUid, ownerProblem } from '../path-control.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
 import {
   DEFAULT_ROOT_LIMIT_BYTES,
@@ -45,8 +43,9 @@ import {
   tidyCacheRoot,
   writeSubtreeRecord,
 } from './cache-root.js';
-import { discoveryFolderProblem } from './discovery-folders.js';
-import { HeldDirectory, withShownPaths } from './held-directory.js';
+import type { HeldDirectory } from './held-directory.js';
+import { withShownPaths } from './held-directory.js';
+import { HeldSubtree, ensurePrivateMode, type LabelDirectories } from './held-subtree.js';
 import { readCachedFile } from './read-cached-file.js';
 import { listingBytes, loadSavedListing, type SavedListing } from './saved-listing.js';
 import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
@@ -56,8 +55,6 @@ import {
   FILES_DIR,
   KEY_PATTERN,
   LISTING_NAME,
-  LOCK_NAME,
-  SUBTREE_KEY_PATTERN,
   TEMP_PREFIX,
   cacheFileName,
   cacheFileNameIn,
@@ -68,6 +65,7 @@ import {
 
 export { cacheFileName, mountKey } from './layout.js';
 export type { SavedListing } from './saved-listing.js';
+export { CacheLockedError } from './held-subtree.js';
 export { readCacheStatus, type CacheStatus, type LabelStatus } from './cache-status.js';
 export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
 
@@ -116,12 +114,6 @@ export interface ServerCache {
   loadListing(): Promise<SavedListing | undefined>;
 }
 
-/** A second daemon on a mount subtree whose lock a live process holds. */
-export class CacheLockedError extends LockHeldError {
-  override name = 'CacheLockedError';
-  readonly code = 'CACHE_LOCKED';
-}
-
 /** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
 const MAX_WRITES_IN_FLIGHT = 2;
 /** Queued writes wait until the cache saw no read or put for this long: a burst of reads is served first. */
@@ -130,11 +122,6 @@ const IDLE_BEFORE_WRITE_MS = 50;
 const WRITE_ANYWAY_BYTES = 48 * 1024 * 1024;
 /** Bytes waiting to be written; past this a verified file is simply not cached. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
-/** A daemon starting on a subtree that another one is removing waits this long, at most, for the removal. */
-const PRUNE_WAIT_MS = 50;
-const PRUNE_WAIT_ATTEMPTS = 40;
-/** Error codes that say a folder cannot be written here. */
-const UNWRITABLE_CODES = new Set(['EROFS', 'EACCES', 'EPERM']);
 
 /** `$XDG_CACHE_HOME/skills-mount` when that is an absolute path (the XDG rule), else `<home>/.cache/skills-mount`. */
 export function defaultCacheRoot(env: Env, home: string): string {
@@ -148,12 +135,6 @@ interface IndexEntry {
   /** Path relative to the subtree. */
   file: string;
   sizeBytes: number;
-}
-
-/** A label's directory and its files/ directory, held open. */
-interface LabelDirectories {
-  label: HeldDirectory;
-  files: HeldDirectory;
 }
 
 /**
@@ -184,18 +165,11 @@ export class DiskCache {
   private readonly generations = new Map<string, number>();
   /** Error codes of failed writes already logged; cleared by a write that succeeds. */
   private readonly silencedWriteErrors = new Set<string>();
-  private readonly labelDirs = new Map<string, Promise<LabelDirectories>>();
-  /** Label directories of removed labels: closed only at close(), so no descriptor number is reused under a write in flight. */
-  private readonly retired: Array<Promise<LabelDirectories>> = [];
-  /** Set once the root's path stops naming the held root: nothing more is written. */
-  private writesStopped = false;
   private recordWrittenMs = 0;
   private closed = false;
 
   private constructor(
-    private readonly rootDir: HeldDirectory,
-    private readonly subtreeDir: HeldDirectory,
-    private readonly lockToken: string,
+    private readonly held: HeldSubtree,
     private limit: number,
     private readonly log: Log,
     /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
@@ -233,61 +207,26 @@ export class DiskCache {
   private static async openKey(options: Omit<DiskCacheOptions, 'mountpoint'>, key: string, mountpoint: string | undefined): Promise<DiskCache> {
     const { limitBytes, log } = options;
     if (!Number.isFinite(limitBytes) || limitBytes < 0) throw new ConfigError(`disk cache: limitBytes must be a number >= 0, got ${String(limitBytes)}`);
-    if (!SUBTREE_KEY_PATTERN.test(key)) throw new ConfigError(`disk cache: ${JSON.stringify(key)} is not a mount subtree name`);
-    const root = path.resolve(options.root);
-    const checks = { home: options.home ?? homedir(), env: options.env ?? process.env };
-    // Checked before anything is created. The root is enough: below it no segment starts with '.'
-    // (labels cannot) and mount keys end in a hash, so no deeper path can spell a discovery folder.
-    const problem = await discoveryFolderProblem(root, checks);
-    if (problem !== undefined) throw new ConfigError(`disk cache root: ${problem}`);
-    await createMissingDirectories(root);
-    const rootDir = await holdPrivateDirectory(root, undefined, log);
-    let handedOver = false;
+    const held = await HeldSubtree.open({ root: options.root, key, log, checks: { home: options.home ?? homedir(), env: options.env ?? process.env } });
+    const cache = new DiskCache(held, limitBytes, log, mountpoint, options.onLookup);
     try {
-      // The check ran on a path; what is held is what the kernel opened then: check that too.
-      const opened = await rootDir.currentPath();
-      if (opened !== root) {
-        const heldProblem = await discoveryFolderProblem(opened, checks);
-        if (heldProblem !== undefined) throw new ConfigError(`disk cache root: ${heldProblem}`);
-      }
-      for (let attempt = 0; ; attempt++) {
-        const subtreeDir = await holdPrivateDirectory(path.join(root, key), rootDir, log);
-        const locked = await lockSubtree(subtreeDir, log).catch(async (error: unknown) => {
-          await subtreeDir.close();
-          throw error;
-        });
-        if (locked === 'pruning' || !(await namesHeld(rootDir, key, subtreeDir))) {
-          // Another daemon is removing this subtree (or just renamed it away): start over on the name.
-          if (locked !== 'pruning') await releaseLock(subtreeDir.at(LOCK_NAME), locked);
-          await subtreeDir.close();
-          if (attempt >= PRUNE_WAIT_ATTEMPTS) throw new CacheLockedError(`disk cache ${subtreeDir.shownPath}: another skills-mount keeps removing it; try again`, subtreeDir.shown(LOCK_NAME), undefined);
-          await new Promise((resolve) => setTimeout(resolve, PRUNE_WAIT_MS));
-          continue;
-        }
-        const cache = new DiskCache(rootDir, subtreeDir, locked, limitBytes, log, mountpoint, options.onLookup);
-        handedOver = true;
-        try {
-          await cache.scan();
-          await cache.evict(undefined);
-        } catch (error) {
-          await cache.close();
-          throw error;
-        }
-        return cache;
-      }
-    } finally {
-      if (!handedOver) await rootDir.close();
+      await cache.scan();
+      await cache.evict(undefined);
+    } catch (error) {
+      await cache.close();
+      throw error;
     }
+    return cache;
   }
 
   /** <root>/<mountKey>. */
   get subtree(): string {
-    return this.subtreeDir.shownPath;
+    return this.held.dir.shownPath;
   }
 
   /** <root>/<mountKey>/.lock. */
   get lockPath(): string {
-    return this.subtreeDir.shown(LOCK_NAME);
+    return this.held.lockPath;
   }
 
   /** Bound on this subtree's files: the one asked for, or less when the root's bound leaves less. */
@@ -319,7 +258,7 @@ export class DiskCache {
 
   /** The subtree as readCacheStatus sees it: per label files, bytes and when its listing was saved. */
   async status(): Promise<CacheStatus> {
-    const status = await readSubtreeStatus(this.subtreeDir.at(''), this.subtree, path.basename(this.subtree));
+    const status = await readSubtreeStatus(this.held.dir.at(''), this.subtree, path.basename(this.subtree));
     return { ...status, lockHolderPid: this.closed ? undefined : process.pid };
   }
 
@@ -352,16 +291,8 @@ export class DiskCache {
     this.pump(); // closed: the queue is written now, without waiting for a pause
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     clearTimeout(this.pumpTimer);
-    if (this.mountpoint !== undefined && !this.writesStopped) await this.writeRecord().catch(() => {});
-    await releaseLock(this.subtreeDir.at(LOCK_NAME), this.lockToken);
-    for (const dirs of [...this.labelDirs.values(), ...this.retired]) {
-      const held = await dirs.catch(() => undefined);
-      await held?.files.close();
-      await held?.label.close();
-    }
-    this.labelDirs.clear();
-    await this.subtreeDir.close();
-    await this.rootDir.close();
+    if (this.mountpoint !== undefined && !this.held.writesStopped) await this.writeRecord().catch(() => {});
+    await this.held.close();
   }
 
   // ---- the root ----
@@ -371,7 +302,7 @@ export class DiskCache {
     if (!Number.isFinite(rootLimitBytes) || rootLimitBytes < 0) throw new ConfigError(`disk cache: rootLimitBytes must be a number >= 0, got ${String(rootLimitBytes)}`);
     // This subtree counts with what it may grow to, so the room it will take is made now.
     const ownBytes = Math.max(this.totalBytesValue, Math.min(this.limit, rootLimitBytes));
-    const tidy = await tidyCacheRoot({ root: this.rootDir, ownKey: path.basename(this.subtree), ownBytes, limitBytes: rootLimitBytes, graceMs, isLabel: isValidLabel, log: this.log });
+    const tidy = await tidyCacheRoot({ root: this.held.root, ownKey: path.basename(this.subtree), ownBytes, limitBytes: rootLimitBytes, graceMs, isLabel: isValidLabel, log: this.log });
     const room = Math.max(0, rootLimitBytes - tidy.othersBytes);
     if (room < this.limit) {
       this.log(
@@ -388,7 +319,7 @@ export class DiskCache {
     if (this.mountpoint === undefined) return;
     this.recordWrittenMs = Date.now();
     try {
-      await writeSubtreeRecord(this.subtreeDir, { mountpoint: this.mountpoint, bytes: this.totalBytesValue });
+      await writeSubtreeRecord(this.held.dir, { mountpoint: this.mountpoint, bytes: this.totalBytesValue });
     } catch (error) {
       this.writeFailed(undefined, '.mount.json', error);
     }
@@ -398,44 +329,6 @@ export class DiskCache {
   private refreshRecord(): void {
     if (this.mountpoint === undefined || this.closed || Date.now() - this.recordWrittenMs < RECORD_REFRESH_MS) return;
     void this.track(this.writeRecord());
-  }
-
-  /** Whether writes may go on: the root's path still names the directory held since open (else logged once, and never again). */
-  private async rootStillHeld(): Promise<boolean> {
-    if (this.writesStopped) return false;
-    if (await this.rootDir.stillNamed()) return true;
-    if (this.writesStopped) return false;
-    this.writesStopped = true;
-    this.log(
-      `disk cache: ${this.rootDir.shownPath} no longer names the cache root opened at start (moved away, or replaced by a link or another directory); ` +
-        `nothing more is written to the disk cache until skills-mount restarts, and nothing was written anywhere else`,
-    );
-    return false;
-  }
-
-  // ---- one label's files ----
-
-  /** The label's directory and its files/ directory, created 0700 when missing, held open; never links. */
-  private labelDirectories(label: string): Promise<LabelDirectories> {
-    let dirs = this.labelDirs.get(label);
-    if (dirs === undefined) {
-      const opening = (async () => {
-        const labelDir = await this.subtreeDir.child(label, { create: true });
-        try {
-          return { label: labelDir, files: await labelDir.child(FILES_DIR, { create: true }) };
-        } catch (error) {
-          await labelDir.close();
-          throw error;
-        }
-      })();
-      dirs = opening;
-      this.labelDirs.set(label, opening);
-      // A failure is not kept: the next operation tries again.
-      opening.catch(() => {
-        if (this.labelDirs.get(label) === opening) this.labelDirs.delete(label);
-      });
-    }
-    return dirs;
   }
 
   private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
@@ -466,7 +359,7 @@ export class DiskCache {
     const file = indexKey(label, name);
     let dirs: LabelDirectories;
     try {
-      dirs = await this.labelDirectories(label);
+      dirs = await this.held.labelDirectories(label);
     } catch (error) {
       const code = errorCode(error);
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') {
@@ -494,7 +387,7 @@ export class DiskCache {
   }
 
   private putFile(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
-    if (this.closed || this.writesStopped) return Promise.resolve(false);
+    if (this.closed || this.held.writesStopped) return Promise.resolve(false);
     this.lastActivityMs = performance.now();
     if (!DIGEST_PATTERN.test(digest)) {
       this.log(`[${label}] disk cache: ${uri}: ${digest} is not a sha256 digest; not stored`);
@@ -567,12 +460,12 @@ export class DiskCache {
       this.log(`[${label}] disk cache: ${uri}: bytes do not match ${digest}; not stored`);
       return false;
     }
-    if (!(await this.rootStillHeld())) return false;
+    if (!(await this.held.rootStillHeld())) return false;
     const generation = this.generation(label);
     const hex = path.basename(file);
     let bucket: HeldDirectory | undefined;
     try {
-      const dirs = await this.labelDirectories(label);
+      const dirs = await this.held.labelDirectories(label);
       bucket = await dirs.files.child(hex.slice(0, 2), { create: true });
       await writeAtomically(bucket.at(''), hex, bytes, TEMP_PREFIX, { durable: false });
     } catch (error) {
@@ -591,13 +484,13 @@ export class DiskCache {
   }
 
   private async saveListing(label: string, document: unknown): Promise<boolean> {
-    if (this.closed || this.writesStopped) return false;
+    if (this.closed || this.held.writesStopped) return false;
     const generation = this.generation(label);
     const job = (async () => {
       try {
         const bytes = listingBytes(document);
-        if (!(await this.rootStillHeld())) return false;
-        const dirs = await this.labelDirectories(label);
+        if (!(await this.held.rootStillHeld())) return false;
+        const dirs = await this.held.labelDirectories(label);
         // Not fsynced either: a torn listing fails to parse and is discarded with one line.
         await writeAtomically(dirs.label.at(''), LISTING_NAME, bytes, TEMP_PREFIX, { durable: false });
       } catch (error) {
@@ -612,7 +505,7 @@ export class DiskCache {
 
   private async loadListing(label: string): Promise<SavedListing | undefined> {
     if (this.closed) return undefined;
-    return loadSavedListing(this.subtreeDir.at(path.join(label, LISTING_NAME)), label, this.log);
+    return loadSavedListing(this.held.dir.at(path.join(label, LISTING_NAME)), label, this.log);
   }
 
   // ---- the index ----
@@ -644,7 +537,7 @@ export class DiskCache {
       if (victim === undefined) return;
       // Out of the index before the await, so concurrent evictions never pick the same file.
       this.forget(victim.file);
-      const dirs = await this.labelDirectories(victim.label).catch(() => undefined);
+      const dirs = await this.held.labelDirectories(victim.label).catch(() => undefined);
       if (dirs !== undefined) await rm(dirs.files.at(path.relative(path.join(victim.label, FILES_DIR), victim.file)), { force: true }).catch(() => {});
     }
   }
@@ -676,7 +569,7 @@ export class DiskCache {
   }
 
   private async knownLabels(): Promise<string[]> {
-    const labels = new Set(await labelsOnDisk(this.subtreeDir.at(''), isValidLabel));
+    const labels = new Set(await labelsOnDisk(this.held.dir.at(''), isValidLabel));
     for (const entry of this.index.values()) labels.add(entry.label);
     return [...labels].sort();
   }
@@ -684,28 +577,24 @@ export class DiskCache {
   private async removeLabel(label: string): Promise<void> {
     this.generations.set(label, this.generation(label) + 1);
     for (const [file, entry] of [...this.index]) if (entry.label === label) this.forget(file);
-    const dirs = this.labelDirs.get(label);
-    if (dirs !== undefined) {
-      this.labelDirs.delete(label);
-      this.retired.push(dirs);
-    }
-    await rm(this.subtreeDir.at(label), { recursive: true, force: true });
+    this.held.retireLabel(label);
+    await rm(this.held.dir.at(label), { recursive: true, force: true });
   }
 
   /** Indexes the subtree with mtimes as recency; removes temp files (the lock says no writer is alive) and anything of the wrong type. */
   private async scan(): Promise<void> {
     const found: Array<IndexEntry & { mtimeMs: number }> = [];
-    await removeTemps(this.subtreeDir.at(''));
-    for (const entry of await readdir(this.subtreeDir.at(''), { withFileTypes: true })) {
+    await removeTemps(this.held.dir.at(''));
+    for (const entry of await readdir(this.held.dir.at(''), { withFileTypes: true })) {
       if (!isValidLabel(entry.name)) continue;
       const label = entry.name;
-      const labelDir = this.subtreeDir.at(label);
+      const labelDir = this.held.dir.at(label);
       const discard = (relative: string, reason: string) => this.discardAtScan(label, relative, reason);
       if (!entry.isDirectory()) {
         await discard('', `${kindOf(entry)} where a directory belongs`);
         continue;
       }
-      await ensurePrivateMode(labelDir, this.subtreeDir.shown(label), this.log);
+      await ensurePrivateMode(labelDir, this.held.dir.shown(label), this.log);
       await removeTemps(labelDir);
       const filesDir = path.join(labelDir, FILES_DIR);
       const filesStats = await lstatOrUndefined(filesDir);
@@ -714,7 +603,7 @@ export class DiskCache {
         await discard(FILES_DIR, `${kindOf(filesStats)} where a directory belongs`);
         continue;
       }
-      await ensurePrivateMode(filesDir, this.subtreeDir.shown(path.join(label, FILES_DIR)), this.log);
+      await ensurePrivateMode(filesDir, this.held.dir.shown(path.join(label, FILES_DIR)), this.log);
       for (const bucket of await readdir(filesDir, { withFileTypes: true })) {
         if (!BUCKET_PATTERN.test(bucket.name)) continue;
         const bucketRelative = path.join(FILES_DIR, bucket.name);
@@ -723,7 +612,7 @@ export class DiskCache {
           continue;
         }
         const bucketDir = path.join(labelDir, bucketRelative);
-        await ensurePrivateMode(bucketDir, this.subtreeDir.shown(path.join(label, bucketRelative)), this.log);
+        await ensurePrivateMode(bucketDir, this.held.dir.shown(path.join(label, bucketRelative)), this.log);
         for (const file of await readdir(bucketDir, { withFileTypes: true })) {
           const relative = path.join(bucketRelative, file.name);
           if (file.name.startsWith(TEMP_PREFIX)) {
@@ -747,130 +636,8 @@ export class DiskCache {
   }
 
   private async discardAtScan(label: string, relative: string, reason: string): Promise<void> {
-    await rm(this.subtreeDir.at(path.join(label, relative)), { recursive: true, force: true }).catch(() => {});
+    await rm(this.held.dir.at(path.join(label, relative)), { recursive: true, force: true }).catch(() => {});
     this.log(`[${label}] disk cache: ${relative === '' ? 'label directory' : relative}: ${reason}; discarded`);
-  }
-}
-
-// ---- the lock ----
-
-/** Takes the mount subtree's lock (one daemon per mountpoint): its token, 'pruning' while another daemon removes the subtree, or says who holds it. */
-async function lockSubtree(subtreeDir: HeldDirectory, log: Log): Promise<string | 'pruning'> {
-  const lockPath = subtreeDir.shown(LOCK_NAME);
-  const subtree = subtreeDir.shownPath;
-  let taken;
-  try {
-    taken = await tryLock(subtreeDir.at(LOCK_NAME), (stale) =>
-      log(`disk cache: took over the stale lock ${lockPath} (${stale.pid === undefined ? 'it named no process' : `pid ${stale.pid} is not running`})`),
-    );
-  } catch (error) {
-    const code = errorCode(error);
-    if (code !== undefined && UNWRITABLE_CODES.has(code)) throw unwritable(lockPath, subtree, error);
-    if (code !== undefined) throw error; // I/O, not a lock changing hands
-    throw new CacheLockedError(`disk cache ${subtree}: ${errorMessage(error)}; is another skills-mount starting on this mountpoint?`, lockPath, undefined);
-  }
-  if ('token' in taken) return taken.token;
-  if (taken.holder.purpose === 'prune') return 'pruning';
-  throw new CacheLockedError(
-    `disk cache ${subtree} is in use: ${taken.heldBy} holds the lock file ${lockPath}; one skills-mount per mountpoint (if that process is not a skills-mount serving this mountpoint, remove the lock file)`,
-    lockPath,
-    taken.holder.pid,
-  );
-}
-
-/** Whether `key` under the root still names the held subtree (a removal may have renamed it away). */
-async function namesHeld(rootDir: HeldDirectory, key: string, subtreeDir: HeldDirectory): Promise<boolean> {
-  const now = await lstatOrUndefined(rootDir.at(key));
-  return now !== undefined && now.dev === subtreeDir.stats.dev && now.ino === subtreeDir.stats.ino;
-}
-
-// ---- files and directories ----
-
-/**
- * Creates `dir` and its missing parents (0700), one at a time. A folder that refuses (read-only
- * filesystem, no permission, or a filesystem such as /proc that answers ENOENT for a folder that
- * exists) is a ConfigError naming the folder and the two ways out.
- */
-async function createMissingDirectories(dir: string): Promise<void> {
-  const missing: string[] = [];
-  for (let at = dir; ; ) {
-    let stats;
-    try {
-      stats = await lstatOrUndefined(at);
-    } catch (error) {
-      throw unwritable(dir, path.dirname(at), error);
-    }
-    if (stats !== undefined) break;
-    missing.push(at);
-    const parent = path.dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  for (const each of missing.reverse()) {
-    try {
-      await mkdir(each, { mode: 0o700 });
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'EEXIST') continue;
-      const parentExists = (await lstatOrUndefined(path.dirname(each)).catch(() => undefined)) !== undefined;
-      if ((code !== undefined && UNWRITABLE_CODES.has(code)) || (code === 'ENOENT' && parentExists)) throw unwritable(dir, path.dirname(each), error);
-      throw error;
-    }
-  }
-}
-
-function unwritable(target: string, folder: string, error: unknown): ConfigError {
-  const code = errorCode(error) ?? 'error';
-  const what = code === 'EROFS' ? 'is on a read-only filesystem' : 'is read-only or not writable by this user';
-  return new ConfigError(
-    `disk cache: cannot create ${target}: the cache folder ${folder} ${what} (${code}); ` +
-      `choose a writable one with --cache-dir DIR, or run without a disk cache with --no-disk-cache`,
-  );
-}
-
-/**
- * Opens `dir` (through `parent`, making it 0700 when missing): it must be a real directory owned
- * by us, else ConfigError; group or other bits on it are removed (logged). Symlinked ancestors
- * of the root are fine: only the cache's own directories must be what they claim.
- */
-async function holdPrivateDirectory(dir: string, parent: HeldDirectory | undefined, log: Log): Promise<HeldDirectory> {
-  let held: HeldDirectory;
-  try {
-    held = parent === undefined ? await HeldDirectory.open(dir) : await parent.child(path.basename(dir), { create: true });
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ELOOP' || code === 'EMLINK') throw new ConfigError(`disk cache: ${dir} is a symbolic link; refusing to use it (configure the real directory instead)`);
-    if (code === 'ENOTDIR') throw new ConfigError(`disk cache: ${dir} exists and is not a directory`);
-    if (code !== undefined && UNWRITABLE_CODES.has(code)) throw unwritable(dir, path.dirname(dir), error);
-    throw error;
-  }
-  try {
-    const stats = held.stats;
-    const foreign = ownerProblem(stats, currentUid());
-    if (foreign !== undefined) throw new ConfigError(`disk cache: ${dir} ${foreign}; refusing a cache directory someone else controls`);
-    const mode = stats.mode & 0o777;
-    if (mode !== 0o700) {
-      await held.chmod(0o700);
-      if ((mode & 0o077) !== 0) log(`disk cache: ${dir} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
-    }
-  } catch (error) {
-    await held.close();
-    throw error;
-  }
-  return held;
-}
-
-/** The scan's check of a directory inside the subtree (reached at `at`, shown as `shown`): a real directory, ours, 0700. */
-async function ensurePrivateMode(at: string, shown: string, log: Log): Promise<void> {
-  const stats = await lstat(at);
-  if (stats.isSymbolicLink()) throw new ConfigError(`disk cache: ${shown} is a symbolic link; refusing to use it (configure the real directory instead)`);
-  if (!stats.isDirectory()) throw new ConfigError(`disk cache: ${shown} exists and is not a directory`);
-  const foreign = ownerProblem(stats, currentUid());
-  if (foreign !== undefined) throw new ConfigError(`disk cache: ${shown} ${foreign}; refusing a cache directory someone else controls`);
-  const mode = stats.mode & 0o777;
-  if (mode !== 0o700) {
-    await chmod(at, 0o700);
-    if ((mode & 0o077) !== 0) log(`disk cache: ${shown} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
   }
 }
 
