@@ -27,39 +27,34 @@
 // of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
 // no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
 // because every read hashes the file again and discards one that does not match its digest.
-import { chmod, readdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
-import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
+import { errorCode, errorMessage, writeAtomically } from '../private-files.js';
 import {
   DEFAULT_ROOT_LIMIT_BYTES,
   DEFAULT_UNUSED_GRACE_MS,
   RECORD_REFRESH_MS,
-  removeTemps,
   tidyCacheRoot,
   writeSubtreeRecord,
 } from './cache-root.js';
 import type { HeldDirectory } from './held-directory.js';
 import { withShownPaths } from './held-directory.js';
-import { HeldSubtree, ensurePrivateMode, type LabelDirectories } from './held-subtree.js';
+import { CacheIndex, indexKey } from './cache-index.js';
+import { HeldSubtree, type LabelDirectories } from './held-subtree.js';
 import { readCachedFile } from './read-cached-file.js';
 import { listingBytes, loadSavedListing, type SavedListing } from './saved-listing.js';
 import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
 import {
-  BUCKET_PATTERN,
   DIGEST_PATTERN,
-  FILES_DIR,
-  KEY_PATTERN,
   LISTING_NAME,
   TEMP_PREFIX,
-  cacheFileName,
   cacheFileNameIn,
   formatBytes,
-  labelsOnDisk,
   mountKey,
 } from './layout.js';
 
@@ -130,13 +125,6 @@ export function defaultCacheRoot(env: Env, home: string): string {
   return path.join(base, 'skills-mount');
 }
 
-interface IndexEntry {
-  label: string;
-  /** Path relative to the subtree. */
-  file: string;
-  sizeBytes: number;
-}
-
 /**
  * The verified content store of one mount subtree. open() takes the subtree's lock, so one
  * daemon per mountpoint; daemons of other mountpoints share the root and keep their own subtree
@@ -146,9 +134,6 @@ interface IndexEntry {
  * readCacheStatus() reads a subtree without the lock.
  */
 export class DiskCache {
-  /** Files by index key, least recently used first (a Map keeps insertion order; a hit re-inserts). */
-  private readonly index = new Map<string, IndexEntry>();
-  private totalBytesValue = 0;
   private readonly stores = new Map<string, ServerCache>();
   /** Writes under way or queued by index key, so two puts of one key write once. */
   private readonly pending = new Map<string, Promise<boolean>>();
@@ -161,8 +146,6 @@ export class DiskCache {
   private pumpTimer: NodeJS.Timeout | undefined;
   /** performance.now() of the last read or put: queued writes wait for a pause after it. */
   private lastActivityMs = 0;
-  /** Bumped by clear/prune so a write that raced the removal does not resurrect its file. */
-  private readonly generations = new Map<string, number>();
   /** Error codes of failed writes already logged; cleared by a write that succeeds. */
   private readonly silencedWriteErrors = new Set<string>();
   private recordWrittenMs = 0;
@@ -170,7 +153,7 @@ export class DiskCache {
 
   private constructor(
     private readonly held: HeldSubtree,
-    private limit: number,
+    private readonly index: CacheIndex,
     private readonly log: Log,
     /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
     private readonly mountpoint: string | undefined,
@@ -208,10 +191,10 @@ export class DiskCache {
     const { limitBytes, log } = options;
     if (!Number.isFinite(limitBytes) || limitBytes < 0) throw new ConfigError(`disk cache: limitBytes must be a number >= 0, got ${String(limitBytes)}`);
     const held = await HeldSubtree.open({ root: options.root, key, log, checks: { home: options.home ?? homedir(), env: options.env ?? process.env } });
-    const cache = new DiskCache(held, limitBytes, log, mountpoint, options.onLookup);
+    const cache = new DiskCache(held, new CacheIndex(held, limitBytes, log), log, mountpoint, options.onLookup);
     try {
-      await cache.scan();
-      await cache.evict(undefined);
+      await cache.index.scan();
+      await cache.index.evict(undefined);
     } catch (error) {
       await cache.close();
       throw error;
@@ -231,7 +214,7 @@ export class DiskCache {
 
   /** Bound on this subtree's files: the one asked for, or less when the root's bound leaves less. */
   get limitBytes(): number {
-    return this.limit;
+    return this.index.limitBytes;
   }
 
   /** The store of one server label (validated like a config label). */
@@ -253,7 +236,7 @@ export class DiskCache {
 
   /** Bytes of the cached files of this subtree, as indexed. */
   get totalBytes(): number {
-    return this.totalBytesValue;
+    return this.index.totalBytes;
   }
 
   /** The subtree as readCacheStatus sees it: per label files, bytes and when its listing was saved. */
@@ -267,9 +250,9 @@ export class DiskCache {
     this.assertOpen('prune');
     const keep = new Set(keepLabels);
     const removed: string[] = [];
-    for (const label of await this.knownLabels()) {
+    for (const label of await this.index.knownLabels()) {
       if (keep.has(label)) continue;
-      await this.removeLabel(label);
+      await this.index.removeLabel(label);
       removed.push(label);
     }
     return removed;
@@ -279,8 +262,8 @@ export class DiskCache {
   async clear(label?: string): Promise<string[]> {
     this.assertOpen('clear');
     if (label !== undefined && !isValidLabel(label)) throw new ConfigError(`disk cache: invalid server label ${JSON.stringify(label)}`);
-    const labels = (await this.knownLabels()).filter((known) => label === undefined || known === label);
-    for (const known of labels) await this.removeLabel(known);
+    const labels = (await this.index.knownLabels()).filter((known) => label === undefined || known === label);
+    for (const known of labels) await this.index.removeLabel(known);
     return labels;
   }
 
@@ -301,16 +284,15 @@ export class DiskCache {
   private async tidyRoot(rootLimitBytes: number, graceMs: number): Promise<void> {
     if (!Number.isFinite(rootLimitBytes) || rootLimitBytes < 0) throw new ConfigError(`disk cache: rootLimitBytes must be a number >= 0, got ${String(rootLimitBytes)}`);
     // This subtree counts with what it may grow to, so the room it will take is made now.
-    const ownBytes = Math.max(this.totalBytesValue, Math.min(this.limit, rootLimitBytes));
+    const ownBytes = Math.max(this.index.totalBytes, Math.min(this.index.limitBytes, rootLimitBytes));
     const tidy = await tidyCacheRoot({ root: this.held.root, ownKey: path.basename(this.subtree), ownBytes, limitBytes: rootLimitBytes, graceMs, isLabel: isValidLabel, log: this.log });
     const room = Math.max(0, rootLimitBytes - tidy.othersBytes);
-    if (room < this.limit) {
+    if (room < this.index.limitBytes) {
       this.log(
         `disk cache: this mount keeps at most ${formatBytes(room)} (the cache root's bound ${formatBytes(rootLimitBytes)}, less ${formatBytes(tidy.othersBytes)} in other mounts' subtrees` +
           `${tidy.liveOthersBytes > 0 ? `, ${formatBytes(tidy.liveOthersBytes)} of it in use by running daemons` : ''})`,
       );
-      this.limit = room;
-      await this.evict(undefined);
+      await this.index.setLimit(room);
     }
   }
 
@@ -319,7 +301,7 @@ export class DiskCache {
     if (this.mountpoint === undefined) return;
     this.recordWrittenMs = Date.now();
     try {
-      await writeSubtreeRecord(this.held.dir, { mountpoint: this.mountpoint, bytes: this.totalBytesValue });
+      await writeSubtreeRecord(this.held.dir, { mountpoint: this.mountpoint, bytes: this.index.totalBytes });
     } catch (error) {
       this.writeFailed(undefined, '.mount.json', error);
     }
@@ -363,25 +345,25 @@ export class DiskCache {
     } catch (error) {
       const code = errorCode(error);
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') {
-        this.forget(file);
+        this.index.forget(file);
         return undefined;
       }
       throw error;
     }
     const absolute = dirs.files.at(name);
     const discard = async (reason: string): Promise<undefined> => {
-      this.forget(file);
+      this.index.forget(file);
       await rm(absolute, { recursive: true, force: true }).catch(() => {});
       this.log(`[${label}] disk cache: ${uri}: ${reason}; discarded`);
       return undefined;
     };
-    const read = await readCachedFile(absolute, digest, sizeBytes ?? this.index.get(file)?.sizeBytes, this.limit);
+    const read = await readCachedFile(absolute, digest, sizeBytes ?? this.index.get(file)?.sizeBytes, this.index.limitBytes);
     if ('missing' in read) {
-      this.forget(file);
+      this.index.forget(file);
       return undefined;
     }
     if ('problem' in read) return discard(read.problem);
-    this.touch({ label, file, sizeBytes: read.bytes.length });
+    this.index.touch({ label, file, sizeBytes: read.bytes.length });
     this.refreshRecord();
     return read.bytes;
   }
@@ -393,12 +375,12 @@ export class DiskCache {
       this.log(`[${label}] disk cache: ${uri}: ${digest} is not a sha256 digest; not stored`);
       return Promise.resolve(false);
     }
-    if (bytes.length > this.limit) return Promise.resolve(false);
+    if (bytes.length > this.index.limitBytes) return Promise.resolve(false);
     const file = indexKey(label, cacheFileNameIn(uri, digest));
     const entry = this.index.get(file);
     if (entry !== undefined) {
       // Never rewritten: a file that went bad is caught (and removed) by the next get.
-      this.touch(entry);
+      this.index.touch(entry);
       return Promise.resolve(true);
     }
     const running = this.pending.get(file);
@@ -461,7 +443,7 @@ export class DiskCache {
       return false;
     }
     if (!(await this.held.rootStillHeld())) return false;
-    const generation = this.generation(label);
+    const generation = this.index.generation(label);
     const hex = path.basename(file);
     let bucket: HeldDirectory | undefined;
     try {
@@ -470,22 +452,22 @@ export class DiskCache {
       await writeAtomically(bucket.at(''), hex, bytes, TEMP_PREFIX, { durable: false });
     } catch (error) {
       // A clear() that removed the directory mid-write is not a disk problem.
-      if (generation === this.generation(label)) this.writeFailed(label, uri, error);
+      if (generation === this.index.generation(label)) this.writeFailed(label, uri, error);
       return false;
     } finally {
       await bucket?.close();
     }
-    if (generation !== this.generation(label)) return false;
+    if (generation !== this.index.generation(label)) return false;
     this.silencedWriteErrors.clear();
-    this.touch({ label, file, sizeBytes: bytes.length });
+    this.index.touch({ label, file, sizeBytes: bytes.length });
     this.refreshRecord();
-    await this.evict(file);
+    await this.index.evict(file);
     return true;
   }
 
   private async saveListing(label: string, document: unknown): Promise<boolean> {
     if (this.closed || this.held.writesStopped) return false;
-    const generation = this.generation(label);
+    const generation = this.index.generation(label);
     const job = (async () => {
       try {
         const bytes = listingBytes(document);
@@ -494,7 +476,7 @@ export class DiskCache {
         // Not fsynced either: a torn listing fails to parse and is discarded with one line.
         await writeAtomically(dirs.label.at(''), LISTING_NAME, bytes, TEMP_PREFIX, { durable: false });
       } catch (error) {
-        if (generation === this.generation(label)) this.writeFailed(label, LISTING_NAME, error);
+        if (generation === this.index.generation(label)) this.writeFailed(label, LISTING_NAME, error);
         return false;
       }
       this.silencedWriteErrors.clear();
@@ -508,45 +490,7 @@ export class DiskCache {
     return loadSavedListing(this.held.dir.at(path.join(label, LISTING_NAME)), label, this.log);
   }
 
-  // ---- the index ----
-
-  /** Adds or refreshes an entry as the most recently used. */
-  private touch(entry: IndexEntry): void {
-    this.forget(entry.file);
-    this.index.set(entry.file, entry);
-    this.totalBytesValue += entry.sizeBytes;
-  }
-
-  private forget(file: string): void {
-    const entry = this.index.get(file);
-    if (entry === undefined) return;
-    this.index.delete(file);
-    this.totalBytesValue -= entry.sizeBytes;
-  }
-
-  /** Removes least recently used files (any label) until the bound holds; `keep` is never evicted. */
-  private async evict(keep: string | undefined): Promise<void> {
-    while (this.totalBytesValue > this.limit) {
-      let victim: IndexEntry | undefined;
-      for (const entry of this.index.values()) {
-        if (entry.file !== keep) {
-          victim = entry;
-          break;
-        }
-      }
-      if (victim === undefined) return;
-      // Out of the index before the await, so concurrent evictions never pick the same file.
-      this.forget(victim.file);
-      const dirs = await this.held.labelDirectories(victim.label).catch(() => undefined);
-      if (dirs !== undefined) await rm(dirs.files.at(path.relative(path.join(victim.label, FILES_DIR), victim.file)), { force: true }).catch(() => {});
-    }
-  }
-
   // ---- housekeeping ----
-
-  private generation(label: string): number {
-    return this.generations.get(label) ?? 0;
-  }
 
   /** Runs an operation so close() can wait for it. */
   private track<T>(job: Promise<T>): Promise<T> {
@@ -568,80 +512,4 @@ export class DiskCache {
     if (this.closed) throw new Error(`disk cache ${this.subtree}: ${operation} after close()`);
   }
 
-  private async knownLabels(): Promise<string[]> {
-    const labels = new Set(await labelsOnDisk(this.held.dir.at(''), isValidLabel));
-    for (const entry of this.index.values()) labels.add(entry.label);
-    return [...labels].sort();
-  }
-
-  private async removeLabel(label: string): Promise<void> {
-    this.generations.set(label, this.generation(label) + 1);
-    for (const [file, entry] of [...this.index]) if (entry.label === label) this.forget(file);
-    this.held.retireLabel(label);
-    await rm(this.held.dir.at(label), { recursive: true, force: true });
-  }
-
-  /** Indexes the subtree with mtimes as recency; removes temp files (the lock says no writer is alive) and anything of the wrong type. */
-  private async scan(): Promise<void> {
-    const found: Array<IndexEntry & { mtimeMs: number }> = [];
-    await removeTemps(this.held.dir.at(''));
-    for (const entry of await readdir(this.held.dir.at(''), { withFileTypes: true })) {
-      if (!isValidLabel(entry.name)) continue;
-      const label = entry.name;
-      const labelDir = this.held.dir.at(label);
-      const discard = (relative: string, reason: string) => this.discardAtScan(label, relative, reason);
-      if (!entry.isDirectory()) {
-        await discard('', `${kindOf(entry)} where a directory belongs`);
-        continue;
-      }
-      await ensurePrivateMode(labelDir, this.held.dir.shown(label), this.log);
-      await removeTemps(labelDir);
-      const filesDir = path.join(labelDir, FILES_DIR);
-      const filesStats = await lstatOrUndefined(filesDir);
-      if (filesStats === undefined) continue;
-      if (!filesStats.isDirectory()) {
-        await discard(FILES_DIR, `${kindOf(filesStats)} where a directory belongs`);
-        continue;
-      }
-      await ensurePrivateMode(filesDir, this.held.dir.shown(path.join(label, FILES_DIR)), this.log);
-      for (const bucket of await readdir(filesDir, { withFileTypes: true })) {
-        if (!BUCKET_PATTERN.test(bucket.name)) continue;
-        const bucketRelative = path.join(FILES_DIR, bucket.name);
-        if (!bucket.isDirectory()) {
-          await discard(bucketRelative, `${kindOf(bucket)} where a directory belongs`);
-          continue;
-        }
-        const bucketDir = path.join(labelDir, bucketRelative);
-        await ensurePrivateMode(bucketDir, this.held.dir.shown(path.join(label, bucketRelative)), this.log);
-        for (const file of await readdir(bucketDir, { withFileTypes: true })) {
-          const relative = path.join(bucketRelative, file.name);
-          if (file.name.startsWith(TEMP_PREFIX)) {
-            await rm(path.join(labelDir, relative), { recursive: true, force: true });
-            continue;
-          }
-          if (!KEY_PATTERN.test(file.name) || !file.name.startsWith(bucket.name)) continue;
-          const stats = await lstatOrUndefined(path.join(labelDir, relative));
-          if (stats === undefined) continue;
-          if (!stats.isFile()) {
-            await discard(relative, `${kindOf(stats)}, not a regular file`);
-            continue;
-          }
-          if ((stats.mode & 0o777) !== 0o600) await chmod(path.join(labelDir, relative), 0o600).catch(() => {});
-          found.push({ label, file: path.join(label, relative), sizeBytes: stats.size, mtimeMs: stats.mtimeMs });
-        }
-      }
-    }
-    found.sort((a, b) => a.mtimeMs - b.mtimeMs);
-    for (const { mtimeMs: _mtimeMs, ...entry } of found) this.touch(entry);
-  }
-
-  private async discardAtScan(label: string, relative: string, reason: string): Promise<void> {
-    await rm(this.held.dir.at(path.join(label, relative)), { recursive: true, force: true }).catch(() => {});
-    this.log(`[${label}] disk cache: ${relative === '' ? 'label directory' : relative}: ${reason}; discarded`);
-  }
-}
-
-/** A cached file's key in the index, relative to the subtree (as the scan spells it: `<label>/files/<hh>/<hex>`). */
-function indexKey(label: string, name: string): string {
-  return `${label}/${FILES_DIR}/${name}`;
 }
