@@ -31,10 +31,9 @@ import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
-import { errorCode, errorMessage, writeAtomically } from '../private-files.js';
+import { errorCode, errorMessage } from '../private-files.js';
 import {
   DEFAULT_ROOT_LIMIT_BYTES,
   DEFAULT_UNUSED_GRACE_MS,
@@ -42,17 +41,16 @@ import {
   tidyCacheRoot,
   writeSubtreeRecord,
 } from './cache-root.js';
-import type { HeldDirectory } from './held-directory.js';
 import { withShownPaths } from './held-directory.js';
 import { CacheIndex, indexKey } from './cache-index.js';
 import { HeldSubtree, type LabelDirectories } from './held-subtree.js';
 import { readCachedFile } from './read-cached-file.js';
-import { listingBytes, loadSavedListing, type SavedListing } from './saved-listing.js';
+import { WriteQueue } from './write-queue.js';
+import { loadSavedListing, type SavedListing } from './saved-listing.js';
 import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
 import {
   DIGEST_PATTERN,
   LISTING_NAME,
-  TEMP_PREFIX,
   cacheFileNameIn,
   formatBytes,
   mountKey,
@@ -109,15 +107,6 @@ export interface ServerCache {
   loadListing(): Promise<SavedListing | undefined>;
 }
 
-/** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
-const MAX_WRITES_IN_FLIGHT = 2;
-/** Queued writes wait until the cache saw no read or put for this long: a burst of reads is served first. */
-const IDLE_BEFORE_WRITE_MS = 50;
-/** ...unless this much is waiting: then they go on beside the reads, so a long burst is still cached. */
-const WRITE_ANYWAY_BYTES = 48 * 1024 * 1024;
-/** Bytes waiting to be written; past this a verified file is simply not cached. */
-const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
-
 /** `$XDG_CACHE_HOME/skills-mount` when that is an absolute path (the XDG rule), else `<home>/.cache/skills-mount`. */
 export function defaultCacheRoot(env: Env, home: string): string {
   const xdg = env.XDG_CACHE_HOME;
@@ -135,19 +124,9 @@ export function defaultCacheRoot(env: Env, home: string): string {
  */
 export class DiskCache {
   private readonly stores = new Map<string, ServerCache>();
-  /** Writes under way or queued by index key, so two puts of one key write once. */
-  private readonly pending = new Map<string, Promise<boolean>>();
   /** Every operation under way (reads, writes, listings), for close() to wait on before the descriptors go. */
   private readonly inflight = new Set<Promise<unknown>>();
-  /** Writes waiting for a slot, in order. */
-  private readonly queue: Array<() => void> = [];
-  private writesRunning = 0;
-  private queuedBytes = 0;
-  private pumpTimer: NodeJS.Timeout | undefined;
-  /** performance.now() of the last read or put: queued writes wait for a pause after it. */
-  private lastActivityMs = 0;
-  /** Error codes of failed writes already logged; cleared by a write that succeeds. */
-  private readonly silencedWriteErrors = new Set<string>();
+  private readonly writes: WriteQueue;
   private recordWrittenMs = 0;
   private closed = false;
 
@@ -158,7 +137,9 @@ export class DiskCache {
     /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
     private readonly mountpoint: string | undefined,
     private readonly onLookup: (hit: boolean) => void = () => {},
-  ) {}
+  ) {
+    this.writes = new WriteQueue(held, index, log, { track: (job) => this.track(job), stored: () => this.refreshRecord() });
+  }
 
   /**
    * Creates the directories (0700), takes the mount's lock, removes crash leftovers, indexes
@@ -225,8 +206,8 @@ export class DiskCache {
       store = Object.freeze({
         label,
         get: (uri: string, digest: string, sizeBytes?: number) => this.getFile(label, uri, digest, sizeBytes),
-        put: (uri: string, digest: string, bytes: Uint8Array) => this.putFile(label, uri, digest, bytes),
-        saveListing: (document: unknown) => this.saveListing(label, document),
+        put: (uri: string, digest: string, bytes: Uint8Array) => (this.closed ? Promise.resolve(false) : this.writes.put(label, uri, digest, bytes)),
+        saveListing: (document: unknown) => (this.closed ? Promise.resolve(false) : this.writes.saveListing(label, document)),
         loadListing: () => this.loadListing(label),
       });
       this.stores.set(label, store);
@@ -271,9 +252,9 @@ export class DiskCache {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.pump(); // closed: the queue is written now, without waiting for a pause
+    this.writes.drain(); // closed: the queue is written now, without waiting for a pause
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
-    clearTimeout(this.pumpTimer);
+    this.writes.stop();
     if (this.mountpoint !== undefined && !this.held.writesStopped) await this.writeRecord().catch(() => {});
     await this.held.close();
   }
@@ -303,7 +284,7 @@ export class DiskCache {
     try {
       await writeSubtreeRecord(this.held.dir, { mountpoint: this.mountpoint, bytes: this.index.totalBytes });
     } catch (error) {
-      this.writeFailed(undefined, '.mount.json', error);
+      this.writes.failed(undefined, '.mount.json', error);
     }
   }
 
@@ -315,7 +296,7 @@ export class DiskCache {
 
   private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
-    this.lastActivityMs = performance.now();
+    this.writes.noteActivity();
     // The index knows every file of the subtree (scanned at open, and only this lock holder
     // writes it): a file it does not know is a miss without touching the disk.
     const name = cacheFileNameIn(uri, digest);
@@ -368,123 +349,6 @@ export class DiskCache {
     return read.bytes;
   }
 
-  private putFile(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
-    if (this.closed || this.held.writesStopped) return Promise.resolve(false);
-    this.lastActivityMs = performance.now();
-    if (!DIGEST_PATTERN.test(digest)) {
-      this.log(`[${label}] disk cache: ${uri}: ${digest} is not a sha256 digest; not stored`);
-      return Promise.resolve(false);
-    }
-    if (bytes.length > this.index.limitBytes) return Promise.resolve(false);
-    const file = indexKey(label, cacheFileNameIn(uri, digest));
-    const entry = this.index.get(file);
-    if (entry !== undefined) {
-      // Never rewritten: a file that went bad is caught (and removed) by the next get.
-      this.index.touch(entry);
-      return Promise.resolve(true);
-    }
-    const running = this.pending.get(file);
-    if (running !== undefined) return running;
-    if (this.queuedBytes + bytes.length > MAX_QUEUED_BYTES) {
-      if (!this.silencedWriteErrors.has('QUEUE_FULL')) {
-        this.silencedWriteErrors.add('QUEUE_FULL');
-        this.log(`[${label}] disk cache: ${uri}: ${formatBytes(this.queuedBytes)} of writes are already waiting; not cached (logged once until a write succeeds)`);
-      }
-      return Promise.resolve(false);
-    }
-    const job = this.track(this.enqueue(bytes.length, () => this.writeFile(label, uri, digest, file, bytes))).finally(() => this.pending.delete(file));
-    this.pending.set(file, job);
-    return job;
-  }
-
-  /** Runs `job` once a write slot is free and the reads have paused (see IDLE_BEFORE_WRITE_MS), never in the caller's turn of the event loop. */
-  private enqueue(sizeBytes: number, job: () => Promise<boolean>): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      this.queuedBytes += sizeBytes;
-      this.queue.push(() => {
-        this.queuedBytes -= sizeBytes;
-        this.writesRunning += 1;
-        void job()
-          .catch(() => false)
-          .then((stored) => {
-            this.writesRunning -= 1;
-            resolve(stored);
-            this.pump();
-          });
-      });
-      this.schedulePump(IDLE_BEFORE_WRITE_MS);
-    });
-  }
-
-  private schedulePump(delayMs: number): void {
-    if (this.pumpTimer !== undefined) return;
-    this.pumpTimer = setTimeout(() => {
-      this.pumpTimer = undefined;
-      this.pump();
-    }, Math.max(0, delayMs));
-  }
-
-  /** Starts queued writes while slots are free: at once when closing or past WRITE_ANYWAY_BYTES, else after a pause in reads. */
-  private pump(): void {
-    while (this.writesRunning < MAX_WRITES_IN_FLIGHT && this.queue.length > 0) {
-      const quietMs = performance.now() - this.lastActivityMs;
-      if (!this.closed && this.queuedBytes < WRITE_ANYWAY_BYTES && quietMs < IDLE_BEFORE_WRITE_MS) {
-        this.schedulePump(IDLE_BEFORE_WRITE_MS - quietMs);
-        return;
-      }
-      this.queue.shift()!();
-    }
-  }
-
-  private async writeFile(label: string, uri: string, digest: string, file: string, bytes: Uint8Array): Promise<boolean> {
-    // Callers put only bytes that just verified; checking again here costs the read path nothing.
-    if (sha256Digest(bytes) !== digest) {
-      this.log(`[${label}] disk cache: ${uri}: bytes do not match ${digest}; not stored`);
-      return false;
-    }
-    if (!(await this.held.rootStillHeld())) return false;
-    const generation = this.index.generation(label);
-    const hex = path.basename(file);
-    let bucket: HeldDirectory | undefined;
-    try {
-      const dirs = await this.held.labelDirectories(label);
-      bucket = await dirs.files.child(hex.slice(0, 2), { create: true });
-      await writeAtomically(bucket.at(''), hex, bytes, TEMP_PREFIX, { durable: false });
-    } catch (error) {
-      // A clear() that removed the directory mid-write is not a disk problem.
-      if (generation === this.index.generation(label)) this.writeFailed(label, uri, error);
-      return false;
-    } finally {
-      await bucket?.close();
-    }
-    if (generation !== this.index.generation(label)) return false;
-    this.silencedWriteErrors.clear();
-    this.index.touch({ label, file, sizeBytes: bytes.length });
-    this.refreshRecord();
-    await this.index.evict(file);
-    return true;
-  }
-
-  private async saveListing(label: string, document: unknown): Promise<boolean> {
-    if (this.closed || this.held.writesStopped) return false;
-    const generation = this.index.generation(label);
-    const job = (async () => {
-      try {
-        const bytes = listingBytes(document);
-        if (!(await this.held.rootStillHeld())) return false;
-        const dirs = await this.held.labelDirectories(label);
-        // Not fsynced either: a torn listing fails to parse and is discarded with one line.
-        await writeAtomically(dirs.label.at(''), LISTING_NAME, bytes, TEMP_PREFIX, { durable: false });
-      } catch (error) {
-        if (generation === this.index.generation(label)) this.writeFailed(label, LISTING_NAME, error);
-        return false;
-      }
-      this.silencedWriteErrors.clear();
-      return true;
-    })();
-    return this.track(job);
-  }
-
   private async loadListing(label: string): Promise<SavedListing | undefined> {
     if (this.closed) return undefined;
     return loadSavedListing(this.held.dir.at(path.join(label, LISTING_NAME)), label, this.log);
@@ -497,15 +361,6 @@ export class DiskCache {
     this.inflight.add(job);
     void job.finally(() => this.inflight.delete(job)).catch(() => {});
     return job;
-  }
-
-  private writeFailed(label: string | undefined, what: string, error: unknown): void {
-    const code = errorCode(error) ?? 'error';
-    if (this.silencedWriteErrors.has(code)) return;
-    this.silencedWriteErrors.add(code);
-    this.log(
-      `${label === undefined ? '' : `[${label}] `}disk cache: ${what}: cannot write (${withShownPaths(errorMessage(error))}); not cached, and further ${code} write errors are not logged until a write succeeds`,
-    );
   }
 
   private assertOpen(operation: string): void {
