@@ -3,30 +3,15 @@
 // "Cache integrity" requires; a mismatch is discarded and reads as a miss. Best effort: a failing
 // disk never fails a read. Knows nothing of MCP, the catalog or the filesystem.
 //
-// Layout (every directory 0700, every file 0600; names in layout.ts):
-//   <root>/<mountKey>/.lock                          pid and host of the daemon serving this mount
-//   <root>/<mountKey>/.mount.json                    { mountpoint, bytes }; its mtime is the last use (cache-root.ts)
-//   <root>/<mountKey>/<label>/listing.json           { savedAt, document }: the last verified listing
-//   <root>/<mountKey>/<label>/files/<hh>/<hex>       hex = sha256(uri NUL digest), hh = hex[0..1]
-//   .tmp-<pid>-<random> beside its target            a write in progress (removed on open after a crash)
-//   <root>/.trash-<mountKey>-<random>                a subtree being removed (cache-root.ts)
-// Labels never start with '.', so `.lock`, the record and temp names can never collide with them.
-// No sidecar keeps the URI and digest of a file: a read names both and the bytes are checked
-// against that digest, and status, eviction and pruning need only label and size. A sidecar
-// would double the files and be one more thing a tamperer could edit.
-//
-// The root and the subtree are held open (held-subtree.ts) from the moment they were checked:
-// every later file operation starts from those descriptors, so moving the root away or putting a
-// link in its place cannot redirect a write (issue 22, item 10); a write first checks that the
-// root's path still names the held directory and stops writing, logged, when it does not.
-//
-// Writes are off the serving path (issue 22, item 6): put() queues them, and they start once the
-// cache has seen no read or put for IDLE_BEFORE_WRITE_MS (or when WRITE_ANYWAY_BYTES are waiting),
-// at most MAX_WRITES_IN_FLIGHT at once; past MAX_QUEUED_BYTES a file is simply not cached. A
-// cold read therefore costs the disk nothing but a lookup in the index (which knows every file
-// of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
-// no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
-// because every read hashes the file again and discards one that does not match its digest.
+// DiskCache wires the parts, each in a module of its own:
+//   held-subtree.ts      the root and this mount's subtree: checked, held open, locked
+//   cache-index.ts       what the subtree holds: the index, the per-mount bound, eviction, label removal
+//   read-cached-file.ts  a cached file read back and verified (type, size, digest)
+//   write-queue.ts       the writes, off the serving path: paced, bounded, logged once per error
+//   saved-listing.ts     the kept listing's format, written and read back
+//   cache-status.ts      what a subtree holds, read without its lock
+//   cache-root.ts        the other mounts' subtrees and the root's bound
+// The layout on disk, and why it is so, is in layout.ts.
 import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -34,33 +19,21 @@ import { ConfigError } from '../errors.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage } from '../private-files.js';
-import {
-  DEFAULT_ROOT_LIMIT_BYTES,
-  DEFAULT_UNUSED_GRACE_MS,
-  RECORD_REFRESH_MS,
-  tidyCacheRoot,
-  writeSubtreeRecord,
-} from './cache-root.js';
-import { withShownPaths } from './held-directory.js';
 import { CacheIndex, indexKey } from './cache-index.js';
-import { HeldSubtree, type LabelDirectories } from './held-subtree.js';
-import { readCachedFile } from './read-cached-file.js';
-import { WriteQueue } from './write-queue.js';
-import { loadSavedListing, type SavedListing } from './saved-listing.js';
+import { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, RECORD_REFRESH_MS, tidyCacheRoot, writeSubtreeRecord } from './cache-root.js';
 import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
-import {
-  DIGEST_PATTERN,
-  LISTING_NAME,
-  cacheFileNameIn,
-  formatBytes,
-  mountKey,
-} from './layout.js';
+import { withShownPaths } from './held-directory.js';
+import { HeldSubtree, type LabelDirectories } from './held-subtree.js';
+import { DIGEST_PATTERN, LISTING_NAME, cacheFileNameIn, formatBytes, mountKey } from './layout.js';
+import { readCachedFile } from './read-cached-file.js';
+import { loadSavedListing, type SavedListing } from './saved-listing.js';
+import { WriteQueue } from './write-queue.js';
 
+export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
+export { readCacheStatus, type CacheStatus, type LabelStatus } from './cache-status.js';
+export { CacheLockedError } from './held-subtree.js';
 export { cacheFileName, mountKey } from './layout.js';
 export type { SavedListing } from './saved-listing.js';
-export { CacheLockedError } from './held-subtree.js';
-export { readCacheStatus, type CacheStatus, type LabelStatus } from './cache-status.js';
-export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -294,6 +267,8 @@ export class DiskCache {
     void this.track(this.writeRecord());
   }
 
+  // ---- one label's files and listing ----
+
   private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
     this.writes.noteActivity();
@@ -366,5 +341,4 @@ export class DiskCache {
   private assertOpen(operation: string): void {
     if (this.closed) throw new Error(`disk cache ${this.subtree}: ${operation} after close()`);
   }
-
 }
