@@ -51,16 +51,18 @@ export class CacheIndex {
     return this.limit;
   }
 
-  /** Lowers (or raises) the bound, removing what no longer fits. */
+  /** A new bound (the root's bound may leave less than was asked for), removing what no longer fits. */
   async setLimit(limitBytes: number): Promise<void> {
     this.limit = limitBytes;
     await this.evict(undefined);
   }
 
+  /** Whether `file` (an index key) is cached. */
   has(file: string): boolean {
     return this.entries.has(file);
   }
 
+  /** Its entry, if `file` is cached. */
   get(file: string): IndexEntry | undefined {
     return this.entries.get(file);
   }
@@ -72,6 +74,7 @@ export class CacheIndex {
     this.total += entry.sizeBytes;
   }
 
+  /** Drops an entry (its file is gone, or about to be). */
   forget(file: string): void {
     const entry = this.entries.get(file);
     if (entry === undefined) return;
