@@ -221,8 +221,7 @@ export async function removeSubtree(root: HeldDirectory, key: string): Promise<b
     const taken = await tryLock(dir.at(LOCK_NAME), () => {}, 'prune');
     if (!('token' in taken)) return false;
     const trash = `${TRASH_PREFIX}${key}-${randomBytes(4).toString('hex')}`;
-    const named = await lstatOrUndefined(root.at(key));
-    if (named === undefined || named.ino !== dir.stats.ino || named.dev !== dir.stats.dev) {
+    if (!(await root.stillHolds(key, dir))) {
       await releaseLock(dir.at(LOCK_NAME), taken.token);
       return false;
     }

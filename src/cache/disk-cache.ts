@@ -3,72 +3,37 @@
 // "Cache integrity" requires; a mismatch is discarded and reads as a miss. Best effort: a failing
 // disk never fails a read. Knows nothing of MCP, the catalog or the filesystem.
 //
-// Layout (every directory 0700, every file 0600; names in layout.ts):
-//   <root>/<mountKey>/.lock                          pid and host of the daemon serving this mount
-//   <root>/<mountKey>/.mount.json                    { mountpoint, bytes }; its mtime is the last use (cache-root.ts)
-//   <root>/<mountKey>/<label>/listing.json           { savedAt, document }: the last verified listing
-//   <root>/<mountKey>/<label>/files/<hh>/<hex>       hex = sha256(uri NUL digest), hh = hex[0..1]
-//   .tmp-<pid>-<random> beside its target            a write in progress (removed on open after a crash)
-//   <root>/.trash-<mountKey>-<random>                a subtree being removed (cache-root.ts)
-// Labels never start with '.', so `.lock`, the record and temp names can never collide with them.
-// No sidecar keeps the URI and digest of a file: a read names both and the bytes are checked
-// against that digest, and status, eviction and pruning need only label and size. A sidecar
-// would double the files and be one more thing a tamperer could edit.
-//
-// The root and the subtree are held open (held-directory.ts) from the moment they were checked:
-// every later file operation starts from those descriptors, so moving the root away or putting a
-// link in its place cannot redirect a write (issue 22, item 10); a write first checks that the
-// root's path still names the held directory and stops writing, logged, when it does not.
-//
-// Writes are off the serving path (issue 22, item 6): put() queues them, and they start once the
-// cache has seen no read or put for IDLE_BEFORE_WRITE_MS (or when WRITE_ANYWAY_BYTES are waiting),
-// at most MAX_WRITES_IN_FLIGHT at once; past MAX_QUEUED_BYTES a file is simply not cached. A
-// cold read therefore costs the disk nothing but a lookup in the index (which knows every file
-// of the subtree: only the lock holder writes it). A write is a temp file renamed into place with
-// no fsync: a crash can leave a cache file torn or empty under its final name, and that is safe
-// because every read hashes the file again and discards one that does not match its digest.
-import { closeSync, constants, fstatSync, futimesSync, openSync, readSync, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
+// DiskCache wires the parts, each in a module of its own:
+//   held-subtree.ts      the root and this mount's subtree: checked, held open, locked
+//   cache-index.ts       what the subtree holds: the index, the per-mount bound, eviction, label removal
+//   read-cached-file.ts  a cached file read back and verified (type, size, digest)
+//   write-queue.ts       the writes, off the serving path: paced, bounded, logged once per error
+//   saved-listing.ts     the kept listing's format, written and read back
+//   cache-status.ts      what a subtree holds, read without its lock
+//   cache-root.ts        the other mounts' subtrees and the root's bound
+// The layout on disk, and why it is so, is in layout.ts.
+import { rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { sha256Digest } from '../format/digest.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
-import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
-import { currentUid, ownerProblem } from '../path-control.js';
-import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from '../private-files.js';
-import {
-  DEFAULT_ROOT_LIMIT_BYTES,
-  DEFAULT_UNUSED_GRACE_MS,
-  RECORD_REFRESH_MS,
-  mountpointExists,
-  readSubtreeFacts,
-  removeTemps,
-  tidyCacheRoot,
-  writeSubtreeRecord,
-} from './cache-root.js';
-import { discoveryFolderProblem } from './discovery-folders.js';
-import { HeldDirectory, withShownPaths } from './held-directory.js';
-import {
-  BUCKET_PATTERN,
-  DIGEST_PATTERN,
-  FILES_DIR,
-  KEY_PATTERN,
-  LISTING_NAME,
-  LOCK_NAME,
-  SUBTREE_KEY_PATTERN,
-  TEMP_PREFIX,
-  cacheFileName,
-  cacheFileNameIn,
-  countLabelFiles,
-  formatBytes,
-  labelsOnDisk,
-  mountKey,
-} from './layout.js';
+import { errorCode, errorMessage } from '../private-files.js';
+import { CacheIndex, indexKey } from './cache-index.js';
+import { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, RECORD_REFRESH_MS, tidyCacheRoot, writeSubtreeRecord } from './cache-root.js';
+import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
+import { withShownPaths } from './held-directory.js';
+import { HeldSubtree, type LabelDirectories } from './held-subtree.js';
+import { DIGEST_PATTERN, LISTING_NAME, cacheFileNameIn, formatBytes, mountKey } from './layout.js';
+import { readCachedFile } from './read-cached-file.js';
+import { loadSavedListing, type SavedListing } from './saved-listing.js';
+import { WriteQueue } from './write-queue.js';
 
-export { cacheFileName, mountKey } from './layout.js';
 export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
+export { readCacheStatus, type CacheStatus, type LabelStatus } from './cache-status.js';
+export { CacheLockedError } from './held-subtree.js';
+export { cacheFileName, mountKey } from './layout.js';
+export type { SavedListing } from './saved-listing.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -93,41 +58,6 @@ export interface DiskCacheOptions {
   onLookup?: ((hit: boolean) => void) | undefined;
 }
 
-/** What one label's subtree holds. */
-export interface LabelStatus {
-  label: string;
-  files: number;
-  bytes: number;
-  /** ISO time of the saved listing, when there is a readable one. */
-  listingSavedAt: string | undefined;
-}
-
-export interface CacheStatus {
-  /** The mount's subtree: <root>/<mountKey>. */
-  subtree: string;
-  /** Its name under the root. */
-  key: string;
-  /** The mountpoint it serves, from its record; undefined for a subtree an older version wrote. */
-  mountpoint: string | undefined;
-  /** Whether that mountpoint still exists (undefined when it is not known). */
-  mountpointExists: boolean | undefined;
-  /** ISO time of its last use (its record's or its lock's mtime). */
-  lastUsedAt: string | undefined;
-  /** Pid of the live daemon holding the subtree's lock, if any. */
-  lockHolderPid: number | undefined;
-  /** Files and bytes of every label together. */
-  files: number;
-  bytes: number;
-  /** Sorted by label. */
-  labels: LabelStatus[];
-}
-
-/** A listing as saved by saveListing; the document's shape is the caller's to check. */
-export interface SavedListing {
-  savedAt: string;
-  document: unknown;
-}
-
 /** One server's part of the cache. */
 export interface ServerCache {
   readonly label: string;
@@ -150,54 +80,11 @@ export interface ServerCache {
   loadListing(): Promise<SavedListing | undefined>;
 }
 
-/** A second daemon on a mount subtree whose lock a live process holds. */
-export class CacheLockedError extends LockHeldError {
-  override name = 'CacheLockedError';
-  readonly code = 'CACHE_LOCKED';
-}
-
-// A listing.json bigger than this is not read into memory (a real one is far smaller).
-const MAX_LISTING_BYTES = 64 * 1024 * 1024;
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK; // O_NONBLOCK: a FIFO must not hang open()
-/**
- * Files up to this size are read back with synchronous calls: a few microseconds each from the
- * page cache, where four thread-pool round trips (open, fstat, read, the end-of-file read) cost
- * a read after a restart more than the rest of its way through the mount. Larger files keep the
- * thread pool, so one big cold read never holds up the event loop.
- */
-const SYNC_READ_MAX_BYTES = 256 * 1024;
-/** Cache writes running at once: libuv has 4 threads by default, and reads of the serving path need the rest. */
-const MAX_WRITES_IN_FLIGHT = 2;
-/** Queued writes wait until the cache saw no read or put for this long: a burst of reads is served first. */
-const IDLE_BEFORE_WRITE_MS = 50;
-/** ...unless this much is waiting: then they go on beside the reads, so a long burst is still cached. */
-const WRITE_ANYWAY_BYTES = 48 * 1024 * 1024;
-/** Bytes waiting to be written; past this a verified file is simply not cached. */
-const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
-/** A daemon starting on a subtree that another one is removing waits this long, at most, for the removal. */
-const PRUNE_WAIT_MS = 50;
-const PRUNE_WAIT_ATTEMPTS = 40;
-/** Error codes that say a folder cannot be written here. */
-const UNWRITABLE_CODES = new Set(['EROFS', 'EACCES', 'EPERM']);
-
 /** `$XDG_CACHE_HOME/skills-mount` when that is an absolute path (the XDG rule), else `<home>/.cache/skills-mount`. */
 export function defaultCacheRoot(env: Env, home: string): string {
   const xdg = env.XDG_CACHE_HOME;
   const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache');
   return path.join(base, 'skills-mount');
-}
-
-interface IndexEntry {
-  label: string;
-  /** Path relative to the subtree. */
-  file: string;
-  sizeBytes: number;
-}
-
-/** A label's directory and its files/ directory, held open. */
-interface LabelDirectories {
-  label: HeldDirectory;
-  files: HeldDirectory;
 }
 
 /**
@@ -209,43 +96,23 @@ interface LabelDirectories {
  * readCacheStatus() reads a subtree without the lock.
  */
 export class DiskCache {
-  /** Files by index key, least recently used first (a Map keeps insertion order; a hit re-inserts). */
-  private readonly index = new Map<string, IndexEntry>();
-  private totalBytesValue = 0;
   private readonly stores = new Map<string, ServerCache>();
-  /** Writes under way or queued by index key, so two puts of one key write once. */
-  private readonly pending = new Map<string, Promise<boolean>>();
   /** Every operation under way (reads, writes, listings), for close() to wait on before the descriptors go. */
   private readonly inflight = new Set<Promise<unknown>>();
-  /** Writes waiting for a slot, in order. */
-  private readonly queue: Array<() => void> = [];
-  private writesRunning = 0;
-  private queuedBytes = 0;
-  private pumpTimer: NodeJS.Timeout | undefined;
-  /** performance.now() of the last read or put: queued writes wait for a pause after it. */
-  private lastActivityMs = 0;
-  /** Bumped by clear/prune so a write that raced the removal does not resurrect its file. */
-  private readonly generations = new Map<string, number>();
-  /** Error codes of failed writes already logged; cleared by a write that succeeds. */
-  private readonly silencedWriteErrors = new Set<string>();
-  private readonly labelDirs = new Map<string, Promise<LabelDirectories>>();
-  /** Label directories of removed labels: closed only at close(), so no descriptor number is reused under a write in flight. */
-  private readonly retired: Array<Promise<LabelDirectories>> = [];
-  /** Set once the root's path stops naming the held root: nothing more is written. */
-  private writesStopped = false;
+  private readonly writes: WriteQueue;
   private recordWrittenMs = 0;
   private closed = false;
 
   private constructor(
-    private readonly rootDir: HeldDirectory,
-    private readonly subtreeDir: HeldDirectory,
-    private readonly lockToken: string,
-    private limit: number,
+    private readonly held: HeldSubtree,
+    private readonly index: CacheIndex,
     private readonly log: Log,
     /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
     private readonly mountpoint: string | undefined,
     private readonly onLookup: (hit: boolean) => void = () => {},
-  ) {}
+  ) {
+    this.writes = new WriteQueue(held, index, log, { track: (job) => this.track(job), stored: () => this.refreshRecord() });
+  }
 
   /**
    * Creates the directories (0700), takes the mount's lock, removes crash leftovers, indexes
@@ -277,66 +144,31 @@ export class DiskCache {
   private static async openKey(options: Omit<DiskCacheOptions, 'mountpoint'>, key: string, mountpoint: string | undefined): Promise<DiskCache> {
     const { limitBytes, log } = options;
     if (!Number.isFinite(limitBytes) || limitBytes < 0) throw new ConfigError(`disk cache: limitBytes must be a number >= 0, got ${String(limitBytes)}`);
-    if (!SUBTREE_KEY_PATTERN.test(key)) throw new ConfigError(`disk cache: ${JSON.stringify(key)} is not a mount subtree name`);
-    const root = path.resolve(options.root);
-    const checks = { home: options.home ?? homedir(), env: options.env ?? process.env };
-    // Checked before anything is created. The root is enough: below it no segment starts with '.'
-    // (labels cannot) and mount keys end in a hash, so no deeper path can spell a discovery folder.
-    const problem = await discoveryFolderProblem(root, checks);
-    if (problem !== undefined) throw new ConfigError(`disk cache root: ${problem}`);
-    await createMissingDirectories(root);
-    const rootDir = await holdPrivateDirectory(root, undefined, log);
-    let handedOver = false;
+    const held = await HeldSubtree.open({ root: options.root, key, log, checks: { home: options.home ?? homedir(), env: options.env ?? process.env } });
+    const cache = new DiskCache(held, new CacheIndex(held, limitBytes, log), log, mountpoint, options.onLookup);
     try {
-      // The check ran on a path; what is held is what the kernel opened then: check that too.
-      const opened = await rootDir.currentPath();
-      if (opened !== root) {
-        const heldProblem = await discoveryFolderProblem(opened, checks);
-        if (heldProblem !== undefined) throw new ConfigError(`disk cache root: ${heldProblem}`);
-      }
-      for (let attempt = 0; ; attempt++) {
-        const subtreeDir = await holdPrivateDirectory(path.join(root, key), rootDir, log);
-        const locked = await lockSubtree(subtreeDir, log).catch(async (error: unknown) => {
-          await subtreeDir.close();
-          throw error;
-        });
-        if (locked === 'pruning' || !(await namesHeld(rootDir, key, subtreeDir))) {
-          // Another daemon is removing this subtree (or just renamed it away): start over on the name.
-          if (locked !== 'pruning') await releaseLock(subtreeDir.at(LOCK_NAME), locked);
-          await subtreeDir.close();
-          if (attempt >= PRUNE_WAIT_ATTEMPTS) throw new CacheLockedError(`disk cache ${subtreeDir.shownPath}: another skills-mount keeps removing it; try again`, subtreeDir.shown(LOCK_NAME), undefined);
-          await new Promise((resolve) => setTimeout(resolve, PRUNE_WAIT_MS));
-          continue;
-        }
-        const cache = new DiskCache(rootDir, subtreeDir, locked, limitBytes, log, mountpoint, options.onLookup);
-        handedOver = true;
-        try {
-          await cache.scan();
-          await cache.evict(undefined);
-        } catch (error) {
-          await cache.close();
-          throw error;
-        }
-        return cache;
-      }
-    } finally {
-      if (!handedOver) await rootDir.close();
+      await cache.index.scan();
+      await cache.index.evict(undefined);
+    } catch (error) {
+      await cache.close();
+      throw error;
     }
+    return cache;
   }
 
   /** <root>/<mountKey>. */
   get subtree(): string {
-    return this.subtreeDir.shownPath;
+    return this.held.dir.shownPath;
   }
 
   /** <root>/<mountKey>/.lock. */
   get lockPath(): string {
-    return this.subtreeDir.shown(LOCK_NAME);
+    return this.held.lockPath;
   }
 
   /** Bound on this subtree's files: the one asked for, or less when the root's bound leaves less. */
   get limitBytes(): number {
-    return this.limit;
+    return this.index.limitBytes;
   }
 
   /** The store of one server label (validated like a config label). */
@@ -347,8 +179,8 @@ export class DiskCache {
       store = Object.freeze({
         label,
         get: (uri: string, digest: string, sizeBytes?: number) => this.getFile(label, uri, digest, sizeBytes),
-        put: (uri: string, digest: string, bytes: Uint8Array) => this.putFile(label, uri, digest, bytes),
-        saveListing: (document: unknown) => this.saveListing(label, document),
+        put: (uri: string, digest: string, bytes: Uint8Array) => (this.closed ? Promise.resolve(false) : this.writes.put(label, uri, digest, bytes)),
+        saveListing: (document: unknown) => (this.closed ? Promise.resolve(false) : this.writes.saveListing(label, document)),
         loadListing: () => this.loadListing(label),
       });
       this.stores.set(label, store);
@@ -358,12 +190,12 @@ export class DiskCache {
 
   /** Bytes of the cached files of this subtree, as indexed. */
   get totalBytes(): number {
-    return this.totalBytesValue;
+    return this.index.totalBytes;
   }
 
   /** The subtree as readCacheStatus sees it: per label files, bytes and when its listing was saved. */
   async status(): Promise<CacheStatus> {
-    const status = await statusAt(this.subtreeDir.at(''), this.subtree, path.basename(this.subtree));
+    const status = await readSubtreeStatus(this.held.dir.at(''), this.subtree, path.basename(this.subtree));
     return { ...status, lockHolderPid: this.closed ? undefined : process.pid };
   }
 
@@ -372,9 +204,9 @@ export class DiskCache {
     this.assertOpen('prune');
     const keep = new Set(keepLabels);
     const removed: string[] = [];
-    for (const label of await this.knownLabels()) {
+    for (const label of await this.index.knownLabels()) {
       if (keep.has(label)) continue;
-      await this.removeLabel(label);
+      await this.index.removeLabel(label);
       removed.push(label);
     }
     return removed;
@@ -384,8 +216,8 @@ export class DiskCache {
   async clear(label?: string): Promise<string[]> {
     this.assertOpen('clear');
     if (label !== undefined && !isValidLabel(label)) throw new ConfigError(`disk cache: invalid server label ${JSON.stringify(label)}`);
-    const labels = (await this.knownLabels()).filter((known) => label === undefined || known === label);
-    for (const known of labels) await this.removeLabel(known);
+    const labels = (await this.index.knownLabels()).filter((known) => label === undefined || known === label);
+    for (const known of labels) await this.index.removeLabel(known);
     return labels;
   }
 
@@ -393,19 +225,11 @@ export class DiskCache {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.pump(); // closed: the queue is written now, without waiting for a pause
+    this.writes.drain(); // closed: the queue is written now, without waiting for a pause
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
-    clearTimeout(this.pumpTimer);
-    if (this.mountpoint !== undefined && !this.writesStopped) await this.writeRecord().catch(() => {});
-    await releaseLock(this.subtreeDir.at(LOCK_NAME), this.lockToken);
-    for (const dirs of [...this.labelDirs.values(), ...this.retired]) {
-      const held = await dirs.catch(() => undefined);
-      await held?.files.close();
-      await held?.label.close();
-    }
-    this.labelDirs.clear();
-    await this.subtreeDir.close();
-    await this.rootDir.close();
+    this.writes.stop();
+    if (this.mountpoint !== undefined && !this.held.writesStopped) await this.writeRecord().catch(() => {});
+    await this.held.close();
   }
 
   // ---- the root ----
@@ -414,16 +238,15 @@ export class DiskCache {
   private async tidyRoot(rootLimitBytes: number, graceMs: number): Promise<void> {
     if (!Number.isFinite(rootLimitBytes) || rootLimitBytes < 0) throw new ConfigError(`disk cache: rootLimitBytes must be a number >= 0, got ${String(rootLimitBytes)}`);
     // This subtree counts with what it may grow to, so the room it will take is made now.
-    const ownBytes = Math.max(this.totalBytesValue, Math.min(this.limit, rootLimitBytes));
-    const tidy = await tidyCacheRoot({ root: this.rootDir, ownKey: path.basename(this.subtree), ownBytes, limitBytes: rootLimitBytes, graceMs, isLabel: isValidLabel, log: this.log });
+    const ownBytes = Math.max(this.index.totalBytes, Math.min(this.index.limitBytes, rootLimitBytes));
+    const tidy = await tidyCacheRoot({ root: this.held.root, ownKey: path.basename(this.subtree), ownBytes, limitBytes: rootLimitBytes, graceMs, isLabel: isValidLabel, log: this.log });
     const room = Math.max(0, rootLimitBytes - tidy.othersBytes);
-    if (room < this.limit) {
+    if (room < this.index.limitBytes) {
       this.log(
         `disk cache: this mount keeps at most ${formatBytes(room)} (the cache root's bound ${formatBytes(rootLimitBytes)}, less ${formatBytes(tidy.othersBytes)} in other mounts' subtrees` +
           `${tidy.liveOthersBytes > 0 ? `, ${formatBytes(tidy.liveOthersBytes)} of it in use by running daemons` : ''})`,
       );
-      this.limit = room;
-      await this.evict(undefined);
+      await this.index.setLimit(room);
     }
   }
 
@@ -432,9 +255,9 @@ export class DiskCache {
     if (this.mountpoint === undefined) return;
     this.recordWrittenMs = Date.now();
     try {
-      await writeSubtreeRecord(this.subtreeDir, { mountpoint: this.mountpoint, bytes: this.totalBytesValue });
+      await writeSubtreeRecord(this.held.dir, { mountpoint: this.mountpoint, bytes: this.index.totalBytes });
     } catch (error) {
-      this.writeFailed(undefined, '.mount.json', error);
+      this.writes.failed(undefined, '.mount.json', error);
     }
   }
 
@@ -444,47 +267,11 @@ export class DiskCache {
     void this.track(this.writeRecord());
   }
 
-  /** Whether writes may go on: the root's path still names the directory held since open (else logged once, and never again). */
-  private async rootStillHeld(): Promise<boolean> {
-    if (this.writesStopped) return false;
-    if (await this.rootDir.stillNamed()) return true;
-    if (this.writesStopped) return false;
-    this.writesStopped = true;
-    this.log(
-      `disk cache: ${this.rootDir.shownPath} no longer names the cache root opened at start (moved away, or replaced by a link or another directory); ` +
-        `nothing more is written to the disk cache until skills-mount restarts, and nothing was written anywhere else`,
-    );
-    return false;
-  }
-
-  // ---- one label's files ----
-
-  /** The label's directory and its files/ directory, created 0700 when missing, held open; never links. */
-  private labelDirectories(label: string): Promise<LabelDirectories> {
-    let dirs = this.labelDirs.get(label);
-    if (dirs === undefined) {
-      const opening = (async () => {
-        const labelDir = await this.subtreeDir.child(label, { create: true });
-        try {
-          return { label: labelDir, files: await labelDir.child(FILES_DIR, { create: true }) };
-        } catch (error) {
-          await labelDir.close();
-          throw error;
-        }
-      })();
-      dirs = opening;
-      this.labelDirs.set(label, opening);
-      // A failure is not kept: the next operation tries again.
-      opening.catch(() => {
-        if (this.labelDirs.get(label) === opening) this.labelDirs.delete(label);
-      });
-    }
-    return dirs;
-  }
+  // ---- one label's files and listing ----
 
   private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
-    this.lastActivityMs = performance.now();
+    this.writes.noteActivity();
     // The index knows every file of the subtree (scanned at open, and only this lock holder
     // writes it): a file it does not know is a miss without touching the disk.
     const name = cacheFileNameIn(uri, digest);
@@ -510,208 +297,39 @@ export class DiskCache {
     const file = indexKey(label, name);
     let dirs: LabelDirectories;
     try {
-      dirs = await this.labelDirectories(label);
+      dirs = await this.held.labelDirectories(label);
     } catch (error) {
       const code = errorCode(error);
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') {
-        this.forget(file);
+        this.index.forget(file);
         return undefined;
       }
       throw error;
     }
     const absolute = dirs.files.at(name);
     const discard = async (reason: string): Promise<undefined> => {
-      this.forget(file);
+      this.index.forget(file);
       await rm(absolute, { recursive: true, force: true }).catch(() => {});
       this.log(`[${label}] disk cache: ${uri}: ${reason}; discarded`);
       return undefined;
     };
-    const expected = sizeBytes ?? this.index.get(file)?.sizeBytes;
-    const read = expected !== undefined && expected <= SYNC_READ_MAX_BYTES ? readCachedFileSync(absolute, expected, this.limit) : await readCachedFile(absolute, expected, this.limit);
+    const read = await readCachedFile(absolute, digest, sizeBytes ?? this.index.get(file)?.sizeBytes, this.index.limitBytes);
     if ('missing' in read) {
-      this.forget(file);
+      this.index.forget(file);
       return undefined;
     }
     if ('problem' in read) return discard(read.problem);
-    if (sha256Digest(read.bytes) !== digest) return discard('content does not match its digest');
-    this.touch({ label, file, sizeBytes: read.bytes.length });
+    this.index.touch({ label, file, sizeBytes: read.bytes.length });
     this.refreshRecord();
     return read.bytes;
   }
 
-  private putFile(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
-    if (this.closed || this.writesStopped) return Promise.resolve(false);
-    this.lastActivityMs = performance.now();
-    if (!DIGEST_PATTERN.test(digest)) {
-      this.log(`[${label}] disk cache: ${uri}: ${digest} is not a sha256 digest; not stored`);
-      return Promise.resolve(false);
-    }
-    if (bytes.length > this.limit) return Promise.resolve(false);
-    const file = indexKey(label, cacheFileNameIn(uri, digest));
-    const entry = this.index.get(file);
-    if (entry !== undefined) {
-      // Never rewritten: a file that went bad is caught (and removed) by the next get.
-      this.touch(entry);
-      return Promise.resolve(true);
-    }
-    const running = this.pending.get(file);
-    if (running !== undefined) return running;
-    if (this.queuedBytes + bytes.length > MAX_QUEUED_BYTES) {
-      if (!this.silencedWriteErrors.has('QUEUE_FULL')) {
-        this.silencedWriteErrors.add('QUEUE_FULL');
-        this.log(`[${label}] disk cache: ${uri}: ${formatBytes(this.queuedBytes)} of writes are already waiting; not cached (logged once until a write succeeds)`);
-      }
-      return Promise.resolve(false);
-    }
-    const job = this.track(this.enqueue(bytes.length, () => this.writeFile(label, uri, digest, file, bytes))).finally(() => this.pending.delete(file));
-    this.pending.set(file, job);
-    return job;
-  }
-
-  /** Runs `job` once a write slot is free and the reads have paused (see IDLE_BEFORE_WRITE_MS), never in the caller's turn of the event loop. */
-  private enqueue(sizeBytes: number, job: () => Promise<boolean>): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      this.queuedBytes += sizeBytes;
-      this.queue.push(() => {
-        this.queuedBytes -= sizeBytes;
-        this.writesRunning += 1;
-        void job()
-          .catch(() => false)
-          .then((stored) => {
-            this.writesRunning -= 1;
-            resolve(stored);
-            this.pump();
-          });
-      });
-      this.schedulePump(IDLE_BEFORE_WRITE_MS);
-    });
-  }
-
-  private schedulePump(delayMs: number): void {
-    if (this.pumpTimer !== undefined) return;
-    this.pumpTimer = setTimeout(() => {
-      this.pumpTimer = undefined;
-      this.pump();
-    }, Math.max(0, delayMs));
-  }
-
-  /** Starts queued writes while slots are free: at once when closing or past WRITE_ANYWAY_BYTES, else after a pause in reads. */
-  private pump(): void {
-    while (this.writesRunning < MAX_WRITES_IN_FLIGHT && this.queue.length > 0) {
-      const quietMs = performance.now() - this.lastActivityMs;
-      if (!this.closed && this.queuedBytes < WRITE_ANYWAY_BYTES && quietMs < IDLE_BEFORE_WRITE_MS) {
-        this.schedulePump(IDLE_BEFORE_WRITE_MS - quietMs);
-        return;
-      }
-      this.queue.shift()!();
-    }
-  }
-
-  private async writeFile(label: string, uri: string, digest: string, file: string, bytes: Uint8Array): Promise<boolean> {
-    // Callers put only bytes that just verified; checking again here costs the read path nothing.
-    if (sha256Digest(bytes) !== digest) {
-      this.log(`[${label}] disk cache: ${uri}: bytes do not match ${digest}; not stored`);
-      return false;
-    }
-    if (!(await this.rootStillHeld())) return false;
-    const generation = this.generation(label);
-    const hex = path.basename(file);
-    let bucket: HeldDirectory | undefined;
-    try {
-      const dirs = await this.labelDirectories(label);
-      bucket = await dirs.files.child(hex.slice(0, 2), { create: true });
-      await writeAtomically(bucket.at(''), hex, bytes, TEMP_PREFIX, { durable: false });
-    } catch (error) {
-      // A clear() that removed the directory mid-write is not a disk problem.
-      if (generation === this.generation(label)) this.writeFailed(label, uri, error);
-      return false;
-    } finally {
-      await bucket?.close();
-    }
-    if (generation !== this.generation(label)) return false;
-    this.silencedWriteErrors.clear();
-    this.touch({ label, file, sizeBytes: bytes.length });
-    this.refreshRecord();
-    await this.evict(file);
-    return true;
-  }
-
-  private async saveListing(label: string, document: unknown): Promise<boolean> {
-    if (this.closed || this.writesStopped) return false;
-    const generation = this.generation(label);
-    const job = (async () => {
-      try {
-        const text = JSON.stringify({ savedAt: new Date().toISOString(), document });
-        if (!(await this.rootStillHeld())) return false;
-        const dirs = await this.labelDirectories(label);
-        // Not fsynced either: a torn listing fails to parse and is discarded with one line.
-        await writeAtomically(dirs.label.at(''), LISTING_NAME, Buffer.from(text, 'utf8'), TEMP_PREFIX, { durable: false });
-      } catch (error) {
-        if (generation === this.generation(label)) this.writeFailed(label, LISTING_NAME, error);
-        return false;
-      }
-      this.silencedWriteErrors.clear();
-      return true;
-    })();
-    return this.track(job);
-  }
-
   private async loadListing(label: string): Promise<SavedListing | undefined> {
     if (this.closed) return undefined;
-    const file = this.subtreeDir.at(path.join(label, LISTING_NAME));
-    let found: Awaited<ReturnType<typeof readListing>>;
-    try {
-      found = await readListing(file);
-    } catch (error) {
-      this.log(`[${label}] disk cache: ${LISTING_NAME}: cannot read (${withShownPaths(errorMessage(error))}); not used`);
-      return undefined;
-    }
-    if (found.problem !== undefined) {
-      await rm(file, { recursive: true, force: true }).catch(() => {});
-      this.log(`[${label}] disk cache: ${LISTING_NAME}: ${found.problem}; discarded`);
-    }
-    return found.listing;
-  }
-
-  // ---- the index ----
-
-  /** Adds or refreshes an entry as the most recently used. */
-  private touch(entry: IndexEntry): void {
-    this.forget(entry.file);
-    this.index.set(entry.file, entry);
-    this.totalBytesValue += entry.sizeBytes;
-  }
-
-  private forget(file: string): void {
-    const entry = this.index.get(file);
-    if (entry === undefined) return;
-    this.index.delete(file);
-    this.totalBytesValue -= entry.sizeBytes;
-  }
-
-  /** Removes least recently used files (any label) until the bound holds; `keep` is never evicted. */
-  private async evict(keep: string | undefined): Promise<void> {
-    while (this.totalBytesValue > this.limit) {
-      let victim: IndexEntry | undefined;
-      for (const entry of this.index.values()) {
-        if (entry.file !== keep) {
-          victim = entry;
-          break;
-        }
-      }
-      if (victim === undefined) return;
-      // Out of the index before the await, so concurrent evictions never pick the same file.
-      this.forget(victim.file);
-      const dirs = await this.labelDirectories(victim.label).catch(() => undefined);
-      if (dirs !== undefined) await rm(dirs.files.at(path.relative(path.join(victim.label, FILES_DIR), victim.file)), { force: true }).catch(() => {});
-    }
+    return loadSavedListing(this.held.dir.at(path.join(label, LISTING_NAME)), label, this.log);
   }
 
   // ---- housekeeping ----
-
-  private generation(label: string): number {
-    return this.generations.get(label) ?? 0;
-  }
 
   /** Runs an operation so close() can wait for it. */
   private track<T>(job: Promise<T>): Promise<T> {
@@ -720,379 +338,7 @@ export class DiskCache {
     return job;
   }
 
-  private writeFailed(label: string | undefined, what: string, error: unknown): void {
-    const code = errorCode(error) ?? 'error';
-    if (this.silencedWriteErrors.has(code)) return;
-    this.silencedWriteErrors.add(code);
-    this.log(
-      `${label === undefined ? '' : `[${label}] `}disk cache: ${what}: cannot write (${withShownPaths(errorMessage(error))}); not cached, and further ${code} write errors are not logged until a write succeeds`,
-    );
-  }
-
   private assertOpen(operation: string): void {
     if (this.closed) throw new Error(`disk cache ${this.subtree}: ${operation} after close()`);
   }
-
-  private async knownLabels(): Promise<string[]> {
-    const labels = new Set(await labelsOnDisk(this.subtreeDir.at(''), isValidLabel));
-    for (const entry of this.index.values()) labels.add(entry.label);
-    return [...labels].sort();
-  }
-
-  private async removeLabel(label: string): Promise<void> {
-    this.generations.set(label, this.generation(label) + 1);
-    for (const [file, entry] of [...this.index]) if (entry.label === label) this.forget(file);
-    const dirs = this.labelDirs.get(label);
-    if (dirs !== undefined) {
-      this.labelDirs.delete(label);
-      this.retired.push(dirs);
-    }
-    await rm(this.subtreeDir.at(label), { recursive: true, force: true });
-  }
-
-  /** Indexes the subtree with mtimes as recency; removes temp files (the lock says no writer is alive) and anything of the wrong type. */
-  private async scan(): Promise<void> {
-    const found: Array<IndexEntry & { mtimeMs: number }> = [];
-    await removeTemps(this.subtreeDir.at(''));
-    for (const entry of await readdir(this.subtreeDir.at(''), { withFileTypes: true })) {
-      if (!isValidLabel(entry.name)) continue;
-      const label = entry.name;
-      const labelDir = this.subtreeDir.at(label);
-      const discard = (relative: string, reason: string) => this.discardAtScan(label, relative, reason);
-      if (!entry.isDirectory()) {
-        await discard('', `${kindOf(entry)} where a directory belongs`);
-        continue;
-      }
-      await ensurePrivateMode(labelDir, this.subtreeDir.shown(label), this.log);
-      await removeTemps(labelDir);
-      const filesDir = path.join(labelDir, FILES_DIR);
-      const filesStats = await lstatOrUndefined(filesDir);
-      if (filesStats === undefined) continue;
-      if (!filesStats.isDirectory()) {
-        await discard(FILES_DIR, `${kindOf(filesStats)} where a directory belongs`);
-        continue;
-      }
-      await ensurePrivateMode(filesDir, this.subtreeDir.shown(path.join(label, FILES_DIR)), this.log);
-      for (const bucket of await readdir(filesDir, { withFileTypes: true })) {
-        if (!BUCKET_PATTERN.test(bucket.name)) continue;
-        const bucketRelative = path.join(FILES_DIR, bucket.name);
-        if (!bucket.isDirectory()) {
-          await discard(bucketRelative, `${kindOf(bucket)} where a directory belongs`);
-          continue;
-        }
-        const bucketDir = path.join(labelDir, bucketRelative);
-        await ensurePrivateMode(bucketDir, this.subtreeDir.shown(path.join(label, bucketRelative)), this.log);
-        for (const file of await readdir(bucketDir, { withFileTypes: true })) {
-          const relative = path.join(bucketRelative, file.name);
-          if (file.name.startsWith(TEMP_PREFIX)) {
-            await rm(path.join(labelDir, relative), { recursive: true, force: true });
-            continue;
-          }
-          if (!KEY_PATTERN.test(file.name) || !file.name.startsWith(bucket.name)) continue;
-          const stats = await lstatOrUndefined(path.join(labelDir, relative));
-          if (stats === undefined) continue;
-          if (!stats.isFile()) {
-            await discard(relative, `${kindOf(stats)}, not a regular file`);
-            continue;
-          }
-          if ((stats.mode & 0o777) !== 0o600) await chmod(path.join(labelDir, relative), 0o600).catch(() => {});
-          found.push({ label, file: path.join(label, relative), sizeBytes: stats.size, mtimeMs: stats.mtimeMs });
-        }
-      }
-    }
-    found.sort((a, b) => a.mtimeMs - b.mtimeMs);
-    for (const { mtimeMs: _mtimeMs, ...entry } of found) this.touch(entry);
-  }
-
-  private async discardAtScan(label: string, relative: string, reason: string): Promise<void> {
-    await rm(this.subtreeDir.at(path.join(label, relative)), { recursive: true, force: true }).catch(() => {});
-    this.log(`[${label}] disk cache: ${relative === '' ? 'label directory' : relative}: ${reason}; discarded`);
-  }
 }
-
-/**
- * The status of a mount's subtree read without its lock (a daemon may be writing): nothing is
- * created, changed or removed. An absent subtree has no labels.
- */
-export async function readCacheStatus(options: { root: string; mountpoint: string } | { root: string; key: string }): Promise<CacheStatus> {
-  const key = 'key' in options ? options.key : mountKey(path.resolve(options.mountpoint));
-  const subtree = path.join(path.resolve(options.root), key);
-  return statusAt(subtree, subtree, key);
-}
-
-/** Status of the subtree reached at `at` and shown as `subtree`. */
-async function statusAt(at: string, subtree: string, key: string): Promise<CacheStatus> {
-  const facts = await readSubtreeFacts(at, key, isValidLabel);
-  const labels: LabelStatus[] = [];
-  for (const label of await labelsOnDisk(at, isValidLabel)) {
-    const { files, bytes } = await countLabelFiles(path.join(at, label));
-    labels.push({ label, files, bytes, listingSavedAt: (await readListing(path.join(at, label, LISTING_NAME))).listing?.savedAt });
-  }
-  const mountpoint = facts?.mountpoint;
-  return {
-    subtree,
-    key,
-    mountpoint,
-    mountpointExists: mountpoint === undefined ? undefined : await mountpointExists(mountpoint),
-    lastUsedAt: facts === undefined ? undefined : new Date(facts.lastUsedMs).toISOString(),
-    lockHolderPid: facts?.holderPid,
-    files: labels.reduce((sum, label) => sum + label.files, 0),
-    bytes: labels.reduce((sum, label) => sum + label.bytes, 0),
-    labels,
-  };
-}
-
-// ---- the lock ----
-
-/** Takes the mount subtree's lock (one daemon per mountpoint): its token, 'pruning' while another daemon removes the subtree, or says who holds it. */
-async function lockSubtree(subtreeDir: HeldDirectory, log: Log): Promise<string | 'pruning'> {
-  const lockPath = subtreeDir.shown(LOCK_NAME);
-  const subtree = subtreeDir.shownPath;
-  let taken;
-  try {
-    taken = await tryLock(subtreeDir.at(LOCK_NAME), (stale) =>
-      log(`disk cache: took over the stale lock ${lockPath} (${stale.pid === undefined ? 'it named no process' : `pid ${stale.pid} is not running`})`),
-    );
-  } catch (error) {
-    const code = errorCode(error);
-    if (code !== undefined && UNWRITABLE_CODES.has(code)) throw unwritable(lockPath, subtree, error);
-    if (code !== undefined) throw error; // I/O, not a lock changing hands
-    throw new CacheLockedError(`disk cache ${subtree}: ${errorMessage(error)}; is another skills-mount starting on this mountpoint?`, lockPath, undefined);
-  }
-  if ('token' in taken) return taken.token;
-  if (taken.holder.purpose === 'prune') return 'pruning';
-  throw new CacheLockedError(
-    `disk cache ${subtree} is in use: ${taken.heldBy} holds the lock file ${lockPath}; one skills-mount per mountpoint (if that process is not a skills-mount serving this mountpoint, remove the lock file)`,
-    lockPath,
-    taken.holder.pid,
-  );
-}
-
-/** Whether `key` under the root still names the held subtree (a removal may have renamed it away). */
-async function namesHeld(rootDir: HeldDirectory, key: string, subtreeDir: HeldDirectory): Promise<boolean> {
-  const now = await lstatOrUndefined(rootDir.at(key));
-  return now !== undefined && now.dev === subtreeDir.stats.dev && now.ino === subtreeDir.stats.ino;
-}
-
-// ---- files and directories ----
-
-/**
- * Creates `dir` and its missing parents (0700), one at a time. A folder that refuses (read-only
- * filesystem, no permission, or a filesystem such as /proc that answers ENOENT for a folder that
- * exists) is a ConfigError naming the folder and the two ways out.
- */
-async function createMissingDirectories(dir: string): Promise<void> {
-  const missing: string[] = [];
-  for (let at = dir; ; ) {
-    let stats;
-    try {
-      stats = await lstatOrUndefined(at);
-    } catch (error) {
-      throw unwritable(dir, path.dirname(at), error);
-    }
-    if (stats !== undefined) break;
-    missing.push(at);
-    const parent = path.dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  for (const each of missing.reverse()) {
-    try {
-      await mkdir(each, { mode: 0o700 });
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'EEXIST') continue;
-      const parentExists = (await lstatOrUndefined(path.dirname(each)).catch(() => undefined)) !== undefined;
-      if ((code !== undefined && UNWRITABLE_CODES.has(code)) || (code === 'ENOENT' && parentExists)) throw unwritable(dir, path.dirname(each), error);
-      throw error;
-    }
-  }
-}
-
-function unwritable(target: string, folder: string, error: unknown): ConfigError {
-  const code = errorCode(error) ?? 'error';
-  const what = code === 'EROFS' ? 'is on a read-only filesystem' : 'is read-only or not writable by this user';
-  return new ConfigError(
-    `disk cache: cannot create ${target}: the cache folder ${folder} ${what} (${code}); ` +
-      `choose a writable one with --cache-dir DIR, or run without a disk cache with --no-disk-cache`,
-  );
-}
-
-/**
- * Opens `dir` (through `parent`, making it 0700 when missing): it must be a real directory owned
- * by us, else ConfigError; group or other bits on it are removed (logged). Symlinked ancestors
- * of the root are fine: only the cache's own directories must be what they claim.
- */
-async function holdPrivateDirectory(dir: string, parent: HeldDirectory | undefined, log: Log): Promise<HeldDirectory> {
-  let held: HeldDirectory;
-  try {
-    held = parent === undefined ? await HeldDirectory.open(dir) : await parent.child(path.basename(dir), { create: true });
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ELOOP' || code === 'EMLINK') throw new ConfigError(`disk cache: ${dir} is a symbolic link; refusing to use it (configure the real directory instead)`);
-    if (code === 'ENOTDIR') throw new ConfigError(`disk cache: ${dir} exists and is not a directory`);
-    if (code !== undefined && UNWRITABLE_CODES.has(code)) throw unwritable(dir, path.dirname(dir), error);
-    throw error;
-  }
-  try {
-    const stats = held.stats;
-    const foreign = ownerProblem(stats, currentUid());
-    if (foreign !== undefined) throw new ConfigError(`disk cache: ${dir} ${foreign}; refusing a cache directory someone else controls`);
-    const mode = stats.mode & 0o777;
-    if (mode !== 0o700) {
-      await held.chmod(0o700);
-      if ((mode & 0o077) !== 0) log(`disk cache: ${dir} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
-    }
-  } catch (error) {
-    await held.close();
-    throw error;
-  }
-  return held;
-}
-
-/** The scan's check of a directory inside the subtree (reached at `at`, shown as `shown`): a real directory, ours, 0700. */
-async function ensurePrivateMode(at: string, shown: string, log: Log): Promise<void> {
-  const stats = await lstat(at);
-  if (stats.isSymbolicLink()) throw new ConfigError(`disk cache: ${shown} is a symbolic link; refusing to use it (configure the real directory instead)`);
-  if (!stats.isDirectory()) throw new ConfigError(`disk cache: ${shown} exists and is not a directory`);
-  const foreign = ownerProblem(stats, currentUid());
-  if (foreign !== undefined) throw new ConfigError(`disk cache: ${shown} ${foreign}; refusing a cache directory someone else controls`);
-  const mode = stats.mode & 0o777;
-  if (mode !== 0o700) {
-    await chmod(at, 0o700);
-    if ((mode & 0o077) !== 0) log(`disk cache: ${shown} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
-  }
-}
-
-/** A cached file's key in the index, relative to the subtree (as the scan spells it: `<label>/files/<hh>/<hex>`). */
-function indexKey(label: string, name: string): string {
-  return `${label}/${FILES_DIR}/${name}`;
-}
-
-/** What reading back one cached file found: its bytes, nothing there, or why it must be discarded. */
-type CachedRead = { bytes: Buffer } | { missing: true } | { problem: string };
-
-/** Why a cached file's descriptor cannot be trusted before reading it, if it cannot. */
-function cachedFileProblem(stats: Stats, expected: number | undefined, limitBytes: number): string | undefined {
-  if (!stats.isFile()) return `${kindOf(stats)}, not a regular file`;
-  if (expected !== undefined && stats.size !== expected) return `${stats.size} bytes where ${expected} are expected (truncated or replaced)`;
-  // Never read a file into memory that the cache could not have stored.
-  if (stats.size > limitBytes) return `${stats.size} bytes, more than the cache limit`;
-  return undefined;
-}
-
-/** Why opening a cached file failed, or that it is simply not there. */
-function openFailure(error: unknown): CachedRead {
-  const code = errorCode(error);
-  if (code === 'ENOENT' || code === 'ENOTDIR') return { missing: true };
-  // O_NOFOLLOW refuses a symlink with ELOOP (EMLINK on FreeBSD).
-  return { problem: code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${withShownPaths(errorMessage(error))})` };
-}
-
-/**
- * Reads a cached file back on the thread pool, checked as a regular file of the expected size.
- * Recency survives a restart through the mtime (the scan orders by it); content is untouched:
- * the mtime is set and the file closed after the bytes are returned.
- */
-async function readCachedFile(absolute: string, expected: number | undefined, limitBytes: number): Promise<CachedRead> {
-  let handle: FileHandle;
-  try {
-    handle = await open(absolute, READ_FLAGS);
-  } catch (error) {
-    return openFailure(error);
-  }
-  let closeLater = false;
-  try {
-    const stats = await handle.stat();
-    const problem = cachedFileProblem(stats, expected, limitBytes);
-    if (problem !== undefined) return { problem };
-    const bytes = await readExactly(handle, stats.size);
-    if (bytes === undefined) return { problem: 'changed size while being read' };
-    closeLater = true;
-    const now = new Date();
-    void handle
-      .utimes(now, now)
-      .catch(() => {})
-      .finally(() => handle.close().catch(() => {}));
-    return { bytes };
-  } finally {
-    if (!closeLater) await handle.close().catch(() => {});
-  }
-}
-
-/** readCachedFile with synchronous calls, for small files (SYNC_READ_MAX_BYTES). */
-function readCachedFileSync(absolute: string, expected: number, limitBytes: number): CachedRead {
-  let fd: number;
-  try {
-    fd = openSync(absolute, READ_FLAGS);
-  } catch (error) {
-    return openFailure(error);
-  }
-  try {
-    const stats = fstatSync(fd);
-    const problem = cachedFileProblem(stats, expected, limitBytes);
-    if (problem !== undefined) return { problem };
-    const bytes = Buffer.allocUnsafe(stats.size);
-    let offset = 0;
-    while (offset < stats.size) {
-      const bytesRead = readSync(fd, bytes, offset, stats.size - offset, offset);
-      if (bytesRead === 0) return { problem: 'changed size while being read' };
-      offset += bytesRead;
-    }
-    if (readSync(fd, Buffer.alloc(1), 0, 1, stats.size) !== 0) return { problem: 'changed size while being read' };
-    const now = new Date();
-    try {
-      futimesSync(fd, now, now);
-    } catch {
-      // Recency is a hint: a file whose mtime cannot be set is still served.
-    }
-    return { bytes };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function readExactly(handle: FileHandle, sizeBytes: number): Promise<Buffer | undefined> {
-  const buffer = Buffer.alloc(sizeBytes);
-  let offset = 0;
-  while (offset < sizeBytes) {
-    const { bytesRead } = await handle.read(buffer, offset, sizeBytes - offset, offset);
-    if (bytesRead === 0) return undefined;
-    offset += bytesRead;
-  }
-  const { bytesRead } = await handle.read(Buffer.alloc(1), 0, 1, sizeBytes);
-  return bytesRead === 0 ? buffer : undefined;
-}
-
-/** The listing in `file`, or why it cannot be used; neither when there is none. */
-async function readListing(file: string): Promise<{ listing?: SavedListing; problem?: string }> {
-  let handle: FileHandle;
-  try {
-    handle = await open(file, READ_FLAGS);
-  } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return {};
-    return { problem: code === 'ELOOP' || code === 'EMLINK' ? 'a symbolic link, not a regular file' : `cannot be opened (${withShownPaths(errorMessage(error))})` };
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) return { problem: `${kindOf(stats)}, not a regular file` };
-    if (stats.size > MAX_LISTING_BYTES) return { problem: `${stats.size} bytes, more than a listing can be` };
-    const bytes = await readExactly(handle, stats.size);
-    if (bytes === undefined) return { problem: 'changed size while being read' };
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(bytes.toString('utf8'));
-    } catch (error) {
-      return { problem: `not JSON (${errorMessage(error)})` };
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !('document' in parsed)) return { problem: 'not a saved listing (no document)' };
-    const { savedAt, document } = parsed as { savedAt?: unknown; document: unknown };
-    if (typeof savedAt !== 'string' || Number.isNaN(Date.parse(savedAt))) return { problem: 'not a saved listing (no savedAt time)' };
-    return { listing: { savedAt, document } };
-  } finally {
-    await handle.close().catch(() => {});
-  }
-}
-
-

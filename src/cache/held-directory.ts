@@ -5,7 +5,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { errorCode } from '../private-files.js';
+import { errorCode, lstatOrUndefined } from '../private-files.js';
 
 const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW;
 
@@ -85,6 +85,12 @@ export class HeldDirectory {
   async stillNamed(): Promise<boolean> {
     const now = await lstat(this.shownPath).catch(() => undefined);
     return now !== undefined && now.isDirectory() && now.dev === this.stats.dev && now.ino === this.stats.ino;
+  }
+
+  /** Whether `name` (one segment) below it is, now, the held directory `child`: not renamed away or replaced. */
+  async stillHolds(name: string, child: HeldDirectory): Promise<boolean> {
+    const now = await lstatOrUndefined(this.at(name));
+    return now !== undefined && now.dev === child.stats.dev && now.ino === child.stats.ino;
   }
 
   /** Where the held directory is now, as the kernel says (Linux), else the path it was opened by. */

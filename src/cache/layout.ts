@@ -1,5 +1,17 @@
-// The names of the disk cache on disk (see disk-cache.ts for the whole layout) and the
-// read-only walks that count what a subtree holds. Knows nothing of MCP or the mount.
+// The names of the disk cache on disk and the read-only walks that count what a subtree holds.
+// Knows nothing of MCP or the mount.
+//
+// Layout (every directory 0700, every file 0600):
+//   <root>/<mountKey>/.lock                          pid and host of the daemon serving this mount
+//   <root>/<mountKey>/.mount.json                    { mountpoint, bytes }; its mtime is the last use (cache-root.ts)
+//   <root>/<mountKey>/<label>/listing.json           { savedAt, document }: the last verified listing
+//   <root>/<mountKey>/<label>/files/<hh>/<hex>       hex = sha256(uri NUL digest), hh = hex[0..1]
+//   .tmp-<pid>-<random> beside its target            a write in progress (removed on open after a crash)
+//   <root>/.trash-<mountKey>-<random>                a subtree being removed (cache-root.ts)
+// Labels never start with '.', so `.lock`, the record and temp names can never collide with them.
+// No sidecar keeps the URI and digest of a file: a read names both and the bytes are checked
+// against that digest, and status, eviction and pruning need only label and size. A sidecar
+// would double the files and be one more thing a tamperer could edit.
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';

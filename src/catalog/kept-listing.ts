@@ -6,7 +6,7 @@ import { IndexEntrySchema, SkillEntrySchema, type IndexEntry, type SkillEntry } 
 const FORMAT = 'skills-mount kept listing 1';
 /**
  * Entries whose JSON is larger than this are not kept: the disk cache reads back at most
- * 64 MiB of listing (src/cache/disk-cache.ts), and writing a hostile 250 MB listing would cost
+ * 64 MiB of listing (src/cache/saved-listing.ts), and writing a hostile 250 MB listing would cost
  * its text twice over in memory (the string and its bytes) for a file nobody can read.
  */
 export const MAX_KEPT_LISTING_BYTES = 56 * 1024 * 1024;
