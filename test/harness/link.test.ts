@@ -284,9 +284,11 @@ async function proveLinked(world: World, kind: HarnessKind, scope: Scope): Promi
     expect(where(SKILL.probe)!.description).toContain(markers.probeDescription);
     expect(where(SKILL.collide)!.description).toContain(markers.collideOwn);
     expect(where(qualified)!.description).toContain(markers.collideServed);
+    // Where each was found (Claude Code names no location in its listing; its loaded skill does, below).
     for (const name of [SKILL.probe, SKILL.collide, qualified]) {
       const location = where(name)!.location;
-      if (location !== undefined) expect(location, name).toBe(path.join(root, name, 'SKILL.md'));
+      if (kind === 'claude-code') expect(location).toBeUndefined();
+      else expect(location, name).toBe(path.join(root, name, 'SKILL.md'));
     }
     // Served, never approved (or approved only as a part of the probe's folder): not there.
     expect(listedNames).not.toContain(SKILL.unapproved);
@@ -301,7 +303,7 @@ async function proveLinked(world: World, kind: HarnessKind, scope: Scope): Promi
     const loaded = harness.loadedSkillText(first.requests, SKILL.probe);
     expect(loaded, `${kind}: the probe's SKILL.md was not returned\n${first.stderr.slice(-1_000)}`).toContain(markers.probeBody);
     const probeDir = harness.skillDir(SKILL.probe, requests.at(-1)!);
-    expect(probeDir, 'the harness named the folder of the probe').toBeDefined();
+    expect(probeDir, 'the folder the harness gave for the probe').toBe(path.join(root, SKILL.probe));
     const reference = harness.readFileText(first.requests, path.join(probeDir!, 'references/x.md'));
     expect(reference, `${kind}: references/x.md was not returned (read from ${probeDir})`).toContain(markers.reference);
     expect(requestText(requests[0]!)).not.toContain(markers.reference);
@@ -401,6 +403,23 @@ async function proveSessionPickup(world: World, scope: Scope): Promise<void> {
   if (watcherExit !== undefined) expect(watcherExit.code).toBe(0);
 }
 
+/**
+ * link makes each project root with its parents (.claude/, .agents/, .gemini/, .opencode/); unlink
+ * must take back all it made. A leftover .opencode/ is a config folder to OpenCode, which then
+ * writes its .gitignore (and, online, an npm install of its plugin) into the project on every start.
+ */
+async function proveProjectLeftClean(world: World): Promise<void> {
+  const linkCase = await world.open('claude-code', 'project');
+  const project = linkCase.projectDir!;
+  const kinds = [...HARNESS_KINDS];
+  expect(await readdir(project)).toEqual([]);
+  expectOk(await skillsMount(linkCase.env, ['link', ...kinds, '--project', project, ...world.linkArgs]), 'link');
+  for (const kind of kinds) expect(await exists(path.join(project, LINK_ROOTS[kind].project, SKILL.probe)), kind).toBe(true);
+  expectOk(await skillsMount(linkCase.env, ['unlink', ...kinds, '--project', project]), 'unlink');
+  for (const kind of kinds) expect(await exists(path.join(project, LINK_ROOTS[kind].project)), `${kind}'s root`).toBe(false);
+  expect((await readdir(project)).sort(), 'what unlink left in the project').toEqual([]);
+}
+
 const WORLDS: Array<{ mode: Mode; title: string; make: () => Promise<World>; available: () => string | undefined }> = [
   { mode: 'no-fuse', title: 'approved bytes from the configured server (no FUSE)', make: serverWorld, available: () => undefined },
   { mode: 'fuse', title: 'approved bytes from a running mount', make: mountWorld, available: () => (fuseAvailable() ? undefined : '/dev/fuse is not usable') },
@@ -434,6 +453,13 @@ for (const { mode, title, make, available } of WORLDS) {
           await proveLinked(world!, kind, scope);
         });
       }
+    }
+
+    if (mode === 'no-fuse') {
+      // No harness runs here: what unlink leaves in a project is the same whatever serves the bytes.
+      it('unlink leaves nothing of its own in a project: the folders link made for the four roots go too', async () => {
+        await proveProjectLeftClean(world!);
+      });
     }
 
     const sessionScope: Scope = mode === 'fuse' ? 'user' : 'project';
