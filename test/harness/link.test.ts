@@ -8,7 +8,7 @@
 // when granted (Claude Code: by what it runs). And a running Claude Code session lists a skill
 // approved meanwhile within 10 s. One mount, shared by the FUSE cases; the harnesses one at a time.
 import { execFile, spawn } from 'node:child_process';
-import { lstat, mkdir, readFile, readdir, realpath } from 'node:fs/promises';
+import { appendFile, lstat, mkdir, readFile, readdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stopChild, type ChildExit } from '../support/children.js';
@@ -51,7 +51,7 @@ const markers = makeMarkers();
 const CI = process.env['CI'] === 'true';
 const fileStarted = Date.now();
 /** What this file measured, printed at its end. */
-const timings = { harnessMs: {} as Record<string, number>, pickups: [] as Array<{ mode: Mode; afterReturnMs: number; afterStartMs: number; commandsChangedMs: number | undefined }> };
+const timings = { harnessMs: {} as Record<string, number>, serverChangeMs: [] as Array<{ mode: Mode; ms: number }>, pickups: [] as Array<{ mode: Mode; afterReturnMs: number; afterStartMs: number; commandsChangedMs: number | undefined }> };
 
 function addTime(key: string, ms: number): void {
   timings.harnessMs[key] = (timings.harnessMs[key] ?? 0) + ms;
@@ -60,7 +60,8 @@ function addTime(key: string, ms: number): void {
 afterAll(() => {
   const lines = Object.entries(timings.harnessMs).map(([key, ms]) => `  ${key}: ${(ms / 1000).toFixed(1)} s`);
   const pickups = timings.pickups.map((p) => `  ${p.mode}: listed ${p.afterReturnMs} ms after the approval was in place (${p.afterStartMs} ms after it began); commands_changed after ${p.commandsChangedMs ?? 'never'} ms`);
-  console.info(`link.test.ts: ${((Date.now() - fileStarted) / 1000).toFixed(1)} s in all\n${lines.join('\n')}\nClaude Code session pickup:\n${pickups.join('\n')}`);
+  const changes = timings.serverChangeMs.map(({ mode, ms }) => `  ${mode}: a skill changed on the server left the root ${ms} ms after the change was written`);
+  console.info(`link.test.ts: ${((Date.now() - fileStarted) / 1000).toFixed(1)} s in all\n${lines.join('\n')}\nClaude Code session pickup:\n${pickups.join('\n')}\n${changes.join('\n')}`);
 });
 
 /** One harness, one scope: its HOME, working folder, project and the root link uses there. */
@@ -87,6 +88,8 @@ interface World {
   revoke(linkCase: LinkCase, name: string): Promise<CliResult>;
   /** Takes the case's root away again (unlink). */
   close(linkCase: LinkCase): Promise<void>;
+  /** Changes a served skill's SKILL.md on the server (with a mount: the daemon then revokes its approval). */
+  changeServed(name: string): Promise<void>;
   teardown(): Promise<void>;
 }
 
@@ -142,6 +145,7 @@ async function serverWorld(): Promise<World> {
     async close(linkCase) {
       expectOk(await skillsMount(linkCase.env, ['unlink', linkCase.kind, ...linkArgsOf(linkCase)]), 'unlink');
     },
+    changeServed: (name) => appendFile(path.join(skills, name, 'SKILL.md'), '\nChanged on the server.\n'),
     teardown: () => removeAll(dir),
   };
 }
@@ -168,10 +172,10 @@ async function mountWorld(): Promise<World> {
     await removeAll(dir);
     throw error;
   }
-  return mountWorldOf(mount, label, dir, home, env);
+  return mountWorldOf(mount, label, dir, home, env, skills);
 }
 
-function mountWorldOf(mount: RunningMount, label: string, dir: string, home: string, env: NodeJS.ProcessEnv): World {
+function mountWorldOf(mount: RunningMount, label: string, dir: string, home: string, env: NodeJS.ProcessEnv, skills: string): World {
   const skillDir = (name: string) => path.join(mount.mountpoint, label, name);
   return {
     mode: 'fuse',
@@ -191,6 +195,7 @@ function mountWorldOf(mount: RunningMount, label: string, dir: string, home: str
     async close(linkCase) {
       expectOk(await skillsMount(env, ['unlink', linkCase.kind, ...linkArgsOf(linkCase)]), 'unlink');
     },
+    changeServed: (name) => appendFile(path.join(skills, name, 'SKILL.md'), '\nChanged on the server.\n'),
     async teardown() {
       await mount.stop();
       await removeAll(dir);
@@ -354,27 +359,40 @@ async function proveLinked(world: World, kind: HarnessKind, scope: Scope): Promi
   }
 }
 
+/** Stops what keeps a linked root current; resolves how `link --watch` exited (nothing to stop with a mount). */
+type Keeper = () => Promise<ChildExit | undefined>;
+
+/** Links the case's root and keeps it current: with a mount, its daemon does; without, `link --watch`. */
+async function linkAndKeep(world: World, linkCase: LinkCase): Promise<Keeper> {
+  if (world.mode === 'fuse') {
+    expectOk(await skillsMount(linkCase.env, ['link', linkCase.kind, ...linkArgsOf(linkCase), ...world.linkArgs]), 'link');
+    return async () => undefined;
+  }
+  const child = spawn(process.execPath, [SKILLS_MOUNT, 'link', linkCase.kind, ...linkArgsOf(linkCase), ...world.linkArgs, '--watch'], { env: linkCase.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stop: Keeper = () => stopChild(child, { graceMs: 5_000 });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  try {
+    await waitFor(() => stderr.includes('keeping the linked skills roots current') || child.exitCode !== null, 30_000, 'link --watch to be linked and watching');
+    expect(child.exitCode, stderr).toBe(null);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
+}
+
 /** Claude Code running before the approval: the root exists (link made it), then a skill is approved. */
 async function proveSessionPickup(world: World, scope: Scope): Promise<void> {
   const kind = 'claude-code';
   const harness = harnesses[kind];
   const started = Date.now();
   const linkCase = await world.open(kind, scope);
-  let watcher: ReturnType<typeof spawn> | undefined;
+  let keeper: Keeper | undefined;
   let session: ClaudeSession | undefined;
   let watcherExit: ChildExit | undefined;
   try {
-    if (world.mode === 'fuse') {
-      expectOk(await skillsMount(linkCase.env, ['link', kind, ...linkArgsOf(linkCase), ...world.linkArgs]), 'link');
-    } else {
-      // No mount, so no daemon: `link --watch` keeps the root current.
-      const child = spawn(process.execPath, [SKILLS_MOUNT, 'link', kind, ...linkArgsOf(linkCase), ...world.linkArgs, '--watch'], { env: linkCase.env, stdio: ['ignore', 'pipe', 'pipe'] });
-      watcher = child;
-      let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      await waitFor(() => stderr.includes('keeping the linked skills roots current') || child.exitCode !== null, 30_000, 'link --watch to be linked and watching');
-      expect(child.exitCode, stderr).toBe(null);
-    }
+    keeper = await linkAndKeep(world, linkCase);
     expect(await exists(path.join(linkCase.root, SKILL.probe))).toBe(true);
     session = await ClaudeSession.start({ home: linkCase.home, cwd: linkCase.cwd });
     const hello = await session.send('hello', 60_000);
@@ -395,11 +413,45 @@ async function proveSessionPickup(world: World, scope: Scope): Promise<void> {
     expect(listed.request.time - approved).toBeLessThanOrEqual(10_000);
   } finally {
     await session?.close();
-    if (watcher !== undefined) watcherExit = await stopChild(watcher, { graceMs: 5_000 });
+    watcherExit = await keeper?.();
     await world.close(linkCase);
     addTime(`${world.mode} claude-code session`, Date.now() - started);
   }
   // link --watch ends on SIGTERM with exit 0.
+  if (watcherExit !== undefined) expect(watcherExit.code).toBe(0);
+}
+
+/**
+ * A skill its server changes loses its approval (SEP-2640: a later entry with another set revokes
+ * it) and so its entry: the daemon (with a mount) or link --watch takes it out of the root, and
+ * the next session does not list it. Changes the served skills for good: run last.
+ */
+async function proveServerChange(world: World): Promise<void> {
+  const kind = 'claude-code';
+  const harness = harnesses[kind];
+  const started = Date.now();
+  const linkCase = await world.open(kind, world.mode === 'fuse' ? 'user' : 'project');
+  let keeper: Keeper | undefined;
+  let watcherExit: ChildExit | undefined;
+  try {
+    keeper = await linkAndKeep(world, linkCase);
+    const entry = path.join(linkCase.root, SKILL.collide);
+    expect(await exists(entry)).toBe(true);
+    const changed = Date.now();
+    await world.changeServed(SKILL.collide);
+    // Nothing reads the mount meanwhile: the keeper must act on the server's change by itself.
+    await waitFor(async () => !(await exists(entry)), 10_000, `${entry} to leave the root once its server changed the skill`);
+    timings.serverChangeMs.push({ mode: world.mode, ms: Date.now() - changed });
+    expect(await exists(path.join(linkCase.root, SKILL.probe))).toBe(true);
+    const result = ran(await runHarness(kind, { home: linkCase.home, cwd: linkCase.cwd, prompt: 'hello', timeoutMs: 120_000 }), `${kind} after the change`);
+    const listed = harness.listedSkills(result.requests).map((skill) => skill.name);
+    expect(listed, `listed: ${listed.join(', ')}`).toContain(SKILL.probe);
+    expect(listed).not.toContain(SKILL.collide);
+  } finally {
+    watcherExit = await keeper?.();
+    await world.close(linkCase).catch(() => {});
+    addTime(`${world.mode} server change`, Date.now() - started);
+  }
   if (watcherExit !== undefined) expect(watcherExit.code).toBe(0);
 }
 
@@ -466,6 +518,11 @@ for (const { mode, title, make, available } of WORLDS) {
     if (isInstalled('claude-code')) {
       it(`claude-code: a running session lists a skill approved meanwhile within 10 s (${sessionScope} root${mode === 'fuse' ? ', approve with the mount' : ', link --watch'})`, async () => {
         await proveSessionPickup(world!, sessionScope);
+      });
+    }
+    if (isInstalled('claude-code')) {
+      it(`claude-code: a skill its server changes leaves the root and the next session (${mode === 'fuse' ? 'the daemon' : 'link --watch'} acts on the change)`, async () => {
+        await proveServerChange(world!);
       });
     }
   });
