@@ -80,6 +80,16 @@ if [ $# -eq 0 ]; then
     --reporter=default --reporter=json --outputFile.json="$reports/sanitize.json" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
   passes+=("$reports/sanitize.json")
+  # The real coding agents (Claude Code, Codex, Gemini CLI, OpenCode; pinned, installed into
+  # .cache/harnesses) run offline against a mock model: the kit, the facts link stands on, and link
+  # itself through each harness (test/harness; one mount, in link.test.ts). ~35 s to install on a
+  # fresh machine (instant once stamped), ~4 min of tests on 2 cores (link.test.ts ~2 of them).
+  # An install that fails still runs the tests: with CI=true each missing harness fails by name.
+  echo "test: the real coding-agent harnesses (Node 20)"
+  scripts/harnesses.sh || status=$?
+  node node_modules/vitest/vitest.mjs run --project harnesses --reporter=default --reporter=json --outputFile.json="$reports/harnesses.json" || status=$?
+  scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
+  passes+=("$reports/harnesses.json")
 fi
 # One plain closing line for CI: "N passed, N failed, N skipped" over every pass.
 node -e '
