@@ -85,6 +85,16 @@ export class ApprovedView {
     return this.ledger.refresh();
   }
 
+  /**
+   * Judges the label's approvals against what its server serves now, and records each one a
+   * later entry revoked: called when the catalog changes, so a revocation is recorded when the
+   * daemon learns of the change (and what depends on it, the linked entries, follows), not when
+   * a reader next looks at the view.
+   */
+  judge(label: string): void {
+    this.treeOf(label);
+  }
+
   /** The node at `path` under `_approved/<label>/` ("" is the label directory), or undefined. */
   node(label: string, path: string): ApprovedNode | undefined {
     return this.treeOf(label)?.nodes.get(path);

@@ -96,6 +96,7 @@ export class SkillsFilesystem implements FilesystemCore {
     if (approved) {
       this.views.set(APPROVED_DIR, new ApprovedNodes(this.catalogs, approved, hold));
       this.views.set(INSPECT_DIR, new RecordNodes(this.catalogs, approved, hold));
+      for (const catalog of this.catalogs.values()) catalog.onChange(() => approved.judge(catalog.label));
     }
   }
 

@@ -24,11 +24,14 @@ export interface Harness {
 
 // Codex reads both ~/.codex/skills (where it writes its own bundled skills, in .system) and
 // ~/.agents/skills; its own root is the one linked for `codex`, the shared one for `agents`.
+// OpenCode's project root is the shared .agents/skills, which it reads too (measured): a
+// .opencode/ folder made for it would be a config folder to OpenCode, which then writes into it
+// on every start (its .gitignore, and online an npm install of its plugin).
 export const HARNESSES: readonly Harness[] = Object.freeze([
   { name: 'claude-code', title: 'Claude Code', user: '.claude/skills', project: '.claude/skills' },
   { name: 'codex', title: 'Codex', user: '.codex/skills', project: '.agents/skills' },
   { name: 'gemini', title: 'Gemini CLI', user: '.gemini/skills', project: '.gemini/skills' },
-  { name: 'opencode', title: 'OpenCode', user: 'opencode/skills', configRelative: true, project: '.opencode/skills' },
+  { name: 'opencode', title: 'OpenCode', user: 'opencode/skills', configRelative: true, project: '.agents/skills' },
   { name: 'cursor', title: 'Cursor', user: '.cursor/skills', project: '.cursor/skills' },
   { name: 'vscode', title: 'VS Code (GitHub Copilot)', user: '.copilot/skills', project: '.github/skills' },
   { name: 'goose', title: 'goose', user: 'agents/skills', configRelative: true, project: '.agents/skills' },

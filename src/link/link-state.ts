@@ -28,8 +28,8 @@ export interface LinkedRoot {
   harnesses: string[];
   scope: Scope;
   linkedAt: string;
-  /** link made the folder; unlink removes it again when it is empty. */
-  createdRoot: boolean;
+  /** The folders link made for this root (the root and the parents it lacked), deepest first: unlink removes each again while it is empty. */
+  created: string[];
   /** By entry name. */
   entries: Record<string, LinkedEntry>;
   /** What the last sync could not do here, in sentences (collisions, skills waiting for content, a refusal). */
@@ -129,7 +129,7 @@ function rootProblem(value: unknown): string | undefined {
   if (typeof value['root'] !== 'string' || !path.isAbsolute(value['root'])) return 'root is not an absolute path';
   if (!Array.isArray(value['harnesses']) || !value['harnesses'].every((name) => typeof name === 'string')) return 'harnesses is not a list of names';
   if (value['scope'] !== 'user' && value['scope'] !== 'project') return 'scope is neither user nor project';
-  if (typeof value['createdRoot'] !== 'boolean') return 'createdRoot is not a boolean';
+  if (!Array.isArray(value['created']) || !value['created'].every((folder) => typeof folder === 'string' && path.isAbsolute(folder))) return 'created is not a list of absolute paths';
   if (!isObject(value['entries'])) return 'entries is not an object';
   for (const [name, entry] of Object.entries(value['entries'])) {
     if (!isObject(entry) || typeof entry['label'] !== 'string' || typeof entry['skillUri'] !== 'string' || typeof entry['object'] !== 'string' || !/^[0-9a-f]{64}$/.test(entry['object'])) {

@@ -93,9 +93,11 @@ async function linkRoot(state: LinkState, request: RootRequest, now: Date): Prom
     if (!existing.harnesses.includes(request.harness)) existing.harnesses.push(request.harness);
     return;
   }
-  // Made by the sync that follows (after its checks), so link may remove it again at unlink.
-  const createdRoot = (await lstat(request.root).catch(() => undefined)) === undefined;
-  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), createdRoot, entries: {}, problems: [], changedAt: null });
+  // Made by the sync that follows (after its checks), so unlink may remove them again: a left-over
+  // .opencode/ is a config folder to OpenCode, a .claude/ one to Claude Code.
+  const created: string[] = [];
+  for (let folder = request.root; (await lstat(folder).catch(() => undefined)) === undefined && path.dirname(folder) !== folder; folder = path.dirname(folder)) created.push(folder);
+  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null });
 }
 
 async function unlinkRoot(store: string, state: LinkState, request: RootRequest, log: Log): Promise<void> {
@@ -107,10 +109,17 @@ async function unlinkRoot(store: string, state: LinkState, request: RootRequest,
   if (root.harnesses.length > 0) return;
   for (const [name, key] of await ourEntries(store, root.root)) await removeOurs(store, root.root, name, key);
   state.roots.splice(index, 1);
-  if (root.createdRoot) {
-    await rmdir(root.root).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT' && errorCode(error) !== 'ENOTEMPTY') log(`unlink: ${root.root} stays: ${errorMessage(error)}`);
-    });
+  // The folders link made, deepest first, each only while empty: what anyone put there since keeps it.
+  for (const folder of root.created) {
+    const removed = await rmdir(folder).then(
+      () => true,
+      (error: unknown) => {
+        if (errorCode(error) === 'ENOENT') return true;
+        if (errorCode(error) !== 'ENOTEMPTY' && errorCode(error) !== 'EEXIST') log(`unlink: ${folder} stays: ${errorMessage(error)}`);
+        return false;
+      },
+    );
+    if (!removed) break;
   }
 }
 

@@ -44,7 +44,7 @@ const LINK_ROOTS: Record<HarnessKind, Record<Scope, string>> = {
   'claude-code': { user: '.claude/skills', project: '.claude/skills' },
   codex: { user: '.codex/skills', project: '.agents/skills' },
   gemini: { user: '.gemini/skills', project: '.gemini/skills' },
-  opencode: { user: '.config/opencode/skills', project: '.opencode/skills' },
+  opencode: { user: '.config/opencode/skills', project: '.agents/skills' },
 };
 
 const markers = makeMarkers();
@@ -456,9 +456,9 @@ async function proveServerChange(world: World): Promise<void> {
 }
 
 /**
- * link makes each project root with its parents (.claude/, .agents/, .gemini/, .opencode/); unlink
- * must take back all it made. A leftover .opencode/ is a config folder to OpenCode, which then
- * writes its .gitignore (and, online, an npm install of its plugin) into the project on every start.
+ * link makes each project root with its parents (.claude/, .agents/, .gemini/); unlink must take
+ * back all it made. (OpenCode's project root is .agents/skills: a .opencode/ made for it would be a
+ * config folder to OpenCode, which writes its .gitignore into it, and online installs its plugin there.)
  */
 async function proveProjectLeftClean(world: World): Promise<void> {
   const linkCase = await world.open('claude-code', 'project');
