@@ -3,7 +3,6 @@
 // request, reconnect with capped backoff, change events from whichever channel the era has,
 // and SDK/JSON-RPC failures turned into domain errors. Knows nothing of skills.
 import { Client, SdkError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { NotFoundError, NotSupportedError, UnavailableError } from '../errors.js';

@@ -25,6 +25,19 @@ const BOUND_MS = Math.max(TTL_MS, LISTING_TTL_RANGE_MS.min) + METADATA_TTL_S * 1
 
 const transports = ['stdio', 'http-default', 'http-modern'] as const;
 
+/** The SDK v2 server on `served` over `transport` (ttl: its TTL argument), mounted with `args`; how to signal it. */
+async function mountSdkServer(dir: string, served: string, transport: (typeof transports)[number], ttl: string, args: string[]) {
+  if (transport === 'stdio') {
+    const mount = await startMount({ dir, config: { sdk: { command: process.execPath, args: [SDK_SERVER, served, 'stdio', ttl] } }, args });
+    // The daemon's child: the only process whose command line names this test's folder.
+    const serverPid = async () => Number((await run('pgrep', ['-f', `${SDK_SERVER} ${served}`])).stdout.trim().split('\n')[0]);
+    return { mount, server: undefined, serverPid };
+  }
+  const server = await startListening([SDK_SERVER, served, transport, ttl]);
+  const mount = await startMount({ dir, config: { sdk: { url: server.url } }, args });
+  return { mount, server, serverPid: async () => server.child.pid! };
+}
+
 describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
   let dir: string;
   let served: string;
@@ -37,15 +50,7 @@ describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
     served = path.join(dir, 'skills');
     await cp(EXAMPLES, served, { recursive: true });
     const args = ['--metadata-ttl', String(METADATA_TTL_S), '--verbose'];
-    if (transport === 'stdio') {
-      mount = await startMount({ dir, config: { sdk: { command: process.execPath, args: [SDK_SERVER, served, 'stdio', String(TTL_MS)] } }, args });
-      // The daemon's child: the only process whose command line names this test's folder.
-      serverPid = async () => Number((await run('pgrep', ['-f', `${SDK_SERVER} ${served}`])).stdout.trim().split('\n')[0]);
-    } else {
-      server = await startListening([SDK_SERVER, served, transport, String(TTL_MS)]);
-      mount = await startMount({ dir, config: { sdk: { url: server.url } }, args });
-      serverPid = async () => server!.child.pid!;
-    }
+    ({ mount, server, serverPid } = await mountSdkServer(dir, served, transport, String(TTL_MS), args));
   }, 60_000);
 
   afterAll(async () => {
@@ -110,14 +115,7 @@ describe.each(transports)('the SDK v2 skills server over %s, as it comes (ttlMs 
     dir = await makeTestDir();
     served = path.join(dir, 'skills');
     await cp(EXAMPLES, served, { recursive: true });
-    if (transport === 'stdio') {
-      mount = await startMount({ dir, config: { sdk: { command: process.execPath, args: [SDK_SERVER, served, 'stdio', 'default'] } }, args: QUIET_ARGS });
-      serverPid = async () => Number((await run('pgrep', ['-f', `${SDK_SERVER} ${served}`])).stdout.trim().split('\n')[0]);
-    } else {
-      server = await startListening([SDK_SERVER, served, transport, 'default']);
-      mount = await startMount({ dir, config: { sdk: { url: server.url } }, args: QUIET_ARGS });
-      serverPid = async () => server!.child.pid!;
-    }
+    ({ mount, server, serverPid } = await mountSdkServer(dir, served, transport, 'default', QUIET_ARGS));
   }, 60_000);
 
   afterAll(async () => {

@@ -66,13 +66,18 @@ async function helpersOf(mountpoint: string): Promise<string> {
   return result.stdout.split('\n').filter((line) => /watchdog|fusermount/.test(line)).join('\n');
 }
 
-async function killRounds(start: Starter): Promise<{ left: string[]; slowStarts: string[]; startMs: number[] }> {
+/** A test folder serving one skill, beta, over stdio: its config file and the mountpoint. */
+async function served(): Promise<{ dir: string; config: string; mountpoint: string }> {
   const dir = await makeTestDir();
   const skills = path.join(dir, 'skills');
   await writeSkill(skills, 'beta');
   const config = path.join(dir, 'config.json');
   await writeFile(config, JSON.stringify({ mcpServers: { s: serveEntry(skills) } }));
-  const mountpoint = path.join(dir, 'mnt');
+  return { dir, config, mountpoint: path.join(dir, 'mnt') };
+}
+
+async function killRounds(start: Starter): Promise<{ left: string[]; slowStarts: string[]; startMs: number[] }> {
+  const { dir, config, mountpoint } = await served();
   const left: string[] = [];
   const slowStarts: string[] = [];
   const startMs: number[] = [];
@@ -129,12 +134,7 @@ describe(`a daemon killed with SIGKILL, ${ROUNDS} times in a row`, () => {
 
 describe('a daemon killed with SIGKILL together with its watchdog and fusermount', () => {
   it('leaves a dead mount that the next start on the same path recovers, serving within 5 s', async () => {
-    const dir = await makeTestDir();
-    const skills = path.join(dir, 'skills');
-    await writeSkill(skills, 'beta');
-    const config = path.join(dir, 'config.json');
-    await writeFile(config, JSON.stringify({ mcpServers: { s: serveEntry(skills) } }));
-    const mountpoint = path.join(dir, 'mnt');
+    const { dir, config, mountpoint } = await served();
     const started: Started[] = [];
     try {
       for (let round = 0; round < 3; round++) {

@@ -6,11 +6,11 @@ import { chmod, lstat, mkdir, readFile, readdir, readlink, stat, symlink, unlink
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { sha256Digest } from '../../src/format/digest.js';
 import { nodeSnapshotFs, snapshotFsWith } from '../../src/snapshot/snapshot-fs.js';
-import { MANIFEST_FORMAT, MANIFEST_NAME, type SnapshotManifest } from '../../src/snapshot/snapshot-manifest.js';
+import { MANIFEST_NAME } from '../../src/snapshot/snapshot-manifest.js';
 import { SnapshotLockedError, SnapshotStore, snapshotsDirOf } from '../../src/snapshot/snapshot-store.js';
 import { verifySnapshot } from '../../src/snapshot/snapshot-verify.js';
+import { manifestOf } from '../support/snapshot-manifest.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const made: string[] = [];
@@ -34,19 +34,6 @@ async function openStore(dest: string, options: Partial<Parameters<typeof Snapsh
   return store;
 }
 
-function manifestOf(id: string, files: Record<string, string>, directories: string[]): SnapshotManifest {
-  return {
-    format: MANIFEST_FORMAT,
-    id,
-    createdAt: new Date().toISOString(),
-    view: 'mount',
-    includeDynamic: false,
-    servers: [{ label: 'docs', state: 'connected' }],
-    omitted: [],
-    directories,
-    files: Object.entries(files).map(([file, text]) => ({ path: file, sizeBytes: Buffer.byteLength(text), sha256: sha256Digest(Buffer.from(text)), verified: true })),
-  };
-}
 
 /** Builds and publishes a snapshot holding `files` (paths under the root); resolves its id. */
 async function publish(store: SnapshotStore, files: Record<string, string>): Promise<string> {

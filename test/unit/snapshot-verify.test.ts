@@ -10,11 +10,12 @@ import { controlWarning, renderVerifyText } from '../../src/cli/verify-command.j
 import { ConfigError } from '../../src/errors.js';
 import { sha256Digest } from '../../src/format/digest.js';
 import { nodeSnapshotFs } from '../../src/snapshot/snapshot-fs.js';
-import { MANIFEST_FORMAT, MANIFEST_NAME, manifestText, type SnapshotManifest } from '../../src/snapshot/snapshot-manifest.js';
+import { MANIFEST_NAME, manifestText, type SnapshotManifest } from '../../src/snapshot/snapshot-manifest.js';
 import { SnapshotStore } from '../../src/snapshot/snapshot-store.js';
 import { verifySnapshot } from '../../src/snapshot/snapshot-verify.js';
 import { run } from '../support/fuse-harness.js';
 import { canActAsOtherUser, OTHER_UID } from '../support/other-user.js';
+import { manifestOf } from '../support/snapshot-manifest.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const made: string[] = [];
@@ -30,19 +31,6 @@ async function tempDir(): Promise<string> {
 
 const FILES: Record<string, string> = { 'docs/a/SKILL.md': 'alpha\n', 'docs/a/x.txt': 'the real bytes\n', 'skills.json': '{}\n' };
 
-function manifestOf(id: string, directories: string[]): SnapshotManifest {
-  return {
-    format: MANIFEST_FORMAT,
-    id,
-    createdAt: new Date().toISOString(),
-    view: 'mount',
-    includeDynamic: false,
-    servers: [{ label: 'docs', state: 'connected' }],
-    omitted: [],
-    directories,
-    files: Object.entries(FILES).map(([file, text]) => ({ path: file, sizeBytes: Buffer.byteLength(text), sha256: sha256Digest(Buffer.from(text)), verified: file !== 'skills.json' })),
-  };
-}
 
 /** A published snapshot of FILES at DIR/skills, and the digest of its manifest that commit gave. */
 async function published(): Promise<{ dest: string; id: string; digest: string }> {
@@ -51,7 +39,7 @@ async function published(): Promise<{ dest: string; id: string; digest: string }
   try {
     const build = await store.begin();
     for (const [file, text] of Object.entries(FILES)) await build.writeFile(file, Buffer.from(text));
-    const digest = await build.commit(manifestOf(build.id, build.directoryPaths()));
+    const digest = await build.commit(manifestOf(build.id, FILES, build.directoryPaths(), (file) => file === 'skills.json'));
     return { dest, id: build.id, digest };
   } finally {
     await store.close();
