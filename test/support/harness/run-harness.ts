@@ -3,9 +3,9 @@
 // and in any case before this returns.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { lchown, readdir } from 'node:fs/promises';
+import { chmod, lchown, mkdtemp, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { harnesses, isInstalled, type HarnessKind } from './harnesses.js';
+import { harnessPrefix, harnesses, isInstalled, type HarnessKind } from './harnesses.js';
 import { startMockModel, type ModelScript, type RecordedRequest } from './mock-model.mjs';
 import { ProcessTree } from './process-tree.js';
 
@@ -53,13 +53,45 @@ export async function runHarness(kind: HarnessKind, options: RunOptions): Promis
   try {
     await harness.prepare(options.home, mock.url);
     const { argv, env } = harness.command(options.prompt, { home: options.home, cwd: options.cwd, mockUrl: mock.url, extraArgs: options.extraArgs ?? [] });
-    if (options.uid !== undefined) for (const dir of [options.home, options.cwd]) await chownTree(dir, options.uid, options.gid ?? options.uid);
+    if (options.uid !== undefined) {
+      for (const dir of [options.home, options.cwd]) await chownTree(dir, options.uid, options.gid ?? options.uid);
+      argv[0] = await reachableBy(options.uid, kind, argv[0]!);
+    }
     const started = Date.now();
     const outcome = await runTree(argv, { cwd: options.cwd, env: { ...env, ...options.env }, timeoutMs: options.timeoutMs ?? 90_000, uid: options.uid, gid: options.gid ?? options.uid });
     return { ...outcome, requests: [...mock.requests], durationMs: Date.now() - started };
   } finally {
     await mock.close();
   }
+}
+
+/** Per harness, its install where another uid can reach it (made once per process). */
+const mirrors = new Map<HarnessKind, Promise<string>>();
+
+/**
+ * `bin` where `uid` can run it: as it is when it can, else from hard links of the harness's
+ * install under /tmp (the clone may sit under a folder only its owner enters, as root's home or a
+ * `mktemp -d` folder does). Removed with the other test folders (scripts/test.sh's skills-mount-test-*).
+ */
+async function reachableBy(uid: number, kind: HarnessKind, bin: string): Promise<string> {
+  if ((await runQuiet('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', 'test', '-x', bin])) === 0) return bin;
+  const installed = path.join(harnessPrefix(), kind);
+  const relative = path.relative(installed, bin);
+  let mirror = mirrors.get(kind);
+  if (mirror === undefined) {
+    mirror = (async () => {
+      const dir = await mkdtemp(path.join('/tmp', `skills-mount-test-harness-${kind}-`));
+      await chmod(dir, 0o755);
+      if ((await runQuiet('cp', ['-al', installed, path.join(dir, kind)])) !== 0 && (await runQuiet('cp', ['-a', installed, path.join(dir, kind)])) !== 0) throw new Error(`cannot copy ${installed} for uid ${uid}`);
+      return path.join(dir, kind);
+    })();
+    mirrors.set(kind, mirror);
+  }
+  return path.join(await mirror, relative);
+}
+
+function runQuiet(command: string, args: string[]): Promise<number | null> {
+  return new Promise((resolve) => spawn(command, args, { stdio: 'ignore' }).on('close', resolve).on('error', () => resolve(null)));
 }
 
 /** Gives `dir` and everything below it (symlinks themselves, not their targets) to uid:gid. */
