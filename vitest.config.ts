@@ -8,6 +8,8 @@ const testCacheHome = path.join(os.tmpdir(), 'skills-mount-test-cache');
 // Nor the user's config and approvals: approvals for a label the tests mount (demo, docs) would
 // put skills in every test mount's approved view. Tests of approvals give each daemon its own.
 const testConfigHome = path.join(os.tmpdir(), 'skills-mount-test-config');
+// Nor the user's linked skills roots (skills-mount link keeps them in XDG_DATA_HOME).
+const testDataHome = path.join(os.tmpdir(), 'skills-mount-test-data');
 
 // Separate processes: end-to-end tests serve FUSE mounts from child processes and must
 // never share an event loop with the code that reads the mount. Files that mount run one
@@ -15,7 +17,7 @@ const testConfigHome = path.join(os.tmpdir(), 'skills-mount-test-config');
 export default defineConfig({
   test: {
     pool: 'forks',
-    env: { XDG_CACHE_HOME: testCacheHome, XDG_CONFIG_HOME: testConfigHome },
+    env: { XDG_CACHE_HOME: testCacheHome, XDG_CONFIG_HOME: testConfigHome, XDG_DATA_HOME: testDataHome },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
