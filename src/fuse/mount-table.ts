@@ -60,6 +60,17 @@ export async function findMount(mountpoint: string, table?: string): Promise<Mou
   return entries.filter((entry) => entry.mountpoint === mountpoint).at(-1);
 }
 
+/** The mount a path lies on (the topmost at the longest mountpoint that contains it); undefined without a table. */
+export async function mountOf(file: string, table?: string): Promise<MountTableEntry | undefined> {
+  const entries = await readMountTable(table).catch(() => []);
+  let found: MountTableEntry | undefined;
+  for (const entry of entries) {
+    const inside = entry.mountpoint === '/' || file === entry.mountpoint || file.startsWith(`${entry.mountpoint}/`);
+    if (inside && (found === undefined || entry.mountpoint.length >= found.mountpoint.length)) found = entry;
+  }
+  return found;
+}
+
 /** The skills-mount mounts, one per mountpoint (the topmost), sorted by path. */
 export async function skillsMounts(table?: string): Promise<MountTableEntry[]> {
   const topmost = new Map<string, MountTableEntry>();

@@ -13,6 +13,7 @@ import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { escapeForLog } from '../format/escape.js';
 import type { Log } from '../log.js';
+import { mountOf } from '../fuse/mount-table.js';
 import { currentUid, modeText, pathControl, type PathControlFinding } from '../path-control.js';
 import { errorCode, errorMessage } from '../private-files.js';
 import { chooseNames, type NameRequest } from './entry-names.js';
@@ -195,6 +196,9 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
       continue;
     }
     (current ? report.replaced : report.added).push(spec.entryName);
+    if (spec.grants.exec && (await storeIsNoexec(store))) {
+      report.problems.push(`${approval.label}/${escapeForLog(approval.name)}: its scripts may run (approved with --grant-exec), but ${store} is on a filesystem mounted noexec, so they cannot; set XDG_DATA_HOME to a folder on one that is not`);
+    }
     if (choice.qualified && !current) report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is linked as ${spec.entryName}: the name ${escapeForLog(approval.name)} is taken in this root`);
     entries[spec.entryName] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified: choice.qualified };
   }
@@ -244,6 +248,12 @@ async function placeEntry(store: string, dir: string, spec: EntrySpec, content: 
   } finally {
     await unlink(temp).catch(() => {});
   }
+}
+
+/** Whether the store lies on a filesystem mounted noexec (where no granted script could run). */
+async function storeIsNoexec(store: string): Promise<boolean> {
+  const mount = await mountOf(await realpath(store).catch(() => store));
+  return mount !== undefined && mount.options.split(',').includes('noexec');
 }
 
 /** A symbolic link to `target` in the store's tmp folder (same filesystem as the root), else beside the entry. */

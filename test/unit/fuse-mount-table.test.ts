@@ -5,6 +5,7 @@ import { mkdir, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalMountpoint, findMount, readMountTable, skillsMounts } from '../../src/fuse/index.js';
+import { mountOf } from '../../src/fuse/mount-table.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';
 
 const TABLE = [
@@ -22,6 +23,12 @@ describe('mount table', () => {
     expect(entries).toHaveLength(5);
     expect(entries[1]).toEqual({ id: '40', parentId: '22', device: '0:50', mountpoint: '/tmp/a b/mnt', fsType: 'fuse.skills-mount', source: 'skills-mount', connection: '50', options: 'ro,nosuid,nodev,noexec' });
     expect(entries[3]).toMatchObject({ mountpoint: '/tmp/over', fsType: 'tmpfs', source: 'tmp\\fs' });
+  });
+
+  it('finds the mount a path lies on: the longest mountpoint containing it, the topmost there', async () => {
+    expect((await mountOf('/tmp/over/x/y', TABLE))?.fsType).toBe('tmpfs');
+    expect((await mountOf('/tmp/a b/mnt', TABLE))?.connection).toBe('50');
+    expect((await mountOf('/tmp/overload', TABLE))?.mountpoint).not.toBe('/tmp/over');
   });
 
   it('lists skills-mount mounts only where they are topmost, sorted by path', async () => {

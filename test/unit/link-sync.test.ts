@@ -3,6 +3,7 @@
 // docs/agents.md says and every other byte the approved one), what it never touches (a user's own
 // skills, Codex's .system, a file in the way), what it refuses (a root others control), how it
 // keeps up (revocation, re-approval, grants), and how it recovers from a crash mid-update.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, readdir, readlink, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -275,3 +276,31 @@ describe('verify --links', () => {
     expect(details).toMatch(/docs skill:\/\/pdf\/SKILL\.md is no longer approved/);
   });
 });
+
+describe('the exec grant where nothing can run', () => {
+  it.runIf(process.getuid?.() === 0 || process.env['CI'] === 'true')('says so when the store is on a filesystem mounted noexec', async () => {
+    const { dir, root, served, request } = await setUp();
+    const store = path.join(dir, 'noexec-store');
+    await mkdir(store, { mode: 0o700 });
+    const mounted = await execFileText('mount', ['-t', 'tmpfs', '-o', 'noexec,size=4m,mode=0700', 'tmpfs', store]);
+    expect(mounted.code, mounted.stderr).toBe(0);
+    try {
+      const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf'), 'scripts/run.sh': '#!/bin/sh\necho run\n' }, { grants: { execApproved: true } });
+      const [report] = await syncLinks({ store, approvals: [pdf], content: served, log: () => undefined, link: [request] });
+      expect(report!.added).toEqual(['pdf']);
+      expect(report!.problems.join('\n')).toMatch(/its scripts may run \(approved with --grant-exec\), but .* is on a filesystem mounted noexec/);
+      expect((await stat(path.join(root, 'pdf', 'scripts', 'run.sh'))).mode & 0o777).toBe(0o555);
+    } finally {
+      await execFileText('umount', ['-l', store]);
+    }
+  });
+});
+
+function execFileText(command: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
