@@ -10,7 +10,7 @@ import { ApprovalStore, defaultApprovalsPath } from '../approvals/approval-store
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { skillsMounts } from '../fuse/index.js';
-import { filesystemContent } from '../link/filesystem-content.js';
+import { catalogContent } from '../link/catalog-content.js';
 import { harnessNamed, harnessRoot, type Scope } from '../link/harness-roots.js';
 import { LinkKeeper } from '../link/link-keeper.js';
 import { verifyLinks } from '../link/link-verify.js';
@@ -107,7 +107,7 @@ class ServersOnDemand implements ContentSource {
   async read(approval: Approval, file: EntryFile): Promise<Buffer | undefined> {
     if (this.source === undefined) {
       const { core } = await this.started();
-      this.source = filesystemContent(core.filesystem, core.catalogs);
+      this.source = catalogContent(core.catalogs);
     }
     return this.source.read(approval, file);
   }
@@ -225,11 +225,17 @@ function renderReports(reports: RootReport[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Up to 8 names, then how many more. */
+function someNames(names: readonly string[]): string {
+  const shown = names.slice(0, 8).map(escapeForLog).join(', ');
+  return names.length > 8 ? `${shown} and ${names.length - 8} more` : shown;
+}
+
 function describeChanges(report: RootReport): string {
   const parts = [
-    report.added.length ? `added ${report.added.map(escapeForLog).join(', ')}` : '',
-    report.replaced.length ? `replaced ${report.replaced.map(escapeForLog).join(', ')}` : '',
-    report.removed.length ? `removed ${report.removed.map(escapeForLog).join(', ')}` : '',
+    report.added.length ? `added ${someNames(report.added)}` : '',
+    report.replaced.length ? `replaced ${someNames(report.replaced)}` : '',
+    report.removed.length ? `removed ${someNames(report.removed)}` : '',
   ].filter(Boolean);
   return parts.length ? ` (${parts.join('; ')})` : '';
 }

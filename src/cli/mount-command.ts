@@ -5,7 +5,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { LinkKeeper } from '../link/link-keeper.js';
 import { defaultLinkStore } from '../link/link-state.js';
-import { filesystemContent } from '../link/filesystem-content.js';
+import { catalogContent } from '../link/catalog-content.js';
 import { ApprovalLedger } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
@@ -187,7 +187,7 @@ export async function runMount(options: MountOptions): Promise<void> {
       recentErrors: [...recentErrors],
     }),
   });
-  links = new LinkKeeper({ store: defaultLinkStore(process.env, homedir()), approvals: () => approvals.all(), content: filesystemContent(filesystem, catalogs), log });
+  links = new LinkKeeper({ store: defaultLinkStore(process.env, homedir()), approvals: () => approvals.all(), content: catalogContent(catalogs), log });
   approvals.onChange(() => links?.changed());
   for (const catalog of catalogs) catalog.onChange(() => links?.changed());
   try {

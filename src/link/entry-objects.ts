@@ -137,6 +137,7 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
     await mkdir(skillDir, { recursive: true, mode: 0o700 });
     const files: EntryRecord['files'] = [];
     let skillMd: EntryRecord['skillMd'] | undefined;
+    const made = new Set([skillDir]);
     for (const file of spec.files) {
       const bytes = await read(file);
       if (bytes === undefined) return `${file.relative} is not available now`;
@@ -150,7 +151,10 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
       }
       const mode = spec.grants.exec && startsWithShebang(bytes) ? EXEC_MODE : FILE_MODE;
       const where = path.join(skillDir, ...splitPath(file.relative));
-      await mkdir(path.dirname(where), { recursive: true, mode: 0o700 });
+      if (!made.has(path.dirname(where))) {
+        await mkdir(path.dirname(where), { recursive: true, mode: 0o700 });
+        made.add(path.dirname(where));
+      }
       await writeFile(where, written, { mode });
       await chmod(where, mode); // the umask must not decide
       files.push({ ...file, mode });

@@ -66,6 +66,8 @@ export interface SyncOptions {
 /** How long a replaced version stays in the store, for a harness reading it as it was replaced. */
 export const RETAIN_REPLACED_MS = 10 * 60 * 1000;
 const TEMP_LINKS_DIR = 'tmp';
+/** Versions built at once: what the snapshot writer keeps in flight too. */
+const BUILD_CONCURRENCY = 8;
 /** The name of a temporary link beside an entry (where the store is on another filesystem). */
 const TEMP_NAME = /^\..+\.skills-mount-[0-9a-f]{12}$/;
 
@@ -174,6 +176,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   // Everything in the root now (ours that stay included: their names are kept, not chosen).
   const occupied = new Set(await readdir(root.root).catch(() => [] as string[]));
   const names = chooseNames(wanted, new Map([...linked].map(([skill, entry]) => [skill, entry.name])), (name) => occupied.has(name));
+  const plans: Array<{ approval: Approval; qualified: boolean; current: { name: string; key: string } | undefined; spec: EntrySpec }> = [];
   for (const request of wanted) {
     const approval = holds.get(request.key)!;
     const choice = names.get(request.key)!;
@@ -185,26 +188,33 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
       continue;
     }
     const spec = entrySpec(approval, choice.name, files);
-    if (current?.key === spec.key) {
-      entries[current.name] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified: choice.qualified };
-      continue;
-    }
-    const made = await placeEntry(store, root.root, spec, content, approval, current);
+    if (current?.key === spec.key) entries[current.name] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified: choice.qualified };
+    else plans.push({ approval, qualified: choice.qualified, current, spec });
+  }
+  // The versions the store lacks, several at once (their server round trips overlap); then each
+  // entry placed, one rename or symlink each, in order.
+  const built = await inParallel(plans, BUILD_CONCURRENCY, (plan) => ensureObject(store, plan.spec, (file) => content.read(plan.approval, file)).catch((error: unknown) => errorMessage(error)));
+  let noexec: boolean | undefined;
+  for (const [index, { approval, qualified, current, spec }] of plans.entries()) {
+    const made = built[index] ?? (await linkEntry(store, root.root, spec, current));
     if (made !== undefined) {
+      // An entry that cannot be brought to the approved version goes.
+      if (current) await removeOurs(store, root.root, current.name, current.key);
       report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: ${escapeForLog(made)}`);
       if (current) report.removed.push(current.name);
       continue;
     }
     (current ? report.replaced : report.added).push(spec.entryName);
-    if (spec.grants.exec && (await storeIsNoexec(store))) {
+    if (spec.grants.exec && (noexec ??= await storeIsNoexec(store))) {
       report.problems.push(`${approval.label}/${escapeForLog(approval.name)}: its scripts may run (approved with --grant-exec), but ${store} is on a filesystem mounted noexec, so they cannot; set XDG_DATA_HOME to a folder on one that is not`);
     }
-    if (choice.qualified && !current) report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is linked as ${spec.entryName}: the name ${escapeForLog(approval.name)} is taken in this root`);
-    entries[spec.entryName] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified: choice.qualified };
+    if (qualified && !current) report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is linked as ${spec.entryName}: the name ${escapeForLog(approval.name)} is taken in this root`);
+    entries[spec.entryName] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified };
   }
   // Skills of servers this source does not speak for keep their entries as they are.
+  const wantedKeys = new Set(wanted.map((request) => request.key));
   for (const [skill, entry] of linked) {
-    if (!wanted.some((request) => request.key === skill)) entries[entry.name] = root.entries[entry.name] ?? { label: entry.label, skillUri: entry.skillUri, object: entry.key, qualified: false };
+    if (!wantedKeys.has(skill)) entries[entry.name] = root.entries[entry.name] ?? { label: entry.label, skillUri: entry.skillUri, object: entry.key, qualified: false };
   }
   // Written only when something changed: a sync that finds nothing to do leaves links.json as it is.
   if (JSON.stringify(root.entries) !== JSON.stringify(entries) || JSON.stringify(root.problems) !== JSON.stringify(report.problems)) root.changedAt = now.toISOString();
@@ -217,16 +227,8 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   return report;
 }
 
-/**
- * The object made and linked under its name (one rename over the entry it replaces, if any); why
- * not, when it could not be. An entry that cannot be brought to the approved version goes.
- */
-async function placeEntry(store: string, dir: string, spec: EntrySpec, content: ContentSource, approval: Approval, current: { name: string; key: string } | undefined): Promise<string | undefined> {
-  const problem = await ensureObject(store, spec, (file) => content.read(approval, file)).catch((error: unknown) => errorMessage(error));
-  if (problem !== undefined) {
-    if (current) await removeOurs(store, dir, current.name, current.key);
-    return problem;
-  }
+/** Links the version under its name: a new name by symlink(2), our own entry by one rename over it. Why not, when it could not. */
+async function linkEntry(store: string, dir: string, spec: EntrySpec, current: { name: string; key: string } | undefined): Promise<string | undefined> {
   const target = objectTarget(store, spec.key);
   const at = path.join(dir, spec.entryName);
   if (current === undefined) {
@@ -248,6 +250,20 @@ async function placeEntry(store: string, dir: string, spec: EntrySpec, content: 
   } finally {
     await unlink(temp).catch(() => {});
   }
+}
+
+/** `job` over `items`, at most `limit` at once; the results in the items' order. */
+async function inParallel<T, R>(items: readonly T[], limit: number, job: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await job(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /** Whether the store lies on a filesystem mounted noexec (where no granted script could run). */
