@@ -14,7 +14,7 @@ import { writeSkill } from '../support/skill-builder.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const SKILLS_MOUNT = fileURLToPath(new URL('../../dist/cli/skills-mount.js', import.meta.url));
-/** SIGKILLs of a link under way, spread from a third of a cold link's time to its end. */
+/** SIGKILLs of a link under way, from its first finished version to its last. */
 const ROUNDS = 5;
 const made: string[] = [];
 afterAll(async () => {
@@ -120,21 +120,27 @@ describe('skills-mount link, no FUSE', () => {
     await approveAll(at, skills);
     const root = path.join(at.home, '.claude', 'skills');
     const store = path.join(at.home, '.local', 'share', 'skills-mount', 'links');
-    // How long a cold link takes here: the kills land from its first third to its end.
-    const startedMs = performance.now();
-    expect((await cli(at, 'link', 'claude-code', '--server', at.server)).code).toBe(0);
-    const fullMs = performance.now() - startedMs;
-    expect((await cli(at, 'unlink', 'claude-code')).code).toBe(0);
-    await removeTree(store);
-    const kills: number[] = [];
+    const objects = path.join(store, 'objects');
+    const landed: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
+      // The kill lands when the store holds this many finished versions: from the first to the
+      // last, so it falls mid-build and, at the end, among the entries being placed.
+      const killAt = Math.max(1, Math.round((skills * round) / (ROUNDS - 1)));
       const child = spawn(process.execPath, [SKILLS_MOUNT, 'link', 'claude-code', '--server', at.server], { env: at.env, stdio: 'ignore' });
-      await new Promise((resolve) => setTimeout(resolve, fullMs * (0.35 + (0.6 * round) / (ROUNDS - 1))));
+      const closed = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+      let exited = false;
+      void closed.then(() => (exited = true));
+      let built = 0;
+      while (!exited && built < killAt) {
+        built = (await readdir(objects).catch(() => [] as string[])).filter((name) => !name.startsWith('.')).length;
+        if (built < killAt) await new Promise((resolve) => setTimeout(resolve, 1));
+      }
       child.kill('SIGKILL');
-      await new Promise((resolve) => child.on('close', resolve));
-      kills.push((await readdir(root).catch(() => [] as string[])).length);
+      const signal = await closed;
+      const entries = await readdir(root).catch(() => [] as string[]);
+      landed.push(`${signal === 'SIGKILL' ? 'killed' : 'finished'} at ${built} built, ${entries.length} linked`);
       // Whatever is in the root now is whole: a link to a complete version, nothing half made.
-      for (const name of await readdir(root).catch(() => [] as string[])) {
+      for (const name of entries) {
         const target = await readlink(path.join(root, name));
         expect(JSON.parse(await readFile(path.join(path.dirname(target), 'entry.json'), 'utf8'))).toMatchObject({ entryName: name });
         expect(await readFile(path.join(target, 'SKILL.md'), 'utf8')).toContain(`name: ${name}`);
@@ -143,13 +149,15 @@ describe('skills-mount link, no FUSE', () => {
       const done = await cli(at, 'link', 'claude-code', '--server', at.server);
       expect(done.code, done.stderr).toBe(0);
       expect((await readdir(root)).length).toBe(skills);
-      expect((await readdir(path.join(store, 'objects'))).filter((name) => name.startsWith('.build-'))).toEqual([]);
+      expect((await readdir(objects)).filter((name) => name.startsWith('.build-'))).toEqual([]);
       expect((await cli(at, 'verify', '--links')).code).toBe(0);
       expect((await cli(at, 'unlink', 'claude-code')).code).toBe(0);
       // A cold store for the next round: every version built again, so the kill lands mid-work.
       await removeTree(store);
     }
-    // The kills did land mid-update: some rounds left part of the entries, none all (or the test proves nothing).
-    expect(kills.some((count) => count > 0 && count < skills), `entries at each kill: ${kills.join(', ')} (a full link: ${fullMs.toFixed(0)} ms)`).toBe(true);
+    // The kills did land mid-update (or the test proves nothing): the early rounds die with part
+    // of the versions built.
+    const midBuild = landed.filter((round) => /^killed at (\d+) built/.test(round) && Number(/at (\d+)/.exec(round)![1]) < skills);
+    expect(midBuild.length, `each round: ${landed.join('; ')}`).toBeGreaterThanOrEqual(2);
   }, 240_000);
 });
