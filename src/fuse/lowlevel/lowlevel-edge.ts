@@ -44,7 +44,7 @@ const READ_RETRY_WINDOW_MS = 50;
 const MAX_LISTINGS_PAGED = 64;
 /** How long the invalidations of one burst of changes are gathered before they are sent. */
 const CHANGE_BATCH_MS = 10;
-/** Names the addon keeps to answer lookups, getattrs and listings itself (about 150 bytes each). */
+/** Names the addon keeps to answer lookups, getattrs and listings itself (about 190 bytes each: 12 MiB at the limit). */
 export const DEFAULT_ADDON_TABLE_ENTRIES = 65_536;
 
 export interface LowLevelEdgeOptions {
