@@ -117,7 +117,7 @@ try {
   const approved = await measureApproved({ workDir, catalogs, runs: profile.runs, backends, log });
   log('latency of stat and cat; one round trip');
   const latency = await measureLatency({ workDir, catalog: synthetic, statCount: profile.statSamples, catCount: profile.catSamples, backends });
-  const roundTrip = await measureRoundTrip({ workDir, catalog: synthetic, count: profile.roundTripSamples, backends });
+  const roundTrip = await measureRoundTrip({ workDir, catalog: synthetic, count: profile.roundTripSamples, backends, log });
   log('a change on the server reaching cat');
   const changes = await measureChangeLatency({ workDir, plan: profile.changes, backends, log });
 

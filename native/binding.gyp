@@ -6,7 +6,7 @@
   "targets": [
     {
       "target_name": "skills_fuse",
-      "sources": ["skills_fuse.c"],
+      "sources": ["skills_fuse.c", "entry_table.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "<!@(pkg-config --cflags fuse3)"],
       "ldflags": ["-Wl,--version-script=<(module_root_dir)/libfuse3.map"],
       "conditions": [

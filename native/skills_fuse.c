@@ -10,10 +10,14 @@
 // Two replies are prepared by JS in advance rather than computed here: the open of an inode whose
 // version JS has pinned, and reads of its handles from the very bytes JS pinned (see "counted
 // opens" below), so a warm open, and a cold file's reads after its open, cost no hop to JS.
+// Likewise names and attributes JS pushed (entry_table.c): LOOKUP, GETATTR and READDIR(PLUS) of
+// what it pushed are answered from them, through the same encoders as JS's replies.
 #define FUSE_USE_VERSION 312
 #define NAPI_VERSION 8
 #include <fuse_lowlevel.h>
 #include <node_api.h>
+
+#include "entry_table.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,11 +52,14 @@ enum op {
   OP_EXIT,
   OP_DRAINED, // no reply: the last kernel handle of a retired counted entry was released
   OP_NOTIFIED, // no reply: the notifier reached a barrier JS queued (fh = its token)
+  OP_LOOKUPS, // no reply: lookups the addon answered are waiting for JS (tableLookups takes them)
 };
 
-// Field order of the Float64Array JS passes for a node's attributes.
-// A directory reply reads each entry's timeouts from its fields too (A_ENTRY_S, A_ATTR_S).
-enum { A_INO, A_MODE, A_NLINK, A_UID, A_GID, A_SIZE, A_MTIME_MS, A_ENTRY_S, A_ATTR_S, A_FIELDS };
+// The attribute fields (A_INO ... A_FIELDS) are entry_table.h's: the table keeps them as JS gave them.
+
+// Lookups the addon answered wait for JS (which takes them before any request it handles);
+// every this many, JS is also told to take them, so they cannot pile up while JS is idle.
+#define LOOKUPS_NOTICE 1024
 
 struct request {
   int op;
@@ -122,7 +129,16 @@ struct session {
   size_t ncounted, counted_cap;
   uint32_t next_gen;
   uint64_t opens_answered, releases_answered, reads_answered;
+  // The names and attributes JS pushed. A reply from them is sent with the lock held, so JS's
+  // tableDrop (made before it queues the kernel's invalidation) waits for it: the kernel gets
+  // such a reply before it is told to drop it.
+  pthread_mutex_t table_lock;
+  struct entry_table *table; // NULL when unmounted (or out of memory at mount)
+  uint64_t lookups_answered, getattrs_answered, readdirs_answered;
 };
+
+static void fill_stat(struct stat *st, const double *a);
+static void fill_entry(struct fuse_entry_param *e, const double *a, double entry_timeout, double attr_timeout);
 
 // ---- libfuse's log: stderr, and the last message kept for a mount error --------------------
 
@@ -374,6 +390,149 @@ static int counted_read(struct session *s, fuse_req_t req, uint64_t ino, uint64_
   return ours;
 }
 
+// ---- directory replies: one encoder, for JS's replyDirectory and the table's listings --------
+
+/** Where a directory reply takes entry i (0: the one at the first offset) from. */
+struct dirent_source {
+  uint32_t count;
+  /** Its name (NULL: stop before it), valid until the next call. */
+  const char *(*name)(void *context, uint32_t i);
+  /** Its A_FIELDS attributes, timeouts included; mode 0: the name only (no lookup counted). */
+  const double *(*fields)(void *context, uint32_t i);
+  void *context;
+};
+
+/**
+ * Packs a READDIR (plus: READDIRPLUS) reply into `buffer`: entries from `first` on, the kernel's
+ * next offset of entry i being first + i + 1, as many as fit in max_bytes. Returns how many;
+ * *used: the bytes.
+ */
+static uint32_t pack_dirents(fuse_req_t req, char *buffer, size_t max_bytes, int plus, off_t first, const struct dirent_source *source, size_t *used) {
+  uint32_t added = 0;
+  *used = 0;
+  for (; added < source->count; added++) {
+    const char *name = source->name(source->context, added);
+    if (name == NULL) break;
+    const double *fields = source->fields(source->context, added);
+    off_t next = first + (off_t)added + 1;
+    size_t needed;
+    if (plus) {
+      struct fuse_entry_param e;
+      fill_entry(&e, fields, fields[A_ENTRY_S], fields[A_ATTR_S]);
+      needed = fuse_add_direntry_plus(req, buffer + *used, max_bytes - *used, name, &e, next);
+    } else {
+      struct stat st;
+      fill_stat(&st, fields);
+      needed = fuse_add_direntry(req, buffer + *used, max_bytes - *used, name, &st, next);
+    }
+    if (needed > max_bytes - *used) break;
+    *used += needed;
+  }
+  return added;
+}
+
+// ---- pushed names and attributes: LOOKUP, GETATTR, READDIR(PLUS) answered from the table -------
+// JS pushes (tablePut) what it resolved and drops it (tableDrop) before it tells the kernel of a
+// change; what is not in the table goes to JS. The kernel counts each lookup it is given (a
+// LOOKUP, an entry of a READDIRPLUS) and later forgets it, and those counts are JS's: each lookup
+// answered here is recorded once the kernel has the reply, for JS to take (tableLookups) before
+// it handles any request, FORGET included, so a FORGET never finds a lookup JS has not counted.
+
+static void post_notice(struct session *s, int op) {
+  struct request *r = calloc(1, sizeof *r);
+  if (r == NULL) return; // JS takes the lookups at its next request anyway
+  r->op = op;
+  r->id = -1;
+  if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
+}
+
+/** Keeps a lookup the kernel got; tells JS every LOOKUPS_NOTICE of them. Call with table_lock held. */
+static int keep_lookup(struct session *s, struct table_lookup *l) {
+  return table_looked_up(s->table, l) % LOOKUPS_NOTICE == 0;
+}
+
+/** A LOOKUP answered from the table (1), or 0: not pushed, for JS. */
+static int table_lookup_reply(struct session *s, fuse_req_t req, fuse_ino_t parent, const char *name) {
+  pthread_mutex_lock(&s->table_lock);
+  const struct table_entry *e = s->table ? table_find(s->table, parent, name) : NULL;
+  // Made before the reply, so that keeping it once the kernel has the reply cannot fail.
+  struct table_lookup *l = e ? table_lookup_new(e) : NULL;
+  if (l == NULL) {
+    pthread_mutex_unlock(&s->table_lock);
+    return 0;
+  }
+  struct fuse_entry_param p;
+  fill_entry(&p, e->attrs, e->attrs[A_ENTRY_S], e->attrs[A_ATTR_S]);
+  int notice = 0;
+  // An interrupted lookup (-ENOENT) is no lookup: the kernel counts only what it got.
+  if (fuse_reply_entry(req, &p) == 0) notice = keep_lookup(s, l);
+  else free(l);
+  s->lookups_answered++;
+  pthread_mutex_unlock(&s->table_lock);
+  if (notice) post_notice(s, OP_LOOKUPS);
+  return 1;
+}
+
+/** A GETATTR answered from the table (1), or 0. An inode is one version: its attributes never change. */
+static int table_getattr_reply(struct session *s, fuse_req_t req, fuse_ino_t ino) {
+  pthread_mutex_lock(&s->table_lock);
+  const struct table_entry *e = s->table ? table_find_ino(s->table, ino) : NULL;
+  if (e != NULL) {
+    struct stat st;
+    fill_stat(&st, e->attrs);
+    fuse_reply_attr(req, &st, e->attrs[A_ATTR_S]);
+    s->getattrs_answered++;
+  }
+  pthread_mutex_unlock(&s->table_lock);
+  return e != NULL;
+}
+
+static const char *listed_name(void *context, uint32_t i) { return ((struct table_entry *const *)context)[i]->name; }
+static const double *listed_fields(void *context, uint32_t i) { return ((struct table_entry *const *)context)[i]->attrs; }
+
+/** A READDIR(PLUS) of a directory pushed whole, answered from the table (1), or 0. */
+static int table_readdir_reply(struct session *s, fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus) {
+  pthread_mutex_lock(&s->table_lock);
+  const struct table_dir *d = s->table ? table_listing(s->table, ino) : NULL;
+  char *buffer = d ? malloc(size ? size : 1) : NULL;
+  if (buffer == NULL) {
+    pthread_mutex_unlock(&s->table_lock);
+    return 0;
+  }
+  off_t first = off < 0 ? 0 : off > (off_t)d->count ? (off_t)d->count : off;
+  struct dirent_source source = {(uint32_t)(d->count - first), listed_name, listed_fields, d->entries + first};
+  size_t used;
+  uint32_t added = pack_dirents(req, buffer, size, plus, first, &source, &used);
+  // READDIRPLUS: each entry given with attributes (not "." or "..") is a lookup the kernel counts.
+  struct table_lookup *looked = NULL, **tail = &looked;
+  int complete = 1;
+  for (uint32_t i = 0; plus && i < added && complete; i++) {
+    const struct table_entry *e = d->entries[first + i];
+    if (!table_counts_lookup(e)) continue;
+    if ((*tail = table_lookup_new(e)) == NULL) complete = 0;
+    else tail = &(*tail)->next;
+  }
+  int notice = 0;
+  if (complete) {
+    int sent = fuse_reply_buf(req, buffer, used) == 0;
+    s->readdirs_answered++;
+    for (struct table_lookup *l = looked, *next; l != NULL; l = next) {
+      next = l->next;
+      if (sent) notice |= keep_lookup(s, l);
+      else free(l);
+    }
+  } else {
+    for (struct table_lookup *l = looked, *next; l != NULL; l = next) {
+      next = l->next;
+      free(l);
+    }
+  }
+  pthread_mutex_unlock(&s->table_lock);
+  free(buffer);
+  if (notice) post_notice(s, OP_LOOKUPS);
+  return complete;
+}
+
 // ---- requests: decoded here, answered from JS -----------------------------------------------
 
 static void on_interrupt(fuse_req_t req, void *data) {
@@ -441,8 +600,15 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking);
 }
 
-static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) { forward(req, OP_LOOKUP, parent, name, 0, 0, 0); }
-static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { (void)fi; forward(req, OP_GETATTR, ino, NULL, 0, 0, 0); }
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  if (table_lookup_reply(fuse_req_userdata(req), req, parent, name)) return;
+  forward(req, OP_LOOKUP, parent, name, 0, 0, 0);
+}
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  (void)fi;
+  if (table_getattr_reply(fuse_req_userdata(req), req, ino)) return;
+  forward(req, OP_GETATTR, ino, NULL, 0, 0, 0);
+}
 static void post_drained(struct session *s, fuse_ino_t ino, uint64_t fh, uint32_t gen, napi_ref ref);
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
@@ -477,8 +643,14 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   forward(req, OP_RELEASE, ino, NULL, fi->fh, 0, 0);
 }
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_OPENDIR, ino, NULL, 0, fi->flags, 0); }
-static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READDIR, ino, NULL, fi->fh, off, size); }
-static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) { forward(req, OP_READDIRPLUS, ino, NULL, fi->fh, off, size); }
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  if (table_readdir_reply(fuse_req_userdata(req), req, ino, size, off, 0)) return;
+  forward(req, OP_READDIR, ino, NULL, fi->fh, off, size);
+}
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  if (table_readdir_reply(fuse_req_userdata(req), req, ino, size, off, 1)) return;
+  forward(req, OP_READDIRPLUS, ino, NULL, fi->fh, off, size);
+}
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) { forward(req, OP_RELEASEDIR, ino, NULL, fi->fh, 0, 0); }
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino) { forward(req, OP_STATFS, ino, NULL, 0, 0, 0); }
 static void ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size) { forward(req, OP_GETXATTR, ino, name, 0, 0, size); }
@@ -577,7 +749,9 @@ static void session_unref(struct session *s) {
   pthread_mutex_destroy(&s->lock);
   pthread_mutex_destroy(&s->jobs_lock);
   pthread_mutex_destroy(&s->counted_lock);
+  pthread_mutex_destroy(&s->table_lock);
   pthread_cond_destroy(&s->jobs_cond);
+  table_free(s->table);
   free(s->counted);
   free(s->slots);
   free(s->free_list);
@@ -771,8 +945,10 @@ static napi_value js_mount(napi_env env, napi_callback_info info) {
   pthread_mutex_init(&s->lock, NULL);
   pthread_mutex_init(&s->jobs_lock, NULL);
   pthread_mutex_init(&s->counted_lock, NULL);
+  pthread_mutex_init(&s->table_lock, NULL);
   pthread_cond_init(&s->jobs_cond, NULL);
   s->wake_fd = -1;
+  s->table = table_new(); // NULL: nothing is answered from it; everything goes to JS
 
   const char *failure = NULL;
   struct fuse_args args = FUSE_ARGS_INIT((int)nargs + 1, fuse_argv);
@@ -870,6 +1046,11 @@ static napi_value js_unmount(napi_env env, napi_callback_info info) {
   if (s->counted_cap) memset(s->counted, 0, s->counted_cap * sizeof *s->counted);
   s->ncounted = 0;
   pthread_mutex_unlock(&s->counted_lock);
+  // Nobody is left to answer from it, nor a kernel to count lookups.
+  pthread_mutex_lock(&s->table_lock);
+  table_free(s->table);
+  s->table = NULL;
+  pthread_mutex_unlock(&s->table_lock);
   napi_release_threadsafe_function(s->tsfn, napi_tsfn_release);
   return boolean(env, 1);
 }
@@ -1088,6 +1269,23 @@ static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
   return boolean(env, 1);
 }
 
+struct js_names {
+  napi_env env;
+  napi_value names;
+  const double *attrs;
+  char name[1024];
+};
+
+static const char *js_name(void *context, uint32_t i) {
+  struct js_names *c = context;
+  napi_value item;
+  size_t length;
+  if (napi_get_element(c->env, c->names, i, &item) != napi_ok || napi_get_value_string_utf8(c->env, item, c->name, sizeof c->name, &length) != napi_ok) return NULL;
+  return c->name;
+}
+
+static const double *js_fields(void *context, uint32_t i) { return ((struct js_names *)context)->attrs + (size_t)i * A_FIELDS; }
+
 // replyDirectory(session, id, plus, maxBytes, firstOffset, names: string[], attrs: Float64Array
 // (A_FIELDS per name, timeouts included)) -> how many entries fit (those, and only those,
 // count as looked up when plus is set).
@@ -1114,32 +1312,121 @@ static napi_value js_reply_directory(napi_env env, napi_callback_info info) {
     fuse_reply_err(req, ENOMEM);
     return number(env, 0);
   }
-  size_t used = 0;
-  uint32_t added = 0;
-  char name[1024];
-  for (; added < count; added++) {
-    napi_value item;
-    size_t length;
-    napi_get_element(env, argv[5], added, &item);
-    if (napi_get_value_string_utf8(env, item, name, sizeof name, &length) != napi_ok) break;
-    const double *fields = a + (size_t)added * A_FIELDS;
-    off_t next = (off_t)(first + added + 1);
-    size_t needed;
-    if (plus) {
-      struct fuse_entry_param e;
-      fill_entry(&e, fields, fields[A_ENTRY_S], fields[A_ATTR_S]);
-      needed = fuse_add_direntry_plus(req, buffer + used, max_bytes - used, name, &e, next);
-    } else {
-      struct stat st;
-      fill_stat(&st, fields);
-      needed = fuse_add_direntry(req, buffer + used, max_bytes - used, name, &st, next);
-    }
-    if (needed > max_bytes - used) break;
-    used += needed;
-  }
+  struct js_names names = {.env = env, .names = argv[5], .attrs = a};
+  struct dirent_source source = {count, js_name, js_fields, &names};
+  size_t used;
+  uint32_t added = pack_dirents(req, buffer, max_bytes, plus, (off_t)first, &source, &used);
   fuse_reply_buf(req, buffer, used);
   free(buffer);
   return number(env, added);
+}
+
+// tableLimit(session, entries): the most names the table keeps (0: none; the least recently used
+// directories go first).
+static napi_value js_table_limit(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  struct session *s;
+  if (!get_args(env, info, 2, argv, &s)) return NULL;
+  double entries = double_arg(env, argv[1]);
+  pthread_mutex_lock(&s->table_lock);
+  if (s->table) table_set_limit(s->table, entries > 0 ? (size_t)entries : 0);
+  int set = s->table != NULL;
+  pthread_mutex_unlock(&s->table_lock);
+  return boolean(env, set);
+}
+
+// tablePut(session, dir, whole, names: string[], attrs: Float64Array (A_FIELDS per name,
+// timeouts included; mode 0: listed only)) -> false when nothing was kept (unmounted, out of
+// memory). whole: the complete listing, "." and ".." first, replacing what the table held.
+static napi_value js_table_put(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  struct session *s;
+  double *a;
+  size_t n;
+  if (!get_args(env, info, 5, argv, &s) || !attrs_arg(env, argv[4], &a, &n)) return NULL;
+  uint32_t count;
+  if (napi_get_array_length(env, argv[3], &count) != napi_ok || (size_t)count * A_FIELDS > n) {
+    napi_throw_range_error(env, NULL, "names and attributes disagree");
+    return NULL;
+  }
+  if (s->closed) return boolean(env, 0);
+  bool whole;
+  napi_get_value_bool(env, argv[2], &whole);
+  char **names = calloc(count ? count : 1, sizeof *names);
+  int ok = names != NULL;
+  for (uint32_t i = 0; ok && i < count; i++) {
+    napi_value item;
+    size_t length;
+    ok = napi_get_element(env, argv[3], i, &item) == napi_ok && napi_get_value_string_utf8(env, item, NULL, 0, &length) == napi_ok &&
+         (names[i] = malloc(length + 1)) != NULL && napi_get_value_string_utf8(env, item, names[i], length + 1, &length) == napi_ok;
+  }
+  if (ok) {
+    pthread_mutex_lock(&s->table_lock);
+    ok = s->table != NULL && table_put(s->table, (uint64_t)double_arg(env, argv[1]), whole, count, (const char *const *)names, a) == 0;
+    pthread_mutex_unlock(&s->table_lock);
+  }
+  for (uint32_t i = 0; names != NULL && i < count; i++) free(names[i]);
+  free(names);
+  return boolean(env, ok);
+}
+
+// tableDrop(session, dir) -> whether the table held names in it. Made before the kernel is told
+// of a change: a reply from them either reached the kernel already or is not sent.
+static napi_value js_table_drop(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  struct session *s;
+  if (!get_args(env, info, 2, argv, &s)) return NULL;
+  pthread_mutex_lock(&s->table_lock);
+  int dropped = s->table != NULL && table_drop(s->table, (uint64_t)double_arg(env, argv[1]));
+  pthread_mutex_unlock(&s->table_lock);
+  return boolean(env, dropped);
+}
+
+// tableLookups(session) -> undefined, or the lookups answered from the table since the last call,
+// oldest first: { names: string[], fields: Float64Array } with (parent, times, A_FIELDS
+// attributes) per name.
+static napi_value js_table_lookups(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  struct session *s;
+  if (!get_args(env, info, 1, argv, &s)) return NULL;
+  pthread_mutex_lock(&s->table_lock);
+  struct table_lookup *head = s->table ? table_take_lookups(s->table) : NULL;
+  pthread_mutex_unlock(&s->table_lock);
+  napi_value result;
+  if (head == NULL) {
+    napi_get_undefined(env, &result);
+    return result;
+  }
+  uint32_t count = 0;
+  for (struct table_lookup *l = head; l != NULL; l = l->next) count++;
+  const size_t per = 2 + A_FIELDS;
+  napi_value names, buffer, fields;
+  void *data;
+  napi_create_object(env, &result);
+  napi_create_array_with_length(env, count, &names);
+  napi_status status = napi_create_arraybuffer(env, (size_t)count * per * sizeof(double), &data, &buffer);
+  if (status == napi_ok) status = napi_create_typedarray(env, napi_float64_array, (size_t)count * per, buffer, 0, &fields);
+  uint32_t i = 0;
+  for (struct table_lookup *l = head, *next; l != NULL; l = next, i++) {
+    next = l->next;
+    if (status == napi_ok) {
+      double *out = (double *)data + (size_t)i * per;
+      out[0] = (double)l->parent;
+      out[1] = (double)l->times;
+      memcpy(out + 2, l->attrs, sizeof l->attrs);
+      napi_value name;
+      napi_create_string_utf8(env, l->name, NAPI_AUTO_LENGTH, &name);
+      napi_set_element(env, names, i, name);
+    }
+    free(l);
+  }
+  if (status != napi_ok) {
+    napi_throw_error(env, "ENOMEM", "cannot hand the lookups over");
+    return NULL;
+  }
+  napi_set_named_property(env, result, "names", names);
+  napi_set_named_property(env, result, "fields", fields);
+  return result;
 }
 
 // notifyInvalEntry(session, parent, name) / notifyInvalInode(session, ino, offset, length):
@@ -1193,7 +1480,8 @@ static napi_value js_notify_inval_inode(napi_env env, napi_callback_info info) {
   return boolean(env, 1);
 }
 
-// stats(session) -> { outstanding, notifications, pendingNotifications }
+// stats(session) -> { outstanding, notifications, pendingNotifications, the counted opens' and the
+// table's counts }
 static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   struct session *s;
@@ -1217,6 +1505,20 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, result, "opensAnswered", number(env, opens));
   napi_set_named_property(env, result, "releasesAnswered", number(env, releases));
   napi_set_named_property(env, result, "readsAnswered", number(env, reads));
+  pthread_mutex_lock(&s->table_lock);
+  struct table_stats table = {0};
+  if (s->table) table_stats(s->table, &table);
+  double lookups = (double)s->lookups_answered, getattrs = (double)s->getattrs_answered, readdirs = (double)s->readdirs_answered;
+  pthread_mutex_unlock(&s->table_lock);
+  napi_set_named_property(env, result, "lookupsAnswered", number(env, lookups));
+  napi_set_named_property(env, result, "getattrsAnswered", number(env, getattrs));
+  napi_set_named_property(env, result, "readdirsAnswered", number(env, readdirs));
+  napi_set_named_property(env, result, "tableDirectories", number(env, (double)table.directories));
+  napi_set_named_property(env, result, "tableEntries", number(env, (double)table.entries));
+  napi_set_named_property(env, result, "tableLimit", number(env, (double)table.limit));
+  napi_set_named_property(env, result, "tablePeakEntries", number(env, (double)table.peak_entries));
+  napi_set_named_property(env, result, "tableEvictions", number(env, (double)table.evicted_directories));
+  napi_set_named_property(env, result, "lookupsPending", number(env, (double)table.pending));
   return result;
 }
 
@@ -1241,6 +1543,10 @@ static napi_value init_module(napi_env env, napi_value exports) {
     {"notifyInvalEntry", js_notify_inval_entry},
     {"notifyInvalInode", js_notify_inval_inode},
     {"notifyBarrier", js_notify_barrier},
+    {"tableLimit", js_table_limit},
+    {"tablePut", js_table_put},
+    {"tableDrop", js_table_drop},
+    {"tableLookups", js_table_lookups},
     {"stats", js_stats},
     {"closeOnExecAll", js_close_on_exec_all},
   };
@@ -1272,8 +1578,8 @@ static napi_value init_module(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "capabilities", capabilities);
   napi_value ops_object;
   napi_create_object(env, &ops_object);
-  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT", "DRAINED", "NOTIFIED"};
-  for (int i = 1; i <= OP_NOTIFIED; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
+  const char *op_names[] = {NULL, "INIT", "LOOKUP", "FORGET", "GETATTR", "OPEN", "READ", "RELEASE", "OPENDIR", "READDIR", "READDIRPLUS", "RELEASEDIR", "STATFS", "GETXATTR", "LISTXATTR", "EXIT", "DRAINED", "NOTIFIED", "LOOKUPS"};
+  for (int i = 1; i <= OP_LOOKUPS; i++) napi_set_named_property(env, ops_object, op_names[i], number(env, i));
   napi_set_named_property(env, exports, "ops", ops_object);
   return exports;
 }

@@ -76,7 +76,7 @@ if [ $# -eq 0 ]; then
   SKILLS_FUSE_ADDON="$root/native/build-sanitize/skills_fuse.node" \
     SKILLS_FUSE_SANITIZER_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    SIGKILL_ROUNDS=10 node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/sigkill.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts \
+    SIGKILL_ROUNDS=10 node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/sigkill.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts test/e2e/addon-table.test.ts \
     --reporter=default --reporter=json --outputFile.json="$reports/sanitize.json" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
   passes+=("$reports/sanitize.json")

@@ -7,6 +7,13 @@ import path from 'node:path';
 import { FUSE_CLEANUP, SKILLS_MOUNT, SKILLS_SERVE } from './paths.mjs';
 
 const READY_PATTERN = /mounted /;
+/** Backends beside skills-mount's own --fuse-backend values: libfuse3 with one of its switches (env) set. */
+const VARIANTS = {
+  // The open model it does not use by default (docs/fuse-edge.md says why).
+  'libfuse3-zero-message-open': { backend: 'libfuse3', env: { SKILLS_MOUNT_ZERO_MESSAGE_OPEN: '1' } },
+  // The addon's table of pushed names off: every lookup, getattr and listing answered in JS, as before it.
+  'libfuse3-no-table': { backend: 'libfuse3', env: { SKILLS_MOUNT_ADDON_TABLE: '0' } },
+};
 const STOP_GRACE_MS = 5_000;
 const live = new Set();
 
@@ -26,8 +33,9 @@ export function loggedServeEntry(dir, logFile, ...flags) {
 /**
  * Starts `skills-mount WORKDIR/mnt-NAME-BACKEND --config ... --fuse-backend BACKEND` serving
  * `servers` ({label: entry}) and resolves once it says it is mounted, with the time that took.
+ * `cpus` (a taskset list, e.g. "0"): the daemon and what it starts run on those CPUs only.
  */
-export async function startMount({ workDir, name, backend, servers, args = [], readyTimeoutMs = 600_000, env = process.env }) {
+export async function startMount({ workDir, name, backend, servers, args = [], readyTimeoutMs = 600_000, env = process.env, cpus }) {
   const mountpoint = path.join(workDir, `mnt-${name}-${backend}`);
   const configPath = path.join(workDir, `config-${name}-${backend}.json`);
   await mkdir(workDir, { recursive: true });
@@ -35,11 +43,12 @@ export async function startMount({ workDir, name, backend, servers, args = [], r
   const startedMs = performance.now();
   // Cold reads measure the server: the disk cache only where a workload asks for it (--cache-dir).
   const cacheArgs = args.includes('--cache-dir') ? [] : ['--no-disk-cache'];
-  // libfuse3-zero-message-open: libfuse3 with the open model it does not use by default (the env switch the edge reads).
-  const zeroMessageOpen = backend === 'libfuse3-zero-message-open';
-  const child = spawn(process.execPath, [SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', zeroMessageOpen ? 'libfuse3' : backend, ...cacheArgs, ...args], {
+  const variant = VARIANTS[backend];
+  const command = [process.execPath, SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', variant?.backend ?? backend, ...cacheArgs, ...args];
+  const [program, ...programArgs] = pinned(command, cpus);
+  const child = spawn(program, programArgs, {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: zeroMessageOpen ? { ...env, SKILLS_MOUNT_ZERO_MESSAGE_OPEN: '1' } : env,
+    env: variant ? { ...env, ...variant.env } : env,
   });
   let stderr = '';
   // Each complete line with the time it reached this process: when the mount learned of something.
@@ -92,6 +101,11 @@ async function stopChild(child, exited, mountpoint) {
   // Only this mount's own directory: other people's mounts are none of our business.
   if (await isMounted(mountpoint)) await run('bash', [FUSE_CLEANUP, mountpoint]);
   await rmdir(mountpoint).catch(() => undefined);
+}
+
+/** `command` run on the CPUs `cpus` (taskset, which execs it: the pid stays the command's), or as is. */
+export function pinned(command, cpus) {
+  return cpus === undefined ? command : ['taskset', '-c', cpus, ...command];
 }
 
 /** Stops every mount still running (on errors and signals). */

@@ -8,10 +8,12 @@ const MIB = 1024 * KIB;
 
 /**
  * The FUSE backends a run can measure, in the order the table shows them: skills-mount's
- * --fuse-backend, and libfuse3 with zero-message open (the open model it does not use by default,
- * for comparison: docs/fuse-edge.md says why; measured only when named in --backends).
+ * --fuse-backend, libfuse3 with zero-message open (the open model it does not use by default,
+ * for comparison: docs/fuse-edge.md says why) and libfuse3 with the addon's table of pushed
+ * names off (every lookup, getattr and listing in JS: the comparison before and after it);
+ * these two measured only when named in --backends.
  */
-export const BACKENDS = ['libfuse3', 'libfuse3-zero-message-open', 'libfuse2'];
+export const BACKENDS = ['libfuse3', 'libfuse3-no-table', 'libfuse3-zero-message-open', 'libfuse2'];
 /** What a run measures without --backends. */
 export const DEFAULT_BACKENDS = ['libfuse3', 'libfuse2'];
 
@@ -36,6 +38,7 @@ export const PROFILES = {
     changes: {
       servers: 5,
       libfuse3: { count: 20, deadlineSeconds: 10 },
+      'libfuse3-no-table': { count: 20, deadlineSeconds: 10 },
       'libfuse3-zero-message-open': { count: 20, deadlineSeconds: 10 },
       libfuse2: { count: 2, metadataTtlSeconds: 30, deadlineSeconds: 35 },
     },
@@ -55,6 +58,7 @@ export const PROFILES = {
     changes: {
       servers: 5,
       libfuse3: { count: 5, deadlineSeconds: 10 },
+      'libfuse3-no-table': { count: 5, deadlineSeconds: 10 },
       'libfuse3-zero-message-open': { count: 5, deadlineSeconds: 10 },
       libfuse2: { count: 2, metadataTtlSeconds: 2, deadlineSeconds: 7 },
     },

@@ -4,6 +4,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { open, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pinned } from './mount-child.mjs';
 import { inParallel } from './stats.mjs';
 
 /**
@@ -53,8 +54,8 @@ export function listRecursiveLines(root) {
   });
 }
 
-/** Microseconds of `count` stat(2) calls on one file, timed call by call in a separate process. */
-export function statLatencySamples(file, count) {
+/** Microseconds of `count` stat(2) calls on one file, timed call by call in a separate process (on the CPUs `cpus`, a taskset list, when given). */
+export function statLatencySamples(file, count, cpus) {
   const script = `
     const { statSync } = require('node:fs');
     const [file, count] = process.argv.slice(1);
@@ -65,10 +66,9 @@ export function statLatencySamples(file, count) {
       samples.push(Number(process.hrtime.bigint() - t0) / 1000);
     }
     process.stdout.write(JSON.stringify(samples));`;
+  const [program, ...args] = pinned([process.execPath, '-e', script, file, String(count)], cpus);
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script, file, String(count)], { maxBuffer: 1 << 26 }, (error, stdout) =>
-      error ? reject(error) : resolve(JSON.parse(stdout)),
-    );
+    execFile(program, args, { maxBuffer: 1 << 26 }, (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))));
   });
 }
 

@@ -1,6 +1,7 @@
 // Turns the measurements into the table's rows: medians of runs, ratios taken within the run.
 // Rows that involve a mount carry one cell per FUSE backend against one baseline; targets
 // (issue 19's where it names the row) are judged on the first backend, libfuse3 by default.
+import { REGIMES } from '../workloads/round-trip.mjs';
 import { median, percentile } from './stats.mjs';
 import { atMost, atMostRatio, backendRow, exactly, formatValue, ratioRow, row } from './table.mjs';
 
@@ -21,6 +22,7 @@ export function buildRows({ backends, catalogs, reads, big, listing, latency, ro
   rows.push(backendRow({ id: 'round-trip', workload: 'one round trip: µs per `stat` with kernel timeouts 0 (`--metadata-ttl 0`; the server\'s directory, one lookup); vs local disk', unit: 'µs',
     baseline: median(roundTrip.disk), cells: cellsOf((backend) => ({ measured: median(roundTrip.byBackend[backend]), samples: roundTrip.byBackend[backend] })),
     detail: `medians of ${roundTrip.disk.length} calls each`, samples: { baseline: roundTrip.disk } }));
+  rows.push(...buildRoundTripRows(roundTrip, cellsOf));
 
   for (const catalog of catalogs) {
     const n = catalog.files.length;
@@ -118,6 +120,35 @@ export function buildRows({ backends, catalogs, reads, big, listing, latency, ro
 
   rows.push(row({ id: 'floor', workload: 'floor: one empty JSON-RPC round trip (`ping`, stdio)', unit: 'ms', measured: floorMs, detail: `median of ${pings.length}, p99 ${formatValue(percentile(pings, 99), 'ms')}` }));
   rows.push(...buildSnapshotRows(snapshot), ...buildScalingRows(scaling));
+  return rows;
+}
+
+/**
+ * The round trip pinned in each vCPU regime against the pure-C floor (issue 29: ≤ 1.3 x), each
+ * cell with the requests per stat that reached JS and that the addon answered; and those requests
+ * as a row of their own (0 reach JS once the name was looked up).
+ */
+export function buildRoundTripRows(roundTrip, cellsOf) {
+  const rows = [];
+  const perStat = (value) => (Number.isInteger(value) ? String(value) : value.toFixed(3));
+  for (const regime of REGIMES) {
+    const pinnedRun = roundTrip.pinned?.[regime.id];
+    if (pinnedRun === undefined) continue;
+    rows.push(backendRow({ id: `round-trip/${regime.id}`, workload: `one round trip pinned, ${regime.title}: µs per \`stat\` with kernel timeouts 0 (requests per stat to JS / answered by the addon); vs the floor, a pure-C libfuse 3 low-level daemon answering from a table`, unit: 'µs',
+      baseline: median(pinnedRun.floor), bound: atMostRatio(1.3), samples: { baseline: pinnedRun.floor },
+      cells: cellsOf((backend) => {
+        const { samples, perStat: requests } = pinnedRun.byBackend[backend];
+        return { measured: median(samples), measuredText: `${formatValue(median(samples), 'µs')} (${perStat(requests.js)} / ${perStat(requests.addon)})`, samples, requests };
+      }) }));
+  }
+  const first = REGIMES.map((regime) => roundTrip.pinned?.[regime.id]).find((pinnedRun) => pinnedRun !== undefined);
+  if (first !== undefined) {
+    rows.push(backendRow({ id: 'requests/round-trip', workload: 'FUSE requests reaching the daemon\'s JavaScript per `stat` with kernel timeouts 0, after the first (the addon answers the rest)', unit: '', bound: exactly(0),
+      cells: cellsOf((backend) => {
+        const { js, addon } = first.byBackend[backend].perStat;
+        return { measured: js, measuredText: perStat(js), detail: `answered by the addon: ${perStat(addon)} per stat` };
+      }) }));
+  }
   return rows;
 }
 

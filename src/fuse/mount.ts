@@ -264,6 +264,8 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
     autoUnmount: options.autoUnmount ?? true,
     // SKILLS_MOUNT_ZERO_MESSAGE_OPEN=1: the benchmark's comparison of the two open models.
     zeroMessageOpen: process.env['SKILLS_MOUNT_ZERO_MESSAGE_OPEN'] === '1',
+    // SKILLS_MOUNT_ADDON_TABLE=N: the names the addon answers from (0: none, every lookup in JS), for the benchmark's comparison and the tests.
+    ...addonTableEntries(process.env['SKILLS_MOUNT_ADDON_TABLE']),
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
   });
   let unmounting: Promise<void> | undefined;
@@ -279,6 +281,12 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
       return unmounting;
     },
   };
+}
+
+/** SKILLS_MOUNT_ADDON_TABLE as the edge's option: a whole number of names, else the default. */
+function addonTableEntries(text: string | undefined): { addonTableEntries?: number } {
+  const entries = Number(text);
+  return text !== undefined && text !== '' && Number.isInteger(entries) && entries >= 0 ? { addonTableEntries: entries } : {};
 }
 
 /**

@@ -7,9 +7,25 @@ export interface OperationObserver {
   finished(op: string, errno: number, seconds: number): void;
 }
 
-/** Opens, releases and reads the libfuse 3 addon answered itself since mounting (counted opens): no observer hears of them. */
+/**
+ * Requests the libfuse 3 addon answered itself since mounting (counted opens; lookups, getattrs
+ * and listings from the names the edge pushed): no observer hears of them. Also the size of its table.
+ */
 export interface AddonAnswers {
   opens: number;
   releases: number;
   reads: number;
+  lookups?: number;
+  getattrs?: number;
+  readdirs?: number;
+  table?: AddonTableSize;
+}
+
+/** The addon's table of pushed names: names held now, in how many directories, the limit, the most held at once, directories dropped for the limit. */
+export interface AddonTableSize {
+  entries: number;
+  directories: number;
+  limit: number;
+  peakEntries: number;
+  evictions: number;
 }

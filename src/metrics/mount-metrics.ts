@@ -4,7 +4,7 @@
 // a configured server label or a word of metric-labels.ts, so the series stay bounded.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CatalogHealth, VerificationFailureReason } from '../catalog/server-catalog.js';
-import type { AddonAnswers, OperationObserver } from '../fuse/operation-observer.js';
+import type { AddonAnswers, AddonTableSize, OperationObserver } from '../fuse/operation-observer.js';
 import type { RequestObserver, RequestOutcome } from '../mcp/request-observer.js';
 import { FUSE_OPERATIONS, MCP_METHODS, MCP_OUTCOMES, OTHER, SERVER_STATES, VERIFICATION_REASONS, bounded, errnoName } from './metric-labels.js';
 
@@ -152,21 +152,49 @@ export class MountMetrics {
     });
 
     // Warm opens, releases and the reads of a pinned version never reach the daemon's JavaScript
-    // (the addon answers them from replies prepared at the first open): counted apart, read from
-    // the addon at each scrape.
-    const seen = { open: 0, release: 0, read: 0 };
+    // (the addon answers them from replies prepared at the first open), nor lookups, getattrs and
+    // listings of names the edge pushed to the addon: counted apart, read from the addon at each scrape.
+    const seen = { open: 0, release: 0, read: 0, lookup: 0, getattr: 0, readdir: 0 };
     const addonAnswers: Counter<'op'> = new Counter({
       name: 'skills_mount_fuse_answered_by_addon_total',
-      help: 'FUSE opens, releases and reads the libfuse 3 addon answered itself (a version already pinned), not in skills_mount_fuse_operations_total.',
+      help: 'FUSE requests the libfuse 3 addon answered itself (opens, releases and reads of a pinned version; lookups, getattrs and listings of pushed names), not in skills_mount_fuse_operations_total.',
       labelNames: ['op'] as const,
       registers,
       collect: () => {
         const now = this.watched?.answeredByAddon?.();
         if (now === undefined) return;
-        for (const [op, total] of [['open', now.opens], ['release', now.releases], ['read', now.reads]] as const) {
+        const totals = [['open', now.opens], ['release', now.releases], ['read', now.reads], ['lookup', now.lookups], ['getattr', now.getattrs], ['readdir', now.readdirs]] as const;
+        for (const [op, total] of totals) {
+          if (total === undefined) continue;
           addonAnswers.inc({ op }, Math.max(0, total - seen[op]));
           seen[op] = Math.max(seen[op], total);
         }
+      },
+    });
+    const tableGauge = (name: string, help: string, pick: (table: AddonTableSize) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const table = watchedTable();
+          if (table !== undefined) this.set(pick(table));
+        },
+      });
+    const watchedTable = () => this.watched?.answeredByAddon?.()?.table;
+    tableGauge('skills_mount_fuse_addon_table_entries', 'Names (with attributes) the libfuse 3 addon holds to answer lookups, getattrs and listings itself.', (table) => table.entries);
+    tableGauge('skills_mount_fuse_addon_table_entries_limit', 'The most names the libfuse 3 addon holds; over it the least recently used directories are dropped.', (table) => table.limit);
+    tableGauge('skills_mount_fuse_addon_table_entries_peak', 'The most names the libfuse 3 addon held at once since mounting.', (table) => table.peakEntries);
+    let evictedSeen = 0;
+    const evictions: Counter = new Counter({
+      name: 'skills_mount_fuse_addon_table_evictions_total',
+      help: 'Directories whose names the libfuse 3 addon dropped to stay within its limit.',
+      registers,
+      collect: () => {
+        const table = watchedTable();
+        if (table === undefined) return;
+        evictions.inc(Math.max(0, table.evictions - evictedSeen));
+        evictedSeen = Math.max(evictedSeen, table.evictions);
       },
     });
 

@@ -81,6 +81,26 @@ describe('the metrics registry', () => {
     expect(values.get('skills_mount_fuse_answered_by_addon_total{op="release"}')).toBe(9);
   });
 
+  it("counts the lookups, getattrs and listings the addon answered from its table, and shows the table's size, limit, peak and evictions", async () => {
+    const metrics = new MountMetrics({ servers: ['demo'], processMetrics: false });
+    const table = { entries: 120, directories: 7, limit: 65_536, peakEntries: 300, evictions: 2 };
+    let answered = { opens: 0, releases: 0, reads: 0, lookups: 40, getattrs: 90, readdirs: 3, table };
+    metrics.watch({ catalogs: () => [], caches: () => ({}), answeredByAddon: () => answered });
+    let values = samples(await metrics.text());
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="lookup"}')).toBe(40);
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="getattr"}')).toBe(90);
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="readdir"}')).toBe(3);
+    expect(values.get('skills_mount_fuse_addon_table_entries')).toBe(120);
+    expect(values.get('skills_mount_fuse_addon_table_entries_limit')).toBe(65_536);
+    expect(values.get('skills_mount_fuse_addon_table_entries_peak')).toBe(300);
+    expect(values.get('skills_mount_fuse_addon_table_evictions_total')).toBe(2);
+    answered = { ...answered, lookups: 45, table: { ...table, entries: 10, evictions: 5 } };
+    values = samples(await metrics.text());
+    expect(values.get('skills_mount_fuse_answered_by_addon_total{op="lookup"}')).toBe(45);
+    expect(values.get('skills_mount_fuse_addon_table_entries')).toBe(10);
+    expect(values.get('skills_mount_fuse_addon_table_evictions_total')).toBe(5);
+  });
+
   it('counts MCP requests by server, method and outcome, with latency and requests in flight per server', async () => {
     const metrics = new MountMetrics({ servers: ['demo', 'docs'], processMetrics: false });
     const mcp = metrics.requestObserver;

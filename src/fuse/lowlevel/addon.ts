@@ -28,6 +28,8 @@ export interface OpCodes {
   DRAINED: number;
   /** No reply due: the notifier reached the barrier with token a (every notification queued before it is sent). */
   NOTIFIED: number;
+  /** No reply due: lookups the addon answered from its table wait for tableLookups (absent in a stand-in without a table). */
+  LOOKUPS?: number;
 }
 
 /**
@@ -41,6 +43,36 @@ export const ATTR = { ino: 0, mode: 1, nlink: 2, uid: 3, gid: 4, size: 5, mtimeM
 export const ATTR_FIELDS = 9;
 /** replyOpen flag bits. */
 export const OPEN_FLAGS = { keepCache: 1, directIo: 2, cacheReaddir: 4 } as const;
+
+/** The lookups the addon answered from its table: names, and per name (parent, times, ATTR_FIELDS attributes). */
+export interface AddonLookups {
+  names: string[];
+  fields: Float64Array;
+}
+/** Numbers per lookup in AddonLookups.fields. */
+export const LOOKUP_FIELDS = 2 + ATTR_FIELDS;
+
+/** What the addon counts: requests in flight, notifications, counted opens, and its table of names. */
+export interface AddonStats {
+  outstanding: number;
+  notifications: number;
+  pendingNotifications: number;
+  countedInodes: number;
+  opensAnswered: number;
+  releasesAnswered: number;
+  readsAnswered: number;
+  // The table's (absent in a stand-in without one).
+  lookupsAnswered?: number;
+  getattrsAnswered?: number;
+  readdirsAnswered?: number;
+  tableDirectories?: number;
+  tableEntries?: number;
+  tableLimit?: number;
+  tablePeakEntries?: number;
+  /** Directories dropped for the limit, since mounting. */
+  tableEvictions?: number;
+  lookupsPending?: number;
+}
 
 export interface Addon {
   mount(mountpoint: string, args: string[], wantOn: number, wantOff: number, maxBackground: number, handler: RequestHandler): Session;
@@ -70,7 +102,17 @@ export interface Addon {
   notifyInvalInode(session: Session, ino: number, offset: number, length: number): boolean;
   /** NOTIFIED with `token` comes once every notification queued before this one has been sent. */
   notifyBarrier(session: Session, token: number): boolean;
-  stats(session: Session): { outstanding: number; notifications: number; pendingNotifications: number; countedInodes: number; opensAnswered: number; releasesAnswered: number; readsAnswered: number };
+  // The table of names and attributes the addon answers LOOKUP, GETATTR and READDIR(PLUS) from
+  // (native/entry_table.c). Optional: an addon without one (a test's stand-in) leaves them all to JS.
+  /** The most names it keeps (0: none). */
+  tableLimit?(session: Session, entries: number): boolean;
+  /** Names in `dir` with their attributes (ATTR_FIELDS each, timeouts included; mode 0: listed only); whole: its complete listing, "." and ".." first. */
+  tablePut?(session: Session, dir: number, whole: boolean, names: string[], attrs: Float64Array): boolean;
+  /** Drops what it keeps of `dir`; made before the kernel is told of a change there. */
+  tableDrop?(session: Session, dir: number): boolean;
+  /** The lookups answered from the table since the last call (the kernel counts them), oldest first. */
+  tableLookups?(session: Session): AddonLookups | undefined;
+  stats(session: Session): AddonStats;
   /** Marks every descriptor above stderr close-on-exec (mount() does it for its own mount). */
   closeOnExecAll(): void;
   readonly capabilities: Record<string, number>;

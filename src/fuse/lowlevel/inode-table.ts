@@ -1,6 +1,7 @@
 // The kernel's inodes as the low-level edge hands them out: one per (path, content version),
 // numbered by the core's version inode, counted by lookups and released when the kernel
 // forgets them. Knows nothing of FUSE replies; bounded by the kernel's own forgetting.
+import { constants as fsConstants } from 'node:fs';
 import type { NodeAttributes } from '../../fs/filesystem-core.js';
 import { ATTR, ATTR_FIELDS } from './addon.js';
 
@@ -59,14 +60,33 @@ export class InodeTable {
 
   /** Records one kernel lookup of `name` in `parent` answered with this version; returns the node. */
   lookedUp(parent: KernelNode, name: string, ino: number, attributes: NodeAttributes, owner: Ownership): KernelNode {
-    let node = this.nodes.get(ino);
-    if (node === undefined || node.path !== childPath(parent.path, name)) {
-      node = { ino, path: childPath(parent.path, name), parent: parent.ino, name, nlookup: 0, attrs: encodeAttributes(ino, attributes, owner), kind: attributes.kind, cacheSeconds: attributes.cacheSeconds };
-      this.nodes.set(ino, node);
-    }
+    const node = this.counted(parent, name, ino, 1, () => ({ attrs: encodeAttributes(ino, attributes, owner), kind: attributes.kind }));
     // How long the kernel may hold it is the view's policy now (the approvals may have begun or ceased to be watched).
     node.cacheSeconds = attributes.cacheSeconds;
-    node.nlookup++;
+    return node;
+  }
+
+  /**
+   * Records `times` kernel lookups of `name` in `parent` that the addon answered from the
+   * attributes the edge pushed (`attrs`, as pushed); only nodes with the edge's default timeouts are pushed.
+   */
+  lookedUpInAddon(parent: KernelNode, name: string, attrs: Float64Array, times: number): KernelNode {
+    const ino = attrs[ATTR.ino]!;
+    return this.counted(parent, name, ino, times, () => {
+      const kept = Float64Array.from(attrs);
+      kept[ATTR.entryTimeoutSeconds] = 0;
+      kept[ATTR.attrTimeoutSeconds] = 0;
+      return { attrs: kept, kind: (kept[ATTR.mode]! & fsConstants.S_IFMT) === fsConstants.S_IFDIR ? 'directory' : 'file' };
+    });
+  }
+
+  private counted(parent: KernelNode, name: string, ino: number, times: number, make: () => Pick<KernelNode, 'attrs' | 'kind'>): KernelNode {
+    let node = this.nodes.get(ino);
+    if (node === undefined || node.path !== childPath(parent.path, name)) {
+      node = { ino, path: childPath(parent.path, name), parent: parent.ino, name, nlookup: 0, cacheSeconds: undefined, ...make() };
+      this.nodes.set(ino, node);
+    }
+    node.nlookup += times;
     let names = this.children.get(parent.ino);
     if (names === undefined) this.children.set(parent.ino, (names = new Map()));
     names.set(name, ino);

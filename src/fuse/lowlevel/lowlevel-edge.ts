@@ -1,8 +1,9 @@
 // The low-level FUSE edge: each kernel request the addon hands over becomes one FilesystemCore
 // call and exactly one reply. Kernel caching is decided here: one inode per content version
 // (so pages are always kept), opens pinned once per version and then answered by the addon
-// (counted opens), zero-message opendir where the kernel offers it, readdirplus, per-reply
-// timeouts, and invalidations when the core reports a change.
+// (counted opens), names and attributes pushed for the addon to answer (pushed-names.ts),
+// zero-message opendir where the kernel offers it, readdirplus, per-reply timeouts, and
+// invalidations when the core reports a change.
 import { constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { LRUCache } from 'lru-cache';
@@ -15,6 +16,7 @@ import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon
 import { observeAddon } from './observed-addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
 import { VersionPins, type Pin } from './version-pins.js';
+import { PushedNames, type AddonTable } from './pushed-names.js';
 
 const { errno } = osConstants;
 const ENOSYS = errno.ENOSYS;
@@ -42,6 +44,8 @@ const READ_RETRY_WINDOW_MS = 50;
 const MAX_LISTINGS_PAGED = 64;
 /** How long the invalidations of one burst of changes are gathered before they are sent. */
 const CHANGE_BATCH_MS = 10;
+/** Names the addon keeps to answer lookups, getattrs and listings itself (about 190 bytes each: 12 MiB at the limit). */
+export const DEFAULT_ADDON_TABLE_ENTRIES = 65_536;
 
 export interface LowLevelEdgeOptions {
   log: Log;
@@ -61,6 +65,12 @@ export interface LowLevelEdgeOptions {
    * open reads the version it opened. Off by default (the benchmark compares the two).
    */
   zeroMessageOpen?: boolean;
+  /**
+   * Names (with attributes) the addon keeps to answer LOOKUP, GETATTR and READDIR(PLUS) without
+   * JS; the least recently used directories go first. 0: none, every such request reaches JS.
+   * Default DEFAULT_ADDON_TABLE_ENTRIES.
+   */
+  addonTableEntries?: number;
   verbose?: boolean;
   /** Told of every request from its arrival to its reply (metrics). */
   observer?: OperationObserver;
@@ -85,7 +95,9 @@ export class LowLevelEdge {
   /** A failed first read, kept for the kernel's immediate retry of the same page (readahead, then readpage). */
   private readonly failedReads = new Map<number, { error: unknown; atMs: number }>();
   private readonly misses = new LRUCache<string, { parent: number; name: string }>({ max: MAX_REMEMBERED_MISSES });
-  private readonly listings = new LRUCache<number, string[]>({ max: MAX_LISTINGS_PAGED });
+  private readonly listings = new LRUCache<number, Listing>({ max: MAX_LISTINGS_PAGED });
+  /** What the addon answers from its table without JS. */
+  private readonly pushed: PushedNames;
   private pendingChanges = new Set<string>();
   private changeTimer: NodeJS.Timeout | undefined;
   /** Settled once the kernel has been told of the changes gathered for the next flush. */
@@ -114,6 +126,7 @@ export class LowLevelEdge {
     }
     this.table = new InodeTable({ attrs: encodeAttributes(ROOT_INODE, root, options.owner), kind: 'directory', cacheSeconds: undefined });
     this.pins = new VersionPins((handle) => core.release(handle), { retire: (ino) => (this.session === undefined ? 0 : this.addon.retireOpens(this.session, ino)) }, options.pinnedBytesLimit);
+    this.pushed = new PushedNames(this.addonTable(addon), this.table);
     core.onChange?.((prefix) => this.changed(prefix));
   }
 
@@ -126,21 +139,45 @@ export class LowLevelEdge {
   /** Binds the mounted session; `init` fires once the kernel's INIT was answered, `exit` when the session loop ends. */
   attach(session: Session, events: { init: (negotiated: Negotiated) => void; exit: () => void }): void {
     this.session = session;
+    this.addon.tableLimit?.(session, this.tableEntries);
     this.onInit = events.init;
     this.onExit = events.exit;
   }
 
 
   get nodeCount(): number {
+    this.pushed.absorb();
     return this.table.size;
   }
 
-
-  /** Opens, releases and reads the addon answered itself (counted opens), since mounting. */
+  /** Requests the addon answered itself (counted opens, pushed names), since mounting, and its table's size. */
   answeredByAddon(): AddonAnswers {
     if (this.session === undefined) return { opens: 0, releases: 0, reads: 0 };
     const stats = this.addon.stats(this.session);
-    return { opens: stats.opensAnswered, releases: stats.releasesAnswered, reads: stats.readsAnswered };
+    return {
+      opens: stats.opensAnswered,
+      releases: stats.releasesAnswered,
+      reads: stats.readsAnswered,
+      ...(stats.lookupsAnswered === undefined ? {} : { lookups: stats.lookupsAnswered, getattrs: stats.getattrsAnswered ?? 0, readdirs: stats.readdirsAnswered ?? 0 }),
+      ...(stats.tableEntries === undefined
+        ? {}
+        : { table: { entries: stats.tableEntries, directories: stats.tableDirectories ?? 0, limit: stats.tableLimit ?? 0, peakEntries: stats.tablePeakEntries ?? 0, evictions: stats.tableEvictions ?? 0 } }),
+    };
+  }
+
+  /** The addon's table bound to this edge's session, when it has one and the edge uses it. */
+  private addonTable(addon: Addon): AddonTable | undefined {
+    const { tablePut, tableDrop, tableLookups } = addon;
+    if (tablePut === undefined || tableDrop === undefined || tableLookups === undefined || this.tableEntries <= 0) return undefined;
+    return {
+      put: (dir, whole, names, attrs) => this.session !== undefined && tablePut.call(addon, this.session, dir, whole, names, attrs),
+      drop: (dir) => this.session !== undefined && tableDrop.call(addon, this.session, dir),
+      lookups: () => (this.session === undefined ? undefined : tableLookups.call(addon, this.session)),
+    };
+  }
+
+  private get tableEntries(): number {
+    return this.options.addonTableEntries ?? DEFAULT_ADDON_TABLE_ENTRIES;
   }
 
   /** Versions held open in the core (kept for the next open, or held by open handles). */
@@ -163,6 +200,8 @@ export class LowLevelEdge {
   readonly handle = (op: number, id: number, ino: number, a: number, b: number, c: number, name: string | undefined): void => {
     const ops = this.addon.ops;
     if (this.observeStart && id >= 0) this.observeStart(id, op);
+    // Lookups the addon answered are counted before any request is handled (a FORGET among them).
+    this.pushed.absorb();
     switch (op) {
       case ops.INIT:
         return this.init(a, b);
@@ -187,6 +226,9 @@ export class LowLevelEdge {
         return this.pins.drained(a, b);
       case ops.NOTIFIED:
         return this.barrierReached(a);
+      case ops.LOOKUPS:
+        return; // absorbed above
+
       case ops.OPENDIR:
         return this.opendir(id);
       case ops.RELEASEDIR:
@@ -268,6 +310,7 @@ export class LowLevelEdge {
   private async lookup(id: number, parentIno: number, name: string): Promise<void> {
     const parent = this.node(parentIno);
     const path = childPath(parent.path, name);
+    const mark = this.pushed.mark();
     let attributes: NodeAttributes;
     try {
       attributes = await this.core.getattr(path);
@@ -283,8 +326,22 @@ export class LowLevelEdge {
     const timeouts = this.timeouts(node);
     if (!this.addon.replyEntry(this.session!, id, node.attrs, timeouts.entry, timeouts.attr)) {
       // Not delivered (interrupted, or unmounting): the kernel holds no reference to count.
-      this.table.forget(node.ino, 1);
+      this.forget(node.ino, 1);
+      return;
     }
+    // The next lookup of the name, and getattrs of both, are the addon's to answer; only answers
+    // held for the default timeouts (every change to them is invalidated) are pushed.
+    if (parent.cacheSeconds === undefined && node.cacheSeconds === undefined) this.pushed.entry(mark, parent, this.pushedFields(parent), name, this.pushedFields(node));
+  }
+
+  /** A node's attributes as pushed to the addon: with its timeouts; listed only (mode 0) when they hold briefly. */
+  private pushedFields(node: KernelNode): Float64Array {
+    if (node.cacheSeconds !== undefined) return namedOnly();
+    const fields = Float64Array.from(node.attrs);
+    const timeouts = this.timeouts(node);
+    fields[ATTR.entryTimeoutSeconds] = timeouts.entry;
+    fields[ATTR.attrTimeoutSeconds] = timeouts.attr;
+    return fields;
   }
 
   private getattr(id: number, ino: number): void {
@@ -391,8 +448,12 @@ export class LowLevelEdge {
   }
 
   private forget(ino: number, nlookup: number): void {
+    // The addon's lookups first: the kernel's count may include some.
+    this.pushed.absorb();
     const dropped = this.table.forget(ino, nlookup);
-    if (dropped) this.pins.forget(ino);
+    if (dropped === undefined) return;
+    this.pins.forget(ino);
+    if (dropped.kind === 'directory') this.pushed.forgotten(ino);
   }
 
   private opendir(id: number): void {
@@ -411,11 +472,14 @@ export class LowLevelEdge {
       return;
     }
     // One listing per pass over a directory: later pages (offset > 0) page through the same names.
-    let names = offset > 0 ? this.listings.get(ino) : undefined;
-    if (names === undefined) {
-      names = ['.', '..', ...(await this.core.readdir(directory.path))];
-      this.listings.set(ino, names);
+    let listing = offset > 0 ? this.listings.get(ino) : undefined;
+    if (listing === undefined) {
+      const mark = this.pushed.mark();
+      const listed = ['.', '..', ...(await this.core.readdir(directory.path))];
+      listing = { names: listed, attrs: new Float64Array(listed.length * ATTR_FIELDS), answered: 0, mark };
+      this.listings.set(ino, listing);
     }
+    const names = listing.names;
     const chunk: string[] = [];
     let used = 0;
     for (let index = offset; index < names.length; index++) {
@@ -459,6 +523,23 @@ export class LowLevelEdge {
     children.forEach((child, index) => {
       if (child && index >= Math.max(0, added)) this.forget(child.ino, 1);
     });
+    if (plus && added > 0) this.keepListed(listing, directory, offset, chunk, children, added);
+  }
+
+  /**
+   * Keeps the attributes of the entries a READDIRPLUS page gave, in order; once the listing's
+   * every entry was given in one pass with nothing invalidated meanwhile, the addon gets it
+   * whole (names whose answers hold briefly listed only) and answers the next listings itself.
+   */
+  private keepListed(listing: Listing, directory: KernelNode, offset: number, chunk: string[], children: Array<KernelNode | undefined>, added: number): void {
+    if (listing.answered !== offset || directory.cacheSeconds !== undefined) return;
+    for (let index = 0; index < added; index++) {
+      const name = chunk[index]!;
+      const node = name === '.' ? directory : name === '..' ? (this.table.get(directory.parent) ?? directory) : children[index];
+      listing.attrs.set(node ? this.pushedFields(node) : namedOnly(), (offset + index) * ATTR_FIELDS);
+    }
+    listing.answered += added;
+    if (listing.answered === listing.names.length) this.pushed.listing(listing.mark, directory, listing.names, listing.attrs);
   }
 
   private statfs(id: number): void {
@@ -494,6 +575,8 @@ export class LowLevelEdge {
    * once the kernel has been told (the notifier has sent every invalidation of the flush).
    */
   private changed(prefix: string): Promise<void> {
+    // At once, before the kernel is told: from now on the addon sends what it held there to JS.
+    this.pushed.dropChanged(prefix);
     this.pendingChanges.add(prefix);
     this.changeTimer ??= setTimeout(() => this.flushChanges(), CHANGE_BATCH_MS);
     if (this.nextFlush === undefined) {
@@ -517,6 +600,8 @@ export class LowLevelEdge {
     this.pendingChanges = new Set();
     this.listings.clear();
     if (this.session === undefined) return flush?.settle();
+    // Lookups the addon answered are names the kernel holds too.
+    this.pushed.absorb();
     let entries = 0;
     const seen = new Set<number>();
     for (const prefix of prefixes) {
@@ -526,7 +611,7 @@ export class LowLevelEdge {
         // The name, so the next lookup may find a new version; a directory's readdir cache too.
         // A file's pages stay: its inode is one version, still right for handles open on it.
         this.invalidateName(node);
-        if (node.kind === 'directory') this.addon.notifyInvalInode(this.session, node.ino, 0, 0);
+        if (node.kind === 'directory') this.invalidateListing(node.ino);
         entries++;
       }
       const base = prefix === '/' ? '/' : `${prefix}/`;
@@ -537,7 +622,7 @@ export class LowLevelEdge {
           this.misses.delete(key);
         }
       }
-      if (prefix === '/' || prefix.split('/').length <= 2) this.addon.notifyInvalInode(this.session, ROOT_INODE, 0, 0);
+      if (prefix === '/' || prefix.split('/').length <= 2) this.invalidateListing(ROOT_INODE);
     }
     if (this.options.verbose) this.options.log(`kernel told of changes under ${prefixes.join(', ')}: ${entries} names invalidated`);
     if (flush === undefined) return;
@@ -554,13 +639,32 @@ export class LowLevelEdge {
     setTimeout(() => {
       this.expiring.delete(directory.ino);
       this.listings.delete(directory.ino);
-      if (this.session !== undefined) this.addon.notifyInvalInode(this.session, directory.ino, 0, 0);
+      this.invalidateListing(directory.ino);
     }, (directory.cacheSeconds ?? 0) * 1000).unref();
   }
 
+  // Each drops what the addon holds before the kernel is told: a reply from it reached the kernel
+  // before (and is invalidated now) or is not sent.
   private invalidateName(node: KernelNode): void {
-    if (this.session !== undefined && node.ino !== ROOT_INODE) this.addon.notifyInvalEntry(this.session, node.parent, node.name);
+    if (node.ino === ROOT_INODE) return;
+    this.pushed.dropDirectory(node.parent);
+    if (this.session !== undefined) this.addon.notifyInvalEntry(this.session, node.parent, node.name);
   }
+
+  private invalidateListing(ino: number): void {
+    this.pushed.dropDirectory(ino);
+    if (this.session !== undefined) this.addon.notifyInvalInode(this.session, ino, 0, 0);
+  }
+}
+
+/** A directory's names in one pass of the kernel's paging, and the attributes of those given so far (for the addon). */
+interface Listing {
+  names: string[];
+  /** ATTR_FIELDS per name, as pushed; filled in order up to `answered`. */
+  attrs: Float64Array;
+  answered: number;
+  /** PushedNames.mark() when the listing was read. */
+  mark: number;
 }
 
 /** A node the kernel names but the table does not hold (forgotten, or from an earlier mount). */

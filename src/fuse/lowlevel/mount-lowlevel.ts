@@ -25,6 +25,8 @@ export interface LowLevelMountOptions {
   operationTimeoutMs: number;
   /** See LowLevelEdgeOptions.zeroMessageOpen. */
   zeroMessageOpen?: boolean;
+  /** See LowLevelEdgeOptions.addonTableEntries. */
+  addonTableEntries?: number;
   /** Detach the mount if this process dies (fusermount3's auto_unmount and the watchdog). */
   autoUnmount: boolean;
   verbose?: boolean;
@@ -52,6 +54,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
     pinnedBytesLimit: options.pinnedBytesLimit ?? DEFAULT_PINNED_BYTES,
     operationTimeoutMs: options.operationTimeoutMs,
     zeroMessageOpen: options.zeroMessageOpen ?? false,
+    ...(options.addonTableEntries === undefined ? {} : { addonTableEntries: options.addonTableEntries }),
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
     ...(options.observer ? { observer: options.observer } : {}),
   }, await core.getattr('/'));

@@ -1,0 +1,93 @@
+// The names and attributes the edge pushes to the addon's table (native/entry_table.c), so that
+// LOOKUP, GETATTR and READDIR(PLUS) of them are answered without JavaScript: which directories
+// hold pushed names, their removal before the kernel hears of a change, and the lookups the addon
+// answered from them, counted into the InodeTable. What to push is the edge's policy; no requests here.
+import { ATTR_FIELDS, LOOKUP_FIELDS, type AddonLookups } from './addon.js';
+import type { InodeTable, KernelNode } from './inode-table.js';
+
+/** The addon's table, bound to the mounted session. */
+export interface AddonTable {
+  put(dir: number, whole: boolean, names: string[], attrs: Float64Array): boolean;
+  drop(dir: number): boolean;
+  lookups(): AddonLookups | undefined;
+}
+
+export class PushedNames {
+  /** Directories whose names were pushed (some may have been evicted by the addon since), by inode. */
+  private readonly pushed = new Map<number, KernelNode>();
+  /** Bumped by every invalidation: what was resolved before one must not be pushed after it. */
+  private invalidations = 0;
+
+  /** `table` undefined: nothing is pushed, every request goes to JS. */
+  constructor(
+    private readonly table: AddonTable | undefined,
+    private readonly inodes: InodeTable,
+  ) {}
+
+  /** Taken before resolving what may be pushed; pass it to the push. */
+  mark(): number {
+    return this.invalidations;
+  }
+
+  /** One name in `parent` (with the parent's own attributes as "."), as a lookup just answered it. */
+  entry(mark: number, parent: KernelNode, parentFields: Float64Array, name: string, fields: Float64Array): void {
+    const attrs = new Float64Array(2 * ATTR_FIELDS);
+    attrs.set(parentFields, 0);
+    attrs.set(fields, ATTR_FIELDS);
+    this.put(mark, parent, false, ['.', name], attrs);
+  }
+
+  /** A directory's complete listing, "." and ".." first (ATTR_FIELDS per name; mode 0: listed only). */
+  listing(mark: number, directory: KernelNode, names: string[], attrs: Float64Array): void {
+    this.put(mark, directory, true, names, attrs);
+  }
+
+  /** Before the kernel is told that names in `ino` (or its listing) changed. */
+  dropDirectory(ino: number): void {
+    this.invalidations++;
+    if (this.pushed.delete(ino)) this.table?.drop(ino);
+  }
+
+  /**
+   * At once when the core reports a change at `prefix` (a path), before the kernel is told: every
+   * directory pushed at or under it, and its parent (whose entry for it may name another version).
+   */
+  dropChanged(prefix: string): void {
+    this.invalidations++;
+    const base = prefix === '/' ? '/' : `${prefix}/`;
+    const parent = prefix === '/' ? '/' : prefix.slice(0, prefix.lastIndexOf('/')) || '/';
+    for (const [ino, directory] of this.pushed) {
+      if (directory.path === prefix || directory.path.startsWith(base) || directory.path === parent) {
+        this.pushed.delete(ino);
+        this.table?.drop(ino);
+      }
+    }
+  }
+
+  /** The kernel forgot the directory: it asks nothing more in it, so its names go. */
+  forgotten(ino: number): void {
+    if (this.pushed.delete(ino)) this.table?.drop(ino);
+  }
+
+  /** Counts the lookups the addon answered into the inode table: before anything reads the table. */
+  absorb(): void {
+    const taken = this.table?.lookups();
+    if (taken === undefined) return;
+    const { names, fields } = taken;
+    for (const [index, name] of names.entries()) {
+      const at = index * LOOKUP_FIELDS;
+      const parent = this.inodes.get(fields[at]!);
+      // The kernel looks names up only in a directory it holds, and forgets it only after what it
+      // looked up there: the parent is known, unless an earlier mount's inode is named.
+      if (parent === undefined) continue;
+      this.inodes.lookedUpInAddon(parent, name, fields.subarray(at + 2, at + 2 + ATTR_FIELDS), fields[at + 1]!);
+    }
+  }
+
+  private put(mark: number, directory: KernelNode, whole: boolean, names: string[], attrs: Float64Array): void {
+    if (this.table === undefined || mark !== this.invalidations) return;
+    // Still the node the table holds (not forgotten while the answer was resolved).
+    if (this.inodes.get(directory.ino) !== directory) return;
+    if (this.table.put(directory.ino, whole, names, attrs)) this.pushed.set(directory.ino, directory);
+  }
+}
