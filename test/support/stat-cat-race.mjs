@@ -3,7 +3,7 @@
 // stats FILE and reads it whole, over and over, and notes for each call its start and end on the
 // monotonic clock (comparable between processes) and the version it saw: from stat, the size
 // (versionedText(N) is 100 + N bytes); from the read, the N the text names, or -1 when its bytes
-// are not exactly versionedText(N). Prints one JSON line at the end: rounds, and calls as
+// are not exactly versionedText(N). Says `ready` on stderr after its first round; prints one JSON line at the end: rounds, and calls as
 // [startNs, endNs, kind (0 stat, 1 read), version] (µs resolution, as numbers). Runs as a child of
 // the test, never in the daemon's process; an error on a call is counted, not fatal (an ESTALE
 // retried by the kernel cannot reach here, anything else is the test's failure to report).
@@ -43,6 +43,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       }
     }
     rounds += 1;
+    // The test changes the file only once every reader has seen the first version.
+    if (rounds === 1) process.stderr.write('ready\n');
   }
   process.stdout.write(`${JSON.stringify({ rounds, calls, errors })}\n`);
 }
