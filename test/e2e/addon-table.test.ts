@@ -18,6 +18,7 @@ import { requireFuse } from '../support/require-fuse.js';
 import { writeSkill } from '../support/skill-builder.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';
 import { BASE_BYTES, versionedText } from '../support/stat-cat-race.mjs';
+import { seriesSum } from '../support/prometheus-text.js';
 
 requireFuse();
 
@@ -34,17 +35,6 @@ const MIN_ROUNDS = 1_000;
  */
 const TABLE_LIMIT = Number(process.env['SKILLS_MOUNT_ADDON_TABLE'] ?? 65_536);
 const WALKED_FILES = Math.ceil((100_000 * TABLE_LIMIT) / 65_536 / 5) * 5;
-
-/** The sum of every series of `name` in Prometheus text whose labels include `labels`. */
-function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
 
 async function scrape(port: number): Promise<string> {
   return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -137,7 +127,7 @@ describe('names and attributes answered by the addon', () => {
 
       const calls: Call[] = results.flatMap(({ calls: flat }) => Array.from({ length: flat.length / 4 }, (_, i) => ({ startUs: flat[4 * i]!, endUs: flat[4 * i + 1]!, kind: flat[4 * i + 2]!, version: flat[4 * i + 3]! })));
       const { stale, wrong, versions } = judge(calls);
-      const answered = (op: string) => metric(after, 'skills_mount_fuse_answered_by_addon_total', { op }) - metric(before, 'skills_mount_fuse_answered_by_addon_total', { op });
+      const answered = (op: string) => seriesSum(after, 'skills_mount_fuse_answered_by_addon_total', { op }) - seriesSum(before, 'skills_mount_fuse_answered_by_addon_total', { op });
       console.log(`race: ${calls.length} calls, rounds per reader ${results.map((r) => r.rounds).join(' ')}; ${versions} versions seen; the addon answered ${answered('lookup')} lookups and ${answered('getattr')} getattrs; stale ${stale.length}, wrong ${wrong.length}`);
       expect(results.flatMap((result) => result.errors)).toEqual([]);
       for (const result of results) expect(result.rounds).toBeGreaterThanOrEqual(MIN_ROUNDS);
@@ -165,11 +155,11 @@ describe('names and attributes answered by the addon', () => {
       const mount = await startMount({ dir, config: { s: serveEntry(skills, '--lenient') }, args: ['--fuse-backend', 'libfuse3', '--timeout', '120', '--startup-timeout', '120', '--metrics', `127.0.0.1:${port}`], readyTimeoutMs: 180_000 });
       try {
         const table = (text: string) => ({
-          entries: metric(text, 'skills_mount_fuse_addon_table_entries'),
-          limit: metric(text, 'skills_mount_fuse_addon_table_entries_limit'),
-          peak: metric(text, 'skills_mount_fuse_addon_table_entries_peak'),
-          evictions: metric(text, 'skills_mount_fuse_addon_table_evictions_total'),
-          readdirs: metric(text, 'skills_mount_fuse_answered_by_addon_total', { op: 'readdir' }),
+          entries: seriesSum(text, 'skills_mount_fuse_addon_table_entries'),
+          limit: seriesSum(text, 'skills_mount_fuse_addon_table_entries_limit'),
+          peak: seriesSum(text, 'skills_mount_fuse_addon_table_entries_peak'),
+          evictions: seriesSum(text, 'skills_mount_fuse_addon_table_evictions_total'),
+          readdirs: seriesSum(text, 'skills_mount_fuse_answered_by_addon_total', { op: 'readdir' }),
         });
         const samples: Array<ReturnType<typeof table>> = [];
         let walking = true;

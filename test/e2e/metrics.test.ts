@@ -21,6 +21,7 @@ import { failIfMissing, promtoolCheck, skipWithoutTools } from '../support/prome
 import { requireFuse } from '../support/require-fuse.js';
 import { writeSkill } from '../support/skill-builder.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';
+import { seriesSum } from '../support/prometheus-text.js';
 
 requireFuse();
 
@@ -29,17 +30,6 @@ const EXAMPLES = path.join(REPO, 'examples', 'skills');
 const demoServer = (label: string) => `${label}=${[process.execPath, SKILLS_SERVE, EXAMPLES].map((word) => JSON.stringify(word)).join(' ')}`;
 const cli = (...args: string[]) => run(process.execPath, [SKILLS_MOUNT, ...args], 15_000);
 const TOOLS = ['promtool', 'prometheus'];
-
-/** One sample's value in Prometheus text, summed over every series of `name` whose labels include `labels`. */
-function total(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
 
 async function get(url: string): Promise<{ status: number; body: string }> {
   const response = await fetch(url);
@@ -114,16 +104,16 @@ describe.skipIf(skipped)('--metrics on a real mount', () => {
     expect(metrics.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const text = await metrics.text();
     if (process.env.SKILLS_MOUNT_FUSE_BACKEND === 'libfuse2') {
-      expect(total(text, 'skills_mount_fuse_operations_total', { op: 'read', errno: 'OK' })).toBeGreaterThanOrEqual(3);
+      expect(seriesSum(text, 'skills_mount_fuse_operations_total', { op: 'read', errno: 'OK' })).toBeGreaterThanOrEqual(3);
     } else {
       // libfuse3: each file's first open reaches the daemon, and the addon answers its reads from
       // the bytes that open pinned (counted opens): they show in a counter of their own.
-      expect(total(text, 'skills_mount_fuse_operations_total', { op: 'open', errno: 'OK' })).toBeGreaterThanOrEqual(3);
-      expect(total(text, 'skills_mount_fuse_answered_by_addon_total', { op: 'read' })).toBeGreaterThanOrEqual(3);
+      expect(seriesSum(text, 'skills_mount_fuse_operations_total', { op: 'open', errno: 'OK' })).toBeGreaterThanOrEqual(3);
+      expect(seriesSum(text, 'skills_mount_fuse_answered_by_addon_total', { op: 'read' })).toBeGreaterThanOrEqual(3);
     }
-    expect(total(text, 'skills_mount_mcp_requests_total', { server: 'demo', method: 'resources/read', outcome: 'ok' })).toBeGreaterThanOrEqual(3);
-    expect(total(text, 'skills_mount_server_up', { server: 'demo' })).toBe(1);
-    expect(total(text, 'skills_mount_server_skills', { server: 'demo' })).toBe(5);
+    expect(seriesSum(text, 'skills_mount_mcp_requests_total', { server: 'demo', method: 'resources/read', outcome: 'ok' })).toBeGreaterThanOrEqual(3);
+    expect(seriesSum(text, 'skills_mount_server_up', { server: 'demo' })).toBe(1);
+    expect(seriesSum(text, 'skills_mount_server_skills', { server: 'demo' })).toBe(5);
     expect(await promtoolCheck(text)).toEqual({ code: 0, output: '' });
   });
 
