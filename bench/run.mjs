@@ -31,6 +31,7 @@ const { measureChangeLatency } = await import('./workloads/change-latency.mjs');
 const { diskCacheCostRows } = await import('./workloads/disk-cache-cost.mjs');
 const { measureLatency } = await import('./workloads/latency.mjs');
 const { measureLink } = await import('./workloads/link.mjs');
+const { measureLinkPickup } = await import('./workloads/link-pickup.mjs');
 const { measureListing } = await import('./workloads/listing.mjs');
 const { measureReads } = await import('./workloads/reads.mjs');
 const { countRequests } = await import('./workloads/requests.mjs');
@@ -139,6 +140,12 @@ try {
   const linkFiles = await listedFiles(linkDir);
   const link = await measureLink({ workDir, catalog: { name: 'link', dir: linkDir, files: linkFiles, totalBytes: linkFiles.reduce((sum, file) => sum + file.sizeBytes, 0) }, runs: profile.runs, log });
   await rm(linkDir, { recursive: true, force: true });
+  // A real Claude Code session (scripts/harnesses.sh installs it); not in the quick run, whose smoke test runs in every CI pass.
+  let pickup;
+  if (profile.pickupSamples > 0) {
+    log(`link: from approve returning to the skill listed in a running Claude Code session, ${profile.pickupSamples} skills, with a mount and without`);
+    pickup = await measureLinkPickup({ workDir, samples: profile.pickupSamples, log });
+  }
 
   const scaling = [];
   for (const skills of profile.scaling) {
@@ -153,7 +160,7 @@ try {
   const rows = [
     ...buildRows({ backends, catalogs, reads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
     ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
-    ...buildLinkRows(link),
+    ...buildLinkRows(link, pickup),
   ];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;

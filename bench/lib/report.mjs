@@ -232,8 +232,15 @@ export function buildSnapshotRows(snapshot) {
   ];
 }
 
-/** The link rows (issue 28): a cold link of N approved skills against cp -r, and an unchanged one against cp -al. */
-export function buildLinkRows(link) {
+/** issue 28: a running Claude Code session lists a skill approved meanwhile within this long. */
+const PICKUP_MAX_MS = 10_000;
+
+/**
+ * The link rows (issue 28): a cold link of N approved skills against cp -r, an unchanged one
+ * against cp -al, and (when measured) from approve returning to the skill listed in a running
+ * Claude Code session, with a mount and without.
+ */
+export function buildLinkRows(link, pickup) {
   const { samples, skills, files, totalBytes } = link;
   const label = `${skills.toLocaleString('en')} approved skills, ${files.toLocaleString('en')} files, ${(totalBytes / MB).toFixed(1)} MB`;
   return [
@@ -241,5 +248,22 @@ export function buildLinkRows(link) {
       unit: 'ms', measured: median(samples.cold), baseline: median(samples.copy), ratio: median(samples.cold) / median(samples.copy), target: 'report', met: null, samples: { measured: samples.cold, baseline: samples.copy } }),
     row({ id: 'link/unchanged', workload: `the same \`link\` again, nothing changed (no server started, no byte read); vs \`cp -al\` of the copied tree`,
       unit: 'ms', measured: median(samples.unchanged), baseline: median(samples.copyLinks), ratio: median(samples.unchanged) / median(samples.copyLinks), target: 'report', met: null, samples: { measured: samples.unchanged, baseline: samples.copyLinks } }),
+    ...pickupRows(pickup),
   ];
+}
+
+function pickupRows(pickup) {
+  if (pickup === undefined) return [];
+  const ways = [
+    { id: 'link/pickup-mount', how: 'with a running mount (`approve MOUNT/LABEL/SKILL`: the linked root current when it returns)', key: 'fuse' },
+    { id: 'link/pickup-no-fuse', how: 'no FUSE (`approve LABEL/SKILL --config FILE`: the same from the server it starts)', key: 'noFuse' },
+  ];
+  return ways.map(({ id, how, key }) => {
+    const workload = `from \`approve\` returning to the skill listed in a running Claude Code session${pickup.version ? ` ${pickup.version}` : ''}, ${how}; p50 (max)`;
+    if (pickup.skipped) return row({ id, workload, unit: 'ms', measured: null, measuredText: `not measured: ${pickup.skipped}`, target: `≤ ${PICKUP_MAX_MS / 1000} s` });
+    const samples = pickup[key];
+    const worst = Math.max(...samples);
+    return row({ id, workload, unit: 'ms', measured: median(samples), measuredText: `${formatValue(median(samples), 'ms')} (${formatValue(worst, 'ms')})`,
+      target: `≤ ${PICKUP_MAX_MS / 1000} s`, met: worst <= PICKUP_MAX_MS, detail: `${samples.length} skills approved one after another in one session`, samples: { measured: samples } });
+  });
 }
