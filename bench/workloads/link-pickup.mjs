@@ -15,9 +15,13 @@ export async function measureLinkPickup({ workDir, samples, log }) {
   const out = path.join(workDir, 'link-pickup.json');
   const child = spawn(process.execPath, [VITE_NODE, SESSION], { cwd: REPO, env: { ...process.env, PICKUP_SAMPLES: String(samples), PICKUP_OUT: out }, stdio: ['ignore', 'inherit', 'pipe'] });
   let stderr = '';
+  let logged = 0;
   child.stderr.setEncoding('utf8').on('data', (chunk) => {
     stderr += chunk;
-    for (const line of chunk.split('\n')) if (line.startsWith('link pickup')) log(line);
+    // Whole lines only: a chunk may end mid-line.
+    const end = stderr.lastIndexOf('\n') + 1;
+    for (const line of stderr.slice(logged, end).split('\n')) if (line.startsWith('link pickup')) log(line);
+    logged = Math.max(logged, end);
   });
   const code = await new Promise((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`link pickup: exit ${code}\n${stderr.slice(-2_000)}`);
