@@ -27,6 +27,7 @@ const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
 const { buildLinkRows, buildRows } = await import('./lib/report.mjs');
 const { renderTable } = await import('./lib/table.mjs');
 const { measureApproved } = await import('./workloads/approved.mjs');
+const { bigFiles, measureBigReads } = await import('./workloads/big-file.mjs');
 const { measureChangeLatency } = await import('./workloads/change-latency.mjs');
 const { diskCacheCostRows } = await import('./workloads/disk-cache-cost.mjs');
 const { measureLatency } = await import('./workloads/latency.mjs');
@@ -94,7 +95,7 @@ try {
   const syntheticDir = path.join(workDir, 'synthetic');
   await generateCatalog(syntheticDir, profile.synthetic);
   const bigDir = path.join(workDir, 'big-skill');
-  await generateCatalog(bigDir, { skills: 0, big: profile.bigBytes });
+  await generateCatalog(bigDir, { skills: 0, big: profile.bigBytes, 'big-files': 2 });
   const synthetic = await prepareCatalog({ name: 'synthetic', dir: syntheticDir, diskRoot });
   let corpusDir = options.corpusDir;
   if (profile.corpusTrim) {
@@ -104,14 +105,16 @@ try {
   }
   const corpus = await prepareCatalog({ name: 'corpus', dir: corpusDir, diskRoot });
   const bigCatalog = await prepareCatalog({ name: 'big', dir: bigDir, diskRoot });
-  const big = { dir: bigDir, file: bigCatalog.files.find((file) => file.path.endsWith('big.bin')), sizeBytes: profile.bigBytes };
+  const big = bigFiles(bigDir, bigCatalog, profile.bigBytes);
   const catalogs = [synthetic, corpus];
   log(`catalogs: ${catalogs.map((c) => `${c.name} ${c.files.length} files ${(c.totalBytes / 1e6).toFixed(1)} MB`).join('; ')}`);
 
   log('counting MCP requests at the server');
   const requests = await countRequests({ workDir, catalog: synthetic, backends });
-  log('reads: cold, warm, 16 MiB, floor');
-  const reads = await measureReads({ workDir, runs: profile.runs, catalogs, big, pings: profile.pings, backends, log });
+  log('reads: cold, warm, floor');
+  const reads = await measureReads({ workDir, runs: profile.runs, catalogs, pings: profile.pings, backends, log });
+  log('16 MiB reads, each side in a process of its own');
+  const bigReads = await measureBigReads({ workDir, runs: profile.runs, big, backends, log });
   log('reads after a restart, from the disk cache');
   const restart = await measureRestart({ workDir, catalogs, runs: profile.runs, backends, log });
   log('reads through the approved view');
@@ -158,7 +161,7 @@ try {
   }
 
   const rows = [
-    ...buildRows({ backends, catalogs, reads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
+    ...buildRows({ backends, catalogs, reads, bigReads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
     ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
     ...buildLinkRows(link, pickup),
   ];

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Generates a synthetic skills tree for tests and benchmarks (plain node, no build):
 //   node scripts/gen-skills.mjs DIR [--skills N] [--files M] [--group G] [--seed S] [--sizes small|realistic]
-//                              [--big BYTES]
+//                              [--big BYTES [--big-files K]]
 // N skills (default 100) of M files each (default 5, SKILL.md included), grouped G per
 // prefix directory (default 100; 0 = flat), every fourth extra file binary. Sizes of the
 // extra files: `small` (default) 200 B..6 KiB; `realistic` log-uniform in bands shaped
 // like published skills (70% 200 B..16 KiB, 25% 16..256 KiB, 5% 256 KiB..1 MiB).
-// --big BYTES adds one skill, `big/SKILL.md` plus `big/assets/big.bin` of BYTES (binary).
+// --big BYTES adds one skill, `big/SKILL.md` plus `big/assets/big.bin` of BYTES (binary);
+// --big-files K makes K such skills (`big`, `big-2`, ...), each file with bytes of its own.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,10 +21,11 @@ const { values, positionals } = parseArgs({
     seed: { type: 'string', default: '1' },
     sizes: { type: 'string', default: 'small' },
     big: { type: 'string' },
+    'big-files': { type: 'string', default: '1' },
   },
 });
 if (positionals.length !== 1) {
-  process.stderr.write('usage: node scripts/gen-skills.mjs DIR [--skills N] [--files M] [--group G] [--seed S] [--sizes small|realistic] [--big BYTES]\n');
+  process.stderr.write('usage: node scripts/gen-skills.mjs DIR [--skills N] [--files M] [--group G] [--seed S] [--sizes small|realistic] [--big BYTES [--big-files K]]\n');
   process.exit(2);
 }
 const [dir] = positionals;
@@ -78,12 +80,14 @@ for (let s = 0; s < skills; s++) {
   if (pending.size >= 16) await Promise.race(pending);
 }
 await Promise.all(pending);
-if (values.big !== undefined) await writeBigSkill(Number(values.big));
+if (values.big !== undefined) {
+  for (let k = 1; k <= Number(values['big-files']); k++) await writeBigSkill(k === 1 ? 'big' : `big-${k}`, Number(values.big));
+}
 
-async function writeBigSkill(size) {
-  const root = join(dir, 'big');
+async function writeBigSkill(name, size) {
+  const root = join(dir, name);
   await mkdir(join(root, 'assets'), { recursive: true });
-  await writeFile(join(root, 'SKILL.md'), '---\nname: big\ndescription: One large binary file, for throughput benchmarks.\n---\n\n# big\n');
+  await writeFile(join(root, 'SKILL.md'), `---\nname: ${name}\ndescription: One large binary file, for throughput benchmarks.\n---\n\n# ${name}\n`);
   await writeFile(join(root, 'assets', 'big.bin'), binary(size));
   written += 2;
 }

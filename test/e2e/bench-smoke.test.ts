@@ -23,8 +23,8 @@ const BACKEND_ROWS = [
   ...CATALOGS.flatMap((catalog) => ['cold-seq', 'cold-par', 'warm-cat', 'warm-one', 'warm-after-restart', 'approved-view'].map((kind) => `${kind}/${catalog}`)),
   'ls-lR',
   'rss/listing',
-  'big-stdio',
-  'big-http',
+  // 16 MiB (1 MiB in the quick run): per transport and era, a new process's first large read and its second.
+  ...['big-stdio', 'big-http', 'big-http-legacy'].flatMap((kind) => [kind, `${kind}/second`]),
   'latency/stat/p50',
   'latency/stat/p99',
   'latency/cat/p50',
