@@ -11,7 +11,7 @@ import { ContentStore } from './content-store.js';
 import { DirectoryReads } from './directory-reads.js';
 import { Discovery } from './discovery.js';
 import { HeldEntries } from './held-entries.js';
-import type { NamespaceNode } from './namespace.js';
+import { childNames, type ChildNames, type NamespaceNode } from './namespace.js';
 import { PathObservations } from './path-observations.js';
 import { PathResolver } from './path-resolver.js';
 import { ServerLog } from './server-log.js';
@@ -140,6 +140,31 @@ export class ServerCatalog {
   /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */
   async lookup(path: string): Promise<CatalogNode> {
     const node = await this.nodeAt(path);
+    const known = this.knownStat(node);
+    if (known !== undefined) return known;
+    const facts = (node as Extract<NamespaceNode, { kind: 'file' }>).facts;
+    const content = await this.fetcher.contentFor(path, facts);
+    return { kind: 'file', uri: facts.uri, sizeBytes: content.bytes.length, digest: content.digest, verified: content.verified };
+  }
+
+  /**
+   * A directory's children as lookup gives them, from what is held (nothing asked, nothing
+   * fetched); a child whose size is known only from its content comes without a stat. `complete`:
+   * list would answer just these names now (no directory read is due). Undefined for no held
+   * directory, or one of more than `maxChildren` names (checked before any other work).
+   */
+  heldChildren(path: string, maxChildren = Number.POSITIVE_INFINITY): { complete: boolean; children: Array<{ name: string; stat: CatalogNode | undefined }> } | undefined {
+    const node = this.state.namespace.get(path);
+    if (node?.kind !== 'directory' || countOf(node.children) > maxChildren) return undefined;
+    const children = childNames(node.children).map((name) => {
+      const child = this.state.namespace.get(path === '' ? name : `${path}/${name}`);
+      return { name, stat: child === undefined ? undefined : this.knownStat(child) };
+    });
+    return { complete: !this.directories.shouldRead(path), children };
+  }
+
+  /** What lookup answers for `node` without fetching content; undefined when only its bytes can say its size. */
+  private knownStat(node: NamespaceNode): CatalogNode | undefined {
     if (node.kind === 'directory') return { kind: 'directory', uri: node.uri, sizeBytes: 0, digest: undefined, verified: false };
     const facts = node.facts;
     const observed = facts.digest === undefined ? this.store.freshUnverified(facts.uri) : undefined;
@@ -147,8 +172,7 @@ export class ServerCatalog {
       return { kind: 'file', uri: facts.uri, sizeBytes: facts.sizeBytes, digest: facts.digest ?? observed?.digest, verified: facts.digest !== undefined };
     }
     if (observed) return { kind: 'file', uri: facts.uri, sizeBytes: observed.sizeBytes, digest: observed.digest, verified: false };
-    const content = await this.fetcher.contentFor(path, facts);
-    return { kind: 'file', uri: facts.uri, sizeBytes: content.bytes.length, digest: content.digest, verified: content.verified };
+    return undefined;
   }
 
   /** readdir: names of the directory's children. */
@@ -215,4 +239,8 @@ export class ServerCatalog {
     this.discovery.refreshIfStale();
     return this.state.namespace.get(path) ?? (await this.resolver.resolve(path));
   }
+}
+
+function countOf(names: ChildNames): number {
+  return Array.isArray(names) ? names.length : names.size;
 }

@@ -23,11 +23,26 @@ export interface NodeAttributes {
  */
 export type ChangeListener = (prefix: string) => void | Promise<void>;
 
+/** A directory's children as the core holds them (FilesystemCore.readdirHeld). */
+export interface HeldListing {
+  complete: boolean;
+  children: Array<{ name: string; attributes: NodeAttributes | undefined }>;
+}
+
 /** The filesystem the FUSE edge serves. Every method may throw a SkillsMountError. */
 export interface FilesystemCore {
   getattr(path: string): Promise<NodeAttributes>;
   /** Names of the direct children (without "." and ".."). */
   readdir(path: string): Promise<string[]>;
+  /**
+   * What getattr of each child of a directory would answer, in readdir's order, as far as the core
+   * holds it without asking a server (attributes undefined: only the child's content can say).
+   * `complete`: the names are what readdir would answer now; otherwise readdir would ask the
+   * server and the names serve lookups only. Undefined when nothing is held, or more than
+   * `maxChildren` (checked first: a large directory costs nothing). Never fetches: an edge may
+   * call it ahead of the kernel's asking.
+   */
+  readdirHeld?(path: string, maxChildren: number): HeldListing | undefined;
   /** Opens a file for reading; the handle pins one verified version until release. */
   open(path: string): Promise<number>;
   /** Attributes of the version an open handle pins (fstat, and libfuse's cache check at open). */

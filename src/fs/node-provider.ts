@@ -20,6 +20,12 @@ export const LIVE_CACHE_SECONDS = 0;
 /** The approvals file is re-read at most every 100 ms: views of it are trusted for a second. */
 export const APPROVALS_CACHE_SECONDS = 1;
 
+/** What a view holds of a directory's children (NodeProvider.heldChildren). */
+export interface HeldChildren {
+  complete: boolean;
+  children: Array<{ name: string; stat: NodeStat | undefined }>;
+}
+
 /** A path as the view that serves it sees it. */
 export interface ViewPath {
   /** Below the view's root, without leading or trailing slashes ("" is the view's root itself). */
@@ -57,6 +63,13 @@ export interface NodeProvider {
   xattrs(at: ViewPath): Promise<Record<string, string>>;
   /** How long the kernel may reuse an answer about a node that stat found, when shorter than the edge's default. */
   cacheSeconds(at: ViewPath): number | undefined;
+  /**
+   * The directory's children with their stats (undefined: only its content can say) as far as the
+   * view holds them without asking anyone; `complete` when list would answer just these names now.
+   * Undefined when nothing is held, or when there are more than `maxChildren` (checked first).
+   * Optional: a view without it is simply asked each time.
+   */
+  heldChildren?(at: ViewPath, maxChildren: number): HeldChildren | undefined;
 }
 
 /** The error for opening a directory. */

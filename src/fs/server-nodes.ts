@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import type { KernelHold } from './kernel-hold.js';
 import { APPROVED_DIR } from './mount-layout.js';
-import { MOUNT_DIRECTORY, XATTR, bufferSource, isADirectory, type NodeProvider, type NodeStat, type OpenedFile, type ViewPath } from './node-provider.js';
+import { MOUNT_DIRECTORY, XATTR, bufferSource, isADirectory, type HeldChildren, type NodeProvider, type NodeStat, type OpenedFile, type ViewPath } from './node-provider.js';
 
 /** One server's full view, rooted at its label directory. */
 export class ServerNodes implements NodeProvider {
@@ -23,6 +23,10 @@ export class ServerNodes implements NodeProvider {
 
   async list(at: ViewPath): Promise<string[]> {
     return this.served(at).list(at.relative);
+  }
+
+  heldChildren(at: ViewPath, maxChildren: number): HeldChildren | undefined {
+    return this.served(at).heldChildren(at.relative, maxChildren);
   }
 
   async open(at: ViewPath): Promise<OpenedFile> {

@@ -5,7 +5,7 @@
 import { NoAttributeError, NotFoundError } from '../errors.js';
 import type { ApprovalLedger } from '../approvals/approval-ledger.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
-import type { ChangeListener, FilesystemCore, NodeAttributes } from './filesystem-core.js';
+import type { ChangeListener, FilesystemCore, HeldListing, NodeAttributes } from './filesystem-core.js';
 import { LRUCache } from 'lru-cache';
 import type { MountStatus } from './skills-json.js';
 import type { ByteSource } from './generated-document.js';
@@ -129,6 +129,19 @@ export class SkillsFilesystem implements FilesystemCore {
   async readdir(path: string): Promise<string[]> {
     const { provider, at } = this.resolve(path);
     return provider.list(at);
+  }
+
+  readdirHeld(path: string, maxChildren: number): HeldListing | undefined {
+    const { provider, at } = this.resolve(path);
+    // Only views whose answers hold for the edge's default time: what is pushed ahead is held that long.
+    if (provider.cacheSeconds(at) !== undefined) return undefined;
+    const held = provider.heldChildren?.(at, maxChildren);
+    if (held === undefined) return undefined;
+    const base = path === '/' ? '' : path;
+    return {
+      complete: held.complete,
+      children: held.children.map(({ name, stat }) => ({ name, attributes: stat && stat !== MOUNT_DIRECTORY ? this.attributes(`${base}/${name}`, stat) : undefined })),
+    };
   }
 
   async open(path: string): Promise<number> {

@@ -66,4 +66,33 @@ describe('directory reads', () => {
     // A SKILL.md the server does not call a skill is an ordinary file.
     expect((await catalog.read('acme/plain/SKILL.md')).verified).toBe(false);
   });
+
+  it('heldChildren gives what lookup would, from what is held: complete inside a manifest, names only where list would ask the server', async () => {
+    const { source, catalog } = setUp();
+    source.addSkill('acme/billing/refunds', { 'SKILL.md': skillMarkdown('refunds'), 'references/a.md': 'aa\n', 'references/b.md': 'bbbb\n' });
+    source.files.set('skill://acme/loose/notes.md', Buffer.from('notes\n'));
+    await catalog.refresh();
+    const asked = source.requests.length;
+    const shape = (path: string) => {
+      const held = catalog.heldChildren(path);
+      return held && { complete: held.complete, children: held.children.map(({ name, stat }) => [name, stat?.kind, stat?.sizeBytes, stat?.digest !== undefined]) };
+    };
+    expect(shape('acme/billing/refunds')).toEqual({
+      complete: true,
+      children: [
+        ['SKILL.md', 'file', skillMarkdown('refunds').length, true],
+        ['references', 'directory', 0, false],
+      ],
+    });
+    expect(shape('acme/billing/refunds/references')).toEqual({ complete: true, children: [['a.md', 'file', 3, true], ['b.md', 'file', 5, true]] });
+    // acme is outside any manifest: list would ask the server (directoryRead), so its names serve lookups only.
+    expect(shape('acme')).toEqual({ complete: false, children: [['billing', 'directory', 0, false]] });
+    // Nothing held: only a directory read could show acme/loose; a file is no directory.
+    expect(shape('acme/loose')).toBeUndefined();
+    expect(shape('acme/billing/refunds/SKILL.md')).toBeUndefined();
+    expect(source.requests.length).toBe(asked);
+    // What heldChildren says is what list and lookup say.
+    expect(await catalog.list('acme/billing/refunds/references')).toEqual(['a.md', 'b.md']);
+    expect((await catalog.lookup('acme/billing/refunds/references/b.md')).sizeBytes).toBe(5);
+  });
 });

@@ -7,7 +7,7 @@
 import { constants as fsConstants } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { LRUCache } from 'lru-cache';
-import type { FilesystemCore, NodeAttributes } from '../../fs/filesystem-core.js';
+import type { FilesystemCore, HeldListing, NodeAttributes } from '../../fs/filesystem-core.js';
 import type { Log } from '../../log.js';
 import type { AddonAnswers, OperationObserver } from '../operation-observer.js';
 import { Errno, errnoForDomainError } from '../errno.js';
@@ -16,7 +16,7 @@ import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon
 import { observeAddon } from './observed-addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
 import { VersionPins, type Pin } from './version-pins.js';
-import { PushedNames, type AddonTable } from './pushed-names.js';
+import { PushedNames, type AddonTable, type PushedDirectory } from './pushed-names.js';
 
 const { errno } = osConstants;
 const ENOSYS = errno.ENOSYS;
@@ -44,6 +44,8 @@ const READ_RETRY_WINDOW_MS = 50;
 const MAX_LISTINGS_PAGED = 64;
 /** How long the invalidations of one burst of changes are gathered before they are sent. */
 const CHANGE_BATCH_MS = 10;
+/** Names pushed ahead at a first lookup, its directory and held subdirectories together (a skill's folders, not a label of 10,000 skills). */
+const MAX_HELD_NAMES_PUSHED = 512;
 /** Names the addon keeps to answer lookups, getattrs and listings itself (about 190 bytes each: 12 MiB at the limit). */
 export const DEFAULT_ADDON_TABLE_ENTRIES = 65_536;
 
@@ -324,6 +326,8 @@ export class LowLevelEdge {
     }
     const node = this.table.lookedUp(parent, name, attributes.inode, attributes, this.options.owner);
     const timeouts = this.timeouts(node);
+    // Before the reply: the caller's next lookup in the directory (a sibling) finds it pushed.
+    this.pushHeldListing(mark, parent);
     if (!this.addon.replyEntry(this.session!, id, node.attrs, timeouts.entry, timeouts.attr)) {
       // Not delivered (interrupted, or unmounting): the kernel holds no reference to count.
       this.forget(node.ino, 1);
@@ -332,6 +336,53 @@ export class LowLevelEdge {
     // The next lookup of the name, and getattrs of both, are the addon's to answer; only answers
     // held for the default timeouts (every change to them is invalidated) are pushed.
     if (parent.cacheSeconds === undefined && node.cacheSeconds === undefined) this.pushed.entry(mark, parent, this.pushedFields(parent), name, this.pushedFields(node));
+  }
+
+  /**
+   * At the first lookup in a directory: what the core holds of it without asking a server (a
+   * skill's manifest, a listed tree) goes to the addon as a READDIRPLUS would give it, and so do
+   * its held subdirectories, depth first, up to MAX_HELD_NAMES_PUSHED names in all: the lookups of
+   * the other names there, and each complete listing, are then the addon's to answer. The work is
+   * synchronous, so a label of 10,000 skills is left to be pushed name by name.
+   */
+  private pushHeldListing(mark: number, directory: KernelNode): void {
+    if (!this.pushed.enabled || directory.cacheSeconds !== undefined || this.pushed.isResolved(directory.ino) || this.core.readdirHeld === undefined) return;
+    const parentFields = this.pushedFields(this.table.get(directory.parent) ?? directory);
+    this.pushHeld(mark, directory, this.pushedFields(directory), parentFields, MAX_HELD_NAMES_PUSHED);
+  }
+
+  /** One held directory's names (all of them, or none) and then its subdirectories'; returns the names left to push. */
+  private pushHeld(mark: number, directory: PushedDirectory, fields: Float64Array, parentFields: Float64Array, budget: number): number {
+    let held: HeldListing | undefined;
+    try {
+      held = this.core.readdirHeld!(directory.path, budget);
+    } catch {
+      return budget; // Only an optimization: the kernel's requests reach JS as before.
+    }
+    if (held === undefined) return budget;
+    let left = budget - held.children.length;
+    const names = ['.', '..', ...held.children.map((child) => child.name)];
+    const attrs = new Float64Array(names.length * ATTR_FIELDS);
+    attrs.set(fields, 0);
+    attrs.set(parentFields, ATTR_FIELDS);
+    const childFields = held.children.map(({ attributes }) => (attributes === undefined || attributes.cacheSeconds !== undefined ? namedOnly() : this.defaultFields(attributes)));
+    childFields.forEach((child, index) => attrs.set(child, (index + 2) * ATTR_FIELDS));
+    if (!this.pushed.names(mark, directory, held.complete, names, attrs)) return left;
+    for (const [index, { name, attributes }] of held.children.entries()) {
+      if (attributes?.kind !== 'directory' || attributes.cacheSeconds !== undefined || this.pushed.isResolved(attributes.inode)) continue;
+      const known = this.table.get(attributes.inode);
+      const child: PushedDirectory = known ?? { ino: attributes.inode, path: childPath(directory.path, name) };
+      left = this.pushHeld(mark, child, childFields[index]!, fields, left);
+    }
+    return left;
+  }
+
+  /** Attributes of a node the kernel has not been given yet, as pushed: with the default timeouts. */
+  private defaultFields(attributes: NodeAttributes): Float64Array {
+    const fields = encodeAttributes(attributes.inode, attributes, this.options.owner);
+    fields[ATTR.entryTimeoutSeconds] = this.options.entryTimeoutSeconds;
+    fields[ATTR.attrTimeoutSeconds] = this.options.attrTimeoutSeconds;
+    return fields;
   }
 
   /** A node's attributes as pushed to the addon: with its timeouts; listed only (mode 0) when they hold briefly. */

@@ -2,6 +2,7 @@
 // LOOKUP, GETATTR and READDIR(PLUS) of them are answered without JavaScript: which directories
 // hold pushed names, their removal before the kernel hears of a change, and the lookups the addon
 // answered from them, counted into the InodeTable. What to push is the edge's policy; no requests here.
+import { LRUCache } from 'lru-cache';
 import { ATTR_FIELDS, LOOKUP_FIELDS, type AddonLookups } from './addon.js';
 import type { InodeTable, KernelNode } from './inode-table.js';
 
@@ -12,9 +13,19 @@ export interface AddonTable {
   lookups(): AddonLookups | undefined;
 }
 
+/** A directory names are pushed for: one the kernel holds, or one pushed ahead of its first lookup. */
+export type PushedDirectory = Pick<KernelNode, 'ino' | 'path'>;
+
+/** Directories pushed ahead of the kernel's knowing them, kept at most: the oldest still unknown go. */
+const MAX_AHEAD_DIRECTORIES = 4_096;
+
 export class PushedNames {
   /** Directories whose names were pushed (some may have been evicted by the addon since), by inode. */
-  private readonly pushed = new Map<number, KernelNode>();
+  private readonly pushed = new Map<number, PushedDirectory>();
+  /** Of those, the ones pushed before the kernel looked them up (dropped once too many, if still unknown). */
+  private readonly ahead: LRUCache<number, true>;
+  /** Of those, the ones whose names were pushed together: a complete listing, or all the names the core held. */
+  private readonly resolved = new Set<number>();
   /** Bumped by every invalidation: what was resolved before one must not be pushed after it. */
   private invalidations = 0;
 
@@ -22,7 +33,24 @@ export class PushedNames {
   constructor(
     private readonly table: AddonTable | undefined,
     private readonly inodes: InodeTable,
-  ) {}
+  ) {
+    this.ahead = new LRUCache<number, true>({
+      max: MAX_AHEAD_DIRECTORIES,
+      dispose: (_, ino, reason) => {
+        if (reason === 'evict' && this.inodes.get(ino) === undefined) this.forgotten(ino);
+      },
+    });
+  }
+
+  /** Whether anything pushed reaches an addon table (else every request goes to JS). */
+  get enabled(): boolean {
+    return this.table !== undefined;
+  }
+
+  /** Whether the directory's names were pushed together (and not dropped since; the addon may have evicted them). */
+  isResolved(ino: number): boolean {
+    return this.resolved.has(ino);
+  }
 
   /** Taken before resolving what may be pushed; pass it to the push. */
   mark(): number {
@@ -39,13 +67,26 @@ export class PushedNames {
 
   /** A directory's complete listing, "." and ".." first (ATTR_FIELDS per name; mode 0: listed only). */
   listing(mark: number, directory: KernelNode, names: string[], attrs: Float64Array): void {
-    this.put(mark, directory, true, names, attrs);
+    if (this.put(mark, directory, true, names, attrs)) this.resolved.add(directory.ino);
+  }
+
+  /**
+   * Names of a directory resolved without the kernel asking, "." and ".." first: its complete
+   * listing when `complete`, else names for lookups only. The directory may be one the kernel
+   * has not looked up yet. Returns whether they were pushed.
+   */
+  names(mark: number, directory: PushedDirectory, complete: boolean, names: string[], attrs: Float64Array): boolean {
+    const known = this.inodes.get(directory.ino) !== undefined;
+    if (!this.put(mark, directory, complete, names, attrs)) return false;
+    this.resolved.add(directory.ino);
+    if (!known) this.ahead.set(directory.ino, true);
+    return true;
   }
 
   /** Before the kernel is told that names in `ino` (or its listing) changed. */
   dropDirectory(ino: number): void {
     this.invalidations++;
-    if (this.pushed.delete(ino)) this.table?.drop(ino);
+    this.forgotten(ino);
   }
 
   /**
@@ -57,15 +98,13 @@ export class PushedNames {
     const base = prefix === '/' ? '/' : `${prefix}/`;
     const parent = prefix === '/' ? '/' : prefix.slice(0, prefix.lastIndexOf('/')) || '/';
     for (const [ino, directory] of this.pushed) {
-      if (directory.path === prefix || directory.path.startsWith(base) || directory.path === parent) {
-        this.pushed.delete(ino);
-        this.table?.drop(ino);
-      }
+      if (directory.path === prefix || directory.path.startsWith(base) || directory.path === parent) this.forgotten(ino);
     }
   }
 
   /** The kernel forgot the directory: it asks nothing more in it, so its names go. */
   forgotten(ino: number): void {
+    this.resolved.delete(ino);
     if (this.pushed.delete(ino)) this.table?.drop(ino);
   }
 
@@ -84,10 +123,13 @@ export class PushedNames {
     }
   }
 
-  private put(mark: number, directory: KernelNode, whole: boolean, names: string[], attrs: Float64Array): void {
-    if (this.table === undefined || mark !== this.invalidations) return;
-    // Still the node the table holds (not forgotten while the answer was resolved).
-    if (this.inodes.get(directory.ino) !== directory) return;
-    if (this.table.put(directory.ino, whole, names, attrs)) this.pushed.set(directory.ino, directory);
+  private put(mark: number, directory: PushedDirectory, whole: boolean, names: string[], attrs: Float64Array): boolean {
+    if (this.table === undefined || mark !== this.invalidations) return false;
+    // Still the node the kernel holds (not forgotten while the answer was resolved), or one it does not know yet.
+    const known = this.inodes.get(directory.ino);
+    if (known !== undefined && known !== directory) return false;
+    if (!this.table.put(directory.ino, whole, names, attrs)) return false;
+    this.pushed.set(directory.ino, directory);
+    return true;
   }
 }
