@@ -2,15 +2,13 @@
 // node bench/workloads/big-only.mjs [--backends LIST] [--runs N] [--mib M] [--work-dir DIR]: the 16 MiB
 // rows on their own (npm run bench has them too): two large files through a new mount per run,
 // against a raw SDK client in a new process, per transport and era. Needs the built dist and /dev/fuse.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateCatalog, prepareCatalog } from '../lib/catalogs.mjs';
 import { describeMachine } from '../lib/machine.mjs';
-import { stopAllMounts } from '../lib/mount-child.mjs';
 import { BACKENDS } from '../lib/options.mjs';
 import { buildBigRows } from '../lib/report.mjs';
+import { standaloneDirs } from '../lib/standalone.mjs';
 import { renderTable } from '../lib/table.mjs';
 import { bigFiles, measureBigReads } from './big-file.mjs';
 
@@ -20,16 +18,7 @@ for (const backend of backends) if (!BACKENDS.includes(backend)) throw new Error
 const runs = Number(values.runs ?? 5);
 const sizeBytes = Number(values.mib ?? 16) * 1024 * 1024 - 4096;
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
-const parent = values['work-dir'] ?? '/dev/shm';
-await mkdir(parent, { recursive: true });
-const workDir = await mkdtemp(path.join(parent, 'skills-bench-big-'));
-const diskRoot = await mkdtemp(path.join(os.tmpdir(), 'skills-bench-big-disk-'));
-const cleanUp = async () => {
-  await stopAllMounts();
-  await rm(workDir, { recursive: true, force: true });
-  await rm(diskRoot, { recursive: true, force: true });
-};
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void cleanUp().finally(() => process.exit(130)));
+const { workDir, diskRoot, cleanUp } = await standaloneDirs('big', values['work-dir']);
 try {
   const dir = path.join(workDir, 'big-skill');
   await generateCatalog(dir, { skills: 0, big: sizeBytes, 'big-files': 2 });

@@ -3,16 +3,14 @@
 // trip rows on their own (npm run bench has them too): µs per stat with kernel timeouts 0, unpinned
 // against local disk, and pinned in both vCPU regimes against the pure-C floor, with the requests
 // per stat that reached JS. Needs the built dist, /dev/fuse, gcc and libfuse3-dev (the floor).
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateCatalog, prepareCatalog } from '../lib/catalogs.mjs';
 import { describeMachine } from '../lib/machine.mjs';
-import { stopAllMounts } from '../lib/mount-child.mjs';
 import { BACKENDS } from '../lib/options.mjs';
 import { buildRoundTripRows } from '../lib/report.mjs';
 import { median } from '../lib/stats.mjs';
+import { standaloneDirs } from '../lib/standalone.mjs';
 import { backendRow, renderTable } from '../lib/table.mjs';
 import { measureRoundTrip } from './round-trip.mjs';
 
@@ -21,16 +19,7 @@ const backends = (values.backends ?? 'libfuse3,libfuse3-no-table').split(',');
 for (const backend of backends) if (!BACKENDS.includes(backend)) throw new Error(`--backends: unknown ${backend} (of ${BACKENDS.join(', ')})`);
 const count = Number(values.count ?? 2_000);
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
-const parent = values['work-dir'] ?? '/dev/shm';
-await mkdir(parent, { recursive: true });
-const workDir = await mkdtemp(path.join(parent, 'skills-bench-round-trip-'));
-const diskRoot = await mkdtemp(path.join(os.tmpdir(), 'skills-bench-round-trip-disk-'));
-const cleanUp = async () => {
-  await stopAllMounts();
-  await rm(workDir, { recursive: true, force: true });
-  await rm(diskRoot, { recursive: true, force: true });
-};
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => void cleanUp().finally(() => process.exit(130)));
+const { workDir, diskRoot, cleanUp } = await standaloneDirs('round-trip', values['work-dir']);
 try {
   const dir = path.join(workDir, 'synthetic');
   await generateCatalog(dir, { skills: 20, files: 5, group: 10 });
