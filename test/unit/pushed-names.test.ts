@@ -260,3 +260,101 @@ describe('names pushed to the addon', () => {
     expect(await send(OPS.GETATTR, f[ATTR.ino]!)).toMatchObject({ kind: 'attr' });
   });
 });
+
+/**
+ * A core that holds /skill (a, sub/) and /skill/sub (x, y) without asking anyone, /open whose
+ * names serve lookups only (readdir would ask a server), and /wide, too large to push.
+ */
+function heldCore() {
+  let listener: ChangeListener | undefined;
+  const inodes: Record<string, number> = { '/': 1, '/skill': 10, '/skill/a': 11, '/skill/sub': 12, '/skill/sub/x': 13, '/skill/sub/y': 14, '/open': 20, '/open/p': 21, '/wide': 30 };
+  const attrs = (path: string): NodeAttributes => {
+    const inode = inodes[path] ?? (path.startsWith('/wide/') ? 1_000 + Number(path.slice(7)) : undefined);
+    if (inode === undefined) throw new NotFoundError(path);
+    const directory = ['/', '/skill', '/skill/sub', '/open', '/wide'].includes(path);
+    return { kind: directory ? 'directory' : 'file', sizeBytes: directory ? 0 : 7, mtimeMs: 1, inode };
+  };
+  const children: Record<string, string[]> = { '/': ['skill', 'open', 'wide'], '/skill': ['a', 'sub'], '/skill/sub': ['x', 'y'], '/open': ['p'], '/wide': Array.from({ length: 600 }, (_, i) => `n${i}`) };
+  const asked: Array<[string, number]> = [];
+  const core: FilesystemCore = {
+    getattr: async (path) => attrs(path),
+    readdir: async (path) => children[path] ?? [],
+    readdirHeld: (path, maxChildren) => {
+      asked.push([path, maxChildren]);
+      const names = children[path];
+      if (names === undefined || names.length > maxChildren) return undefined;
+      const base = path === '/' ? '' : path;
+      return { complete: path !== '/open', children: names.map((name) => ({ name, attributes: attrs(`${base}/${name}`) })) };
+    },
+    open: async () => 1,
+    fgetattr: () => attrs('/skill/a'),
+    read: () => Buffer.alloc(0),
+    release: () => undefined,
+    listxattr: async () => [],
+    getxattr: async () => Buffer.alloc(0),
+    onChange: (l) => void (listener = l),
+  };
+  return { core, asked, change: (prefix: string) => void listener?.(prefix) };
+}
+
+describe('held directories pushed at the first lookup in them', () => {
+  async function edgeOverHeld() {
+    const fake = heldCore();
+    const table = tableAddon();
+    const edge = new LowLevelEdge(table.addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: S_IFDIR | 0o500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: 1_000 }, await fake.core.getattr('/'));
+    edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
+    let id = 0;
+    const lookup = async (parent: number, name: string) => {
+      const requestId = ++id;
+      (edge.handle as RequestHandler)(OPS.LOOKUP, requestId, parent, 0, 0, 0, name);
+      await settle();
+      return (table.replies.get(requestId)!.value as number[])[ATTR.ino]!;
+    };
+    return { fake, ...table, lookup };
+  }
+
+  it('pushes the directory and its held subdirectories, complete where readdir would answer just those names, before the reply', async () => {
+    const { lookup, held, events } = await edgeOverHeld();
+    await lookup(1, 'skill');
+    // The root is held too (complete), pushed with its held subdirectories; /wide is over the bound.
+    expect([...held.get(10)!.names.keys()]).toEqual(['.', '..', 'a', 'sub']);
+    expect(held.get(10)!.whole).toBe(true);
+    expect(held.get(12)!.whole, 'sub, which the kernel has not looked up yet').toBe(true);
+    expect([...held.get(12)!.names.keys()]).toEqual(['.', '..', 'x', 'y']);
+    expect(held.get(12)!.names.get('..')?.[ATTR.ino]).toBe(10);
+    expect(held.get(12)!.names.get('x')?.slice(ATTR.ino, ATTR.size + 1)).toEqual([13, 0o100400, 1, 1, 1, 7]);
+    expect(held.get(20)!.whole, '/open: names for lookups only').toBe(false);
+    expect([...held.get(20)!.names.keys()]).toEqual(['.', '..', 'p']);
+    expect(held.has(30)).toBe(false);
+    // The pushes came before the reply: the first event is a put, none follows for the same directories.
+    expect(events[0]).toMatch(/^put 1 whole /);
+  });
+
+  it('asks with the bound and stops at it: a directory over it costs a size check at each lookup, and is pushed name by name', async () => {
+    const { lookup, held, fake } = await edgeOverHeld();
+    await lookup(1, 'wide');
+    const wide = fake.asked.filter(([path]) => path === '/wide');
+    expect(wide.length).toBeGreaterThan(0);
+    for (const [, maxChildren] of wide) expect(maxChildren).toBeLessThanOrEqual(512);
+    await lookup(30, 'n5');
+    expect([...held.get(30)!.names.keys()]).toEqual(['.', 'n5']);
+    expect(held.get(30)!.whole).toBe(false);
+  });
+
+  it('asks once per directory until a change drops it, and a change drops what was pushed ahead before the kernel is told', async () => {
+    const { lookup, held, fake, events } = await edgeOverHeld();
+    await lookup(1, 'skill');
+    const asked = fake.asked.length;
+    await lookup(10, 'a');
+    expect(fake.asked.length, 'skill was pushed with the root: nothing asked again').toBe(asked);
+    events.length = 0;
+    fake.change('/skill');
+    expect(held.has(12), 'sub, pushed ahead, dropped at once').toBe(false);
+    expect(held.has(10)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const firstNotify = events.findIndex((event) => event.startsWith('notify'));
+    expect(events.slice(0, Math.max(0, firstNotify))).toEqual(expect.arrayContaining(['drop 12', 'drop 10']));
+    await lookup(10, 'a');
+    expect(held.get(10)?.whole, 'pushed again at the next lookup').toBe(true);
+  });
+});
