@@ -37,7 +37,8 @@ export interface LockHolder {
   /** The fourth line: why a short-lived lock was taken (e.g. "prune"); undefined for a daemon's lock. */
   purpose: string | undefined;
   ino: number;
-  ageMs: number;
+  /** The lock file's mtime: when it was taken or last touched. */
+  mtimeMs: number;
   /** The boot of the kernel the holder ran under; undefined in a lock from an older skills-mount or from a system without /proc. */
   bootId: string | undefined;
   /** The inode of the holder's pid namespace, which its pid counts in. */
@@ -124,7 +125,7 @@ export async function tryLock(
  */
 export function lockHeldBy(holder: LockHolder): string | undefined {
   const pid = holder.pid;
-  if (pid === undefined) return holder.ageMs < LOCK_SETTLE_MS ? 'a process still writing its pid' : undefined;
+  if (pid === undefined) return Date.now() - holder.mtimeMs < LOCK_SETTLE_MS ? 'a process still writing its pid' : undefined;
   const here = localProcess();
   if (here === undefined || holder.bootId === undefined || holder.pidNamespace === undefined || holder.startTicks === undefined) return heldByPidAndHost(holder, pid);
   if (holder.bootId !== here.bootId) {
@@ -167,7 +168,7 @@ export async function readLock(lockPath: string): Promise<LockHolder | undefined
     token: undefined,
     purpose: undefined,
     ino: stats.ino,
-    ageMs: Date.now() - stats.mtimeMs,
+    mtimeMs: stats.mtimeMs,
     bootId: undefined,
     pidNamespace: undefined,
     startTicks: undefined,

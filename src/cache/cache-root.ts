@@ -95,7 +95,8 @@ export async function readSubtreeFacts(subtreePath: string, key: string, isLabel
   const record = await readSubtreeRecord(subtreePath);
   const holder = await readLock(path.join(subtreePath, LOCK_NAME));
   const live = holder !== undefined && lockHeldBy(holder) !== undefined;
-  const lockMtimeMs = holder === undefined ? 0 : Date.now() - holder.ageMs;
+  // The mtime itself, not now minus an age: two reads of one subtree must agree.
+  const lockMtimeMs = holder?.mtimeMs ?? 0;
   let bytes = record?.bytes;
   if (bytes === undefined) {
     bytes = 0;
