@@ -6,14 +6,14 @@
   "targets": [
     {
       "target_name": "skills_fuse",
-      "sources": ["skills_fuse.c", "entry_table.c"],
+      "sources": ["skills_fuse.c", "entry_table.c", "verified_copy.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "<!@(pkg-config --cflags fuse3)"],
       "ldflags": ["-Wl,--version-script=<(module_root_dir)/libfuse3.map"],
       "conditions": [
         ["fuse_static==1", {
           "libraries": ["<!(pkg-config --variable=libdir fuse3)/libfuse3.a", "-lpthread", "-ldl"]
         }, {
-          "libraries": ["<!@(pkg-config --libs fuse3)"]
+          "libraries": ["<!@(pkg-config --libs fuse3)", "-ldl"]
         }],
         ["sanitize==1", {
           "cflags": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g", "-O1"],

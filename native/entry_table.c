@@ -149,6 +149,7 @@ static void unindex_entry(struct entry_table *t, struct table_entry *e) {
 static void remove_dir(struct entry_table *t, struct table_dir *d) {
   for (uint32_t i = 0; i < d->count; i++) {
     unindex_entry(t, d->entries[i]);
+    free(d->entries[i]->copy);
     free(d->entries[i]);
   }
   t->entries -= d->count;
@@ -183,6 +184,7 @@ static struct table_entry *append(struct entry_table *t, struct table_dir *d, co
   if (e == NULL) return NULL;
   e->parent = d->ino;
   e->dir = d;
+  e->copy = NULL;
   memcpy(e->attrs, attrs, sizeof e->attrs);
   memcpy(e->name, name, length);
   d->entries[d->count++] = e;
@@ -244,6 +246,20 @@ void table_set_limit(struct entry_table *t, size_t entries) {
 }
 
 int table_put(struct entry_table *t, uint64_t dir, int whole, uint32_t count, const char *const *names, const double *attrs) {
+  return table_put_copies(t, dir, whole, count, names, attrs, NULL, NULL);
+}
+
+/** Gives `e` the copy (or none), replacing what it had; -1 when out of memory. */
+static int set_copy(struct table_entry *e, const char *copy, const unsigned char *digest) {
+  free(e->copy);
+  e->copy = NULL;
+  if (copy == NULL) return 0;
+  if ((e->copy = strdup(copy)) == NULL) return -1;
+  memcpy(e->digest, digest, TABLE_DIGEST_BYTES);
+  return 0;
+}
+
+int table_put_copies(struct entry_table *t, uint64_t dir, int whole, uint32_t count, const char *const *names, const double *attrs, const char *const *copies, const unsigned char *digests) {
   if (t->limit == 0) return 0;
   struct table_dir *d = dir_find(t, dir);
   if (d != NULL && whole) {
@@ -264,6 +280,9 @@ int table_put(struct entry_table *t, uint64_t dir, int whole, uint32_t count, co
       if (!whole && !is_dot(names[i])) d->whole = 0;
       if ((e = append(t, d, names[i], fields)) == NULL) goto failed;
     }
+    // Only a file with attributes is opened: the kernel opens what it looked up.
+    const char *copy = copies != NULL && has_attrs(e) ? copies[i] : NULL;
+    if (set_copy(e, copy, copy != NULL ? digests + (size_t)i * TABLE_DIGEST_BYTES : NULL) != 0) goto failed;
     if (index_entry(t, e) != 0) goto failed;
   }
   if (whole) d->whole = 1;

@@ -15,11 +15,18 @@ enum { A_INO, A_MODE, A_NLINK, A_UID, A_GID, A_SIZE, A_MTIME_MS, A_ENTRY_S, A_AT
 
 struct table_dir;
 
+/** Bytes of a SHA-256 digest. */
+#define TABLE_DIGEST_BYTES 32
+
 /** One name in a pushed directory. Mode 0: listed only (READDIR shows it; LOOKUP/GETATTR go to JS). */
 struct table_entry {
   uint64_t parent;
   struct table_dir *dir;
   double attrs[A_FIELDS];
+  // A file JS allowed the addon to open itself: the path of a copy of its version (on local disk),
+  // to be read whole and hashed to `digest` on every open (never trusted as it is); NULL: none.
+  char *copy;
+  unsigned char digest[TABLE_DIGEST_BYTES];
   char name[];
 };
 
@@ -57,6 +64,11 @@ void table_set_limit(struct entry_table *t, size_t entries);
  * of memory (the directory is then dropped: a missing entry only sends the request to JS).
  */
 int table_put(struct entry_table *t, uint64_t dir, int whole, uint32_t count, const char *const *names, const double *attrs);
+/**
+ * The same, where name i may come with the path of a copy of its version (copies[i], NULL: none)
+ * and that version's digest (digests + i * TABLE_DIGEST_BYTES). copies NULL: none has one.
+ */
+int table_put_copies(struct entry_table *t, uint64_t dir, int whole, uint32_t count, const char *const *names, const double *attrs, const char *const *copies, const unsigned char *digests);
 /** Drops the directory's entries; 1 if there were any. */
 int table_drop(struct entry_table *t, uint64_t dir);
 /** The entry named `name` in `parent` with attributes, or NULL. Marks the directory used. */

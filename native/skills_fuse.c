@@ -18,6 +18,7 @@
 #include <node_api.h>
 
 #include "entry_table.h"
+#include "verified_copy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,7 +75,8 @@ struct request {
   unsigned capable, want; // OP_INIT
 };
 
-// An inode whose opens are answered here with JS's fh and flags, and whose handles are counted.
+// An inode whose opens are answered here with JS's fh and flags, and whose handles are counted;
+// or (in the copies set) one whose version the addon read from a local copy itself.
 struct counted {
   uint64_t ino; // 0: an empty cell
   uint64_t fh;
@@ -88,6 +90,15 @@ struct counted {
   size_t length;
   napi_ref ref;
 };
+
+/** Counted inodes: open addressing by ino, linear probing, capacity a power of 2. */
+struct counted_set {
+  struct counted *cells;
+  size_t count, cap;
+};
+
+// The fh of a handle on a copy the addon read: JS's handles are below 2^53, so this bit tells them apart.
+#define COPY_FH (1ull << 62)
 
 struct slot {
   fuse_req_t req;
@@ -124,11 +135,14 @@ struct session {
   int jobs_stop;
   uint64_t notifications;
   unsigned want_on, want_off, max_background;
-  pthread_mutex_t counted_lock; // counted, ncounted, counted_cap and the two tallies
-  struct counted *counted;      // open addressing by ino, linear probing, capacity a power of 2
-  size_t ncounted, counted_cap;
+  pthread_mutex_t counted_lock; // both sets, the copies' bytes and bounds, and the tallies
+  struct counted_set counted;   // JS's prepared answers
+  // Versions the addon read from the local copies JS pushed with their names (entry_table.h), each
+  // kept while a kernel handle holds it. Bounded by JS's copyLimits (0: the addon opens nothing).
+  struct counted_set copies;
+  size_t copy_bytes, copy_limit_bytes, copy_file_limit_bytes;
   uint32_t next_gen;
-  uint64_t opens_answered, releases_answered, reads_answered;
+  uint64_t opens_answered, releases_answered, reads_answered, copy_opens, copy_refusals;
   // The names and attributes JS pushed. A reply from them is sent with the lock held, so JS's
   // tableDrop (made before it queues the kernel's invalidation) waits for it: the kernel gets
   // such a reply before it is told to drop it.
@@ -282,53 +296,53 @@ static void *notifier_main(void *arg) {
 // keeps the entry until its release, which is forwarded as OP_DRAINED so JS releases the
 // version at that moment. JS holds one reference for the entry's whole life.
 
-static size_t counted_cell(const struct session *s, uint64_t ino) {
-  size_t mask = s->counted_cap - 1;
+static size_t counted_cell(const struct counted_set *set, uint64_t ino) {
+  size_t mask = set->cap - 1;
   size_t i = (size_t)(ino * 0x9E3779B97F4A7C15ull) & mask;
-  while (s->counted[i].ino != 0 && s->counted[i].ino != ino) i = (i + 1) & mask;
+  while (set->cells[i].ino != 0 && set->cells[i].ino != ino) i = (i + 1) & mask;
   return i;
 }
 
 /** The entry of `ino`, or NULL. Call with counted_lock held. */
-static struct counted *counted_find(struct session *s, uint64_t ino) {
-  if (s->counted_cap == 0 || ino == 0) return NULL;
-  struct counted *c = &s->counted[counted_cell(s, ino)];
+static struct counted *counted_find(struct counted_set *set, uint64_t ino) {
+  if (set->cap == 0 || ino == 0) return NULL;
+  struct counted *c = &set->cells[counted_cell(set, ino)];
   return c->ino == ino ? c : NULL;
 }
 
 /** A new entry for `ino` (not present), or NULL when out of memory. Call with counted_lock held. */
-static struct counted *counted_add(struct session *s, uint64_t ino) {
-  if ((s->ncounted + 1) * 2 > s->counted_cap) {
-    size_t cap = s->counted_cap ? s->counted_cap * 2 : 256;
-    struct counted *old = s->counted, *cells = calloc(cap, sizeof *cells);
+static struct counted *counted_add(struct session *s, struct counted_set *set, uint64_t ino) {
+  if ((set->count + 1) * 2 > set->cap) {
+    size_t cap = set->cap ? set->cap * 2 : 256;
+    struct counted *old = set->cells, *cells = calloc(cap, sizeof *cells);
     if (cells == NULL) return NULL;
-    size_t old_cap = s->counted_cap;
-    s->counted = cells;
-    s->counted_cap = cap;
+    size_t old_cap = set->cap;
+    set->cells = cells;
+    set->cap = cap;
     for (size_t i = 0; i < old_cap; i++) {
-      if (old[i].ino != 0) s->counted[counted_cell(s, old[i].ino)] = old[i];
+      if (old[i].ino != 0) set->cells[counted_cell(set, old[i].ino)] = old[i];
     }
     free(old);
   }
-  struct counted *c = &s->counted[counted_cell(s, ino)];
+  struct counted *c = &set->cells[counted_cell(set, ino)];
   if (++s->next_gen == 0) s->next_gen = 1;
   *c = (struct counted){.ino = ino, .gen = s->next_gen};
-  s->ncounted++;
+  set->count++;
   return c;
 }
 
 /** Removes an entry, shifting back the cells its probe sequence covered. Call with counted_lock held. */
-static void counted_remove(struct session *s, struct counted *c) {
-  size_t mask = s->counted_cap - 1;
-  size_t hole = (size_t)(c - s->counted);
-  s->counted[hole].ino = 0;
-  s->ncounted--;
-  for (size_t i = (hole + 1) & mask; s->counted[i].ino != 0; i = (i + 1) & mask) {
-    size_t home = (size_t)(s->counted[i].ino * 0x9E3779B97F4A7C15ull) & mask;
+static void counted_remove(struct counted_set *set, struct counted *c) {
+  size_t mask = set->cap - 1;
+  size_t hole = (size_t)(c - set->cells);
+  set->cells[hole].ino = 0;
+  set->count--;
+  for (size_t i = (hole + 1) & mask; set->cells[i].ino != 0; i = (i + 1) & mask) {
+    size_t home = (size_t)(set->cells[i].ino * 0x9E3779B97F4A7C15ull) & mask;
     // Move the cell back when the hole lies on its way from home (cyclically) to where it is.
     if (((i - home) & mask) >= ((i - hole) & mask)) {
-      s->counted[hole] = s->counted[i];
-      s->counted[i].ino = 0;
+      set->cells[hole] = set->cells[i];
+      set->cells[i].ino = 0;
       hole = i;
     }
   }
@@ -337,7 +351,7 @@ static void counted_remove(struct session *s, struct counted *c) {
 /** An open of `ino` answered here, when JS prepared one: fills `fi`, counts the handle. */
 static int counted_open(struct session *s, uint64_t ino, struct fuse_file_info *fi) {
   pthread_mutex_lock(&s->counted_lock);
-  struct counted *c = counted_find(s, ino);
+  struct counted *c = counted_find(&s->counted, ino);
   int answered = c != NULL && !c->retired;
   if (answered) {
     c->opens++;
@@ -357,7 +371,7 @@ static int counted_open(struct session *s, uint64_t ino, struct fuse_file_info *
  */
 static int counted_release(struct session *s, uint64_t ino, uint64_t fh, uint32_t *drained, napi_ref *ref) {
   pthread_mutex_lock(&s->counted_lock);
-  struct counted *c = counted_find(s, ino);
+  struct counted *c = counted_find(&s->counted, ino);
   int ours = c != NULL && c->fh == fh && c->opens > 0;
   *drained = 0;
   *ref = NULL;
@@ -367,7 +381,7 @@ static int counted_release(struct session *s, uint64_t ino, uint64_t fh, uint32_
     if (c->opens == 0 && c->retired) {
       *drained = c->gen;
       *ref = c->ref;
-      counted_remove(s, c);
+      counted_remove(&s->counted, c);
     }
   }
   pthread_mutex_unlock(&s->counted_lock);
@@ -377,7 +391,7 @@ static int counted_release(struct session *s, uint64_t ino, uint64_t fh, uint32_
 /** A read of a counted handle whose bytes JS handed over, answered here (1); 0: not one of those. */
 static int counted_read(struct session *s, fuse_req_t req, uint64_t ino, uint64_t fh, off_t off, size_t size) {
   pthread_mutex_lock(&s->counted_lock);
-  struct counted *c = counted_find(s, ino);
+  struct counted *c = counted_find(&s->counted, ino);
   int ours = c != NULL && c->fh == fh && c->ref != NULL;
   if (ours) {
     size_t from = off <= 0 ? 0 : (size_t)off > c->length ? c->length : (size_t)off;
@@ -388,6 +402,113 @@ static int counted_read(struct session *s, fuse_req_t req, uint64_t ino, uint64_
   }
   pthread_mutex_unlock(&s->counted_lock);
   return ours;
+}
+
+// ---- opens of local copies: read, hashed and answered here, on every open ----------------------
+// JS pushes with a file's name the path of a local copy of its version and the version's digest,
+// for the files its policy lets the addon open (pushed-names.ts). An open of such an inode with no
+// answer JS prepared reads the copy whole and checks its SHA-256 before a byte is served (on every
+// open: the copy is on a disk the user's other programs can write), then answers it, its reads
+// and its release here; handles open together share the bytes, freed at the last release. A copy
+// that does not verify is JS's: the open goes there, which reads it, logs why and discards it.
+
+/** Releases a handle on a copy: 1 if it was one. Call with counted_lock held. */
+static int copy_release_locked(struct session *s, uint64_t ino, uint64_t fh) {
+  struct counted *c = counted_find(&s->copies, ino);
+  if (c == NULL || c->fh != fh || c->opens == 0) return 0;
+  s->releases_answered++;
+  if (--c->opens == 0) {
+    free((void *)c->bytes);
+    s->copy_bytes -= c->length;
+    counted_remove(&s->copies, c);
+  }
+  return 1;
+}
+
+static int copy_release(struct session *s, uint64_t ino, uint64_t fh) {
+  pthread_mutex_lock(&s->counted_lock);
+  int ours = copy_release_locked(s, ino, fh);
+  pthread_mutex_unlock(&s->counted_lock);
+  return ours;
+}
+
+/** Answers the open (the handle counted already); uncounts it when the open was interrupted meanwhile. */
+static void copy_reply_open(struct session *s, fuse_req_t req, uint64_t ino, uint64_t fh) {
+  struct fuse_file_info fi;
+  memset(&fi, 0, sizeof fi);
+  fi.fh = fh;
+  fi.keep_cache = 1; // one inode is one version: its bytes never change
+  if (fuse_reply_open(req, &fi) == -ENOENT) copy_release(s, ino, fh);
+}
+
+/** An open of `ino` answered from a local copy (1), or 0: JS's (no copy pushed, over the bounds, or it did not verify). */
+static int copy_open(struct session *s, fuse_req_t req, uint64_t ino) {
+  char *path = NULL;
+  unsigned char digest[TABLE_DIGEST_BYTES];
+  size_t size = 0;
+  uint64_t shared = 0;
+  pthread_mutex_lock(&s->table_lock);
+  const struct table_entry *e = s->table ? table_find_ino(s->table, ino) : NULL;
+  if (e != NULL && e->copy != NULL) {
+    pthread_mutex_lock(&s->counted_lock);
+    struct counted *c = counted_find(&s->copies, ino);
+    size = (size_t)e->attrs[A_SIZE];
+    if (c != NULL) {
+      // Still named in the table (no change dropped it): a handle open on the same version shares its bytes.
+      c->opens++;
+      shared = c->fh;
+      s->copy_opens++;
+    } else if (size <= s->copy_file_limit_bytes && s->copy_bytes + size <= s->copy_limit_bytes) {
+      memcpy(digest, e->digest, sizeof digest);
+      path = strdup(e->copy);
+    }
+    pthread_mutex_unlock(&s->counted_lock);
+  }
+  pthread_mutex_unlock(&s->table_lock);
+  if (shared) {
+    copy_reply_open(s, req, ino, shared);
+    return 1;
+  }
+  if (path == NULL) return 0;
+  // Read and hashed with no lock held: JS's table calls never wait on the disk.
+  unsigned char *bytes;
+  enum copy_result result = copy_read(path, size, digest, &bytes);
+  free(path);
+  pthread_mutex_lock(&s->counted_lock);
+  // Only this thread adds copies: none appeared for `ino` meanwhile.
+  struct counted *c = result == COPY_OK ? counted_add(s, &s->copies, ino) : NULL;
+  uint64_t fh = 0;
+  if (c != NULL) {
+    fh = COPY_FH | c->gen;
+    c->fh = fh;
+    c->opens = 1;
+    c->bytes = bytes;
+    c->length = size;
+    s->copy_bytes += size;
+    s->copy_opens++;
+  } else {
+    if (result != COPY_NO_MEMORY) s->copy_refusals++;
+    free(bytes);
+  }
+  pthread_mutex_unlock(&s->counted_lock);
+  if (c == NULL) return 0;
+  copy_reply_open(s, req, ino, fh);
+  return 1;
+}
+
+/** A read of a handle on a copy, answered from its bytes. */
+static void copy_read_reply(struct session *s, fuse_req_t req, uint64_t ino, uint64_t fh, off_t off, size_t size) {
+  pthread_mutex_lock(&s->counted_lock);
+  struct counted *c = counted_find(&s->copies, ino);
+  if (c != NULL && c->fh == fh) {
+    size_t from = off <= 0 ? 0 : (size_t)off > c->length ? c->length : (size_t)off;
+    size_t n = c->length - from < size ? c->length - from : size;
+    fuse_reply_buf(req, (const char *)c->bytes + from, n);
+    s->reads_answered++;
+  } else {
+    fuse_reply_err(req, EBADF); // the kernel reads only handles it holds
+  }
+  pthread_mutex_unlock(&s->counted_lock);
 }
 
 // ---- directory replies: one encoder, for JS's replyDirectory and the table's listings --------
@@ -625,9 +746,14 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     }
     return;
   }
+  if ((fi->flags & O_ACCMODE) == O_RDONLY && (fi->flags & O_TRUNC) == 0 && copy_open(s, req, ino)) return;
   forward(req, OP_OPEN, ino, NULL, 0, fi->flags, 0);
 }
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  if (fi->fh & COPY_FH) {
+    copy_read_reply(fuse_req_userdata(req), req, ino, fi->fh, off, size);
+    return;
+  }
   if (counted_read(fuse_req_userdata(req), req, ino, fi->fh, off, size)) return;
   forward(req, OP_READ, ino, NULL, fi->fh, off, size);
 }
@@ -635,6 +761,11 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
   struct session *s = fuse_req_userdata(req);
   uint32_t drained;
   napi_ref ref;
+  if (fi->fh & COPY_FH) {
+    copy_release(s, ino, fi->fh);
+    fuse_reply_err(req, 0);
+    return;
+  }
   if (counted_release(s, ino, fi->fh, &drained, &ref)) {
     fuse_reply_err(req, 0);
     if (drained) post_drained(s, ino, fi->fh, drained, ref);
@@ -752,7 +883,8 @@ static void session_unref(struct session *s) {
   pthread_mutex_destroy(&s->table_lock);
   pthread_cond_destroy(&s->jobs_cond);
   table_free(s->table);
-  free(s->counted);
+  free(s->counted.cells);
+  free(s->copies.cells);
   free(s->slots);
   free(s->free_list);
   free(s);
@@ -1040,11 +1172,17 @@ static napi_value js_unmount(napi_env env, napi_callback_info info) {
   close(s->wake_fd);
   // No session thread is left to read any entry's bytes: their references go.
   pthread_mutex_lock(&s->counted_lock);
-  for (size_t i = 0; i < s->counted_cap; i++) {
-    if (s->counted[i].ino != 0 && s->counted[i].ref != NULL) napi_delete_reference(env, s->counted[i].ref);
+  for (size_t i = 0; i < s->counted.cap; i++) {
+    if (s->counted.cells[i].ino != 0 && s->counted.cells[i].ref != NULL) napi_delete_reference(env, s->counted.cells[i].ref);
   }
-  if (s->counted_cap) memset(s->counted, 0, s->counted_cap * sizeof *s->counted);
-  s->ncounted = 0;
+  if (s->counted.cap) memset(s->counted.cells, 0, s->counted.cap * sizeof *s->counted.cells);
+  s->counted.count = 0;
+  for (size_t i = 0; i < s->copies.cap; i++) {
+    if (s->copies.cells[i].ino != 0) free((void *)s->copies.cells[i].bytes);
+  }
+  if (s->copies.cap) memset(s->copies.cells, 0, s->copies.cap * sizeof *s->copies.cells);
+  s->copies.count = 0;
+  s->copy_bytes = 0;
   pthread_mutex_unlock(&s->counted_lock);
   // Nobody is left to answer from it, nor a kernel to count lookups.
   pthread_mutex_lock(&s->table_lock);
@@ -1159,8 +1297,8 @@ static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
   bool answer_later;
   napi_get_value_bool(env, argv[5], &answer_later);
   pthread_mutex_lock(&s->counted_lock);
-  struct counted *c = counted_find(s, ino);
-  if (c == NULL && (c = counted_add(s, ino)) != NULL) {
+  struct counted *c = counted_find(&s->counted, ino);
+  if (c == NULL && (c = counted_add(s, &s->counted, ino)) != NULL) {
     c->fh = fh;
     c->flags = flags;
     c->retired = 1;
@@ -1205,14 +1343,14 @@ static napi_value js_retire_opens(napi_env env, napi_callback_info info) {
   if (!get_args(env, info, 2, argv, &s)) return NULL;
   uint64_t ino = (uint64_t)double_arg(env, argv[1]);
   pthread_mutex_lock(&s->counted_lock);
-  struct counted *c = counted_find(s, ino);
+  struct counted *c = counted_find(&s->counted, ino);
   uint32_t open = 0;
   napi_ref ref = NULL;
   if (c != NULL) {
     open = s->closed ? 0 : c->opens;
     if (open == 0) {
       ref = c->ref;
-      counted_remove(s, c);
+      counted_remove(&s->counted, c);
     } else {
       c->retired = 1;
     }
@@ -1335,39 +1473,88 @@ static napi_value js_table_limit(napi_env env, napi_callback_info info) {
   return boolean(env, set);
 }
 
+/** Copies the string at `array`[i] into a new allocation (*out; NULL for undefined or null when `optional`); 0 on failure. */
+static int string_element(napi_env env, napi_value array, uint32_t i, int optional, char **out) {
+  napi_value item;
+  napi_valuetype kind;
+  size_t length;
+  *out = NULL;
+  if (napi_get_element(env, array, i, &item) != napi_ok || napi_typeof(env, item, &kind) != napi_ok) return 0;
+  if (optional && (kind == napi_undefined || kind == napi_null)) return 1;
+  return napi_get_value_string_utf8(env, item, NULL, 0, &length) == napi_ok && (*out = malloc(length + 1)) != NULL &&
+         napi_get_value_string_utf8(env, item, *out, length + 1, &length) == napi_ok;
+}
+
 // tablePut(session, dir, whole, names: string[], attrs: Float64Array (A_FIELDS per name,
-// timeouts included; mode 0: listed only)) -> false when nothing was kept (unmounted, out of
-// memory). whole: the complete listing, "." and ".." first, replacing what the table held.
+// timeouts included; mode 0: listed only)[, copies: (string | undefined)[], digests: Uint8Array
+// (32 bytes per name)]) -> false when nothing was kept (unmounted, out of memory). whole: the
+// complete listing, "." and ".." first, replacing what the table held. copies: per name, the path
+// of a local copy of the file's version the addon may open, read whole and hash to its digest.
 static napi_value js_table_put(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
+  napi_value argv[7];
   struct session *s;
   double *a;
   size_t n;
-  if (!get_args(env, info, 5, argv, &s) || !attrs_arg(env, argv[4], &a, &n)) return NULL;
+  if (!get_args_between(env, info, 5, 7, argv, &s) || !attrs_arg(env, argv[4], &a, &n)) return NULL;
   uint32_t count;
   if (napi_get_array_length(env, argv[3], &count) != napi_ok || (size_t)count * A_FIELDS > n) {
     napi_throw_range_error(env, NULL, "names and attributes disagree");
     return NULL;
   }
+  napi_valuetype copies_kind;
+  napi_typeof(env, argv[5], &copies_kind);
+  int with_copies = copies_kind != napi_undefined;
+  const unsigned char *digests = NULL;
+  if (with_copies) {
+    uint32_t copies_count;
+    napi_typedarray_type type;
+    size_t digest_bytes;
+    void *data;
+    if (napi_get_array_length(env, argv[5], &copies_count) != napi_ok || copies_count != count ||
+        napi_get_typedarray_info(env, argv[6], &type, &digest_bytes, &data, NULL, NULL) != napi_ok || type != napi_uint8_array ||
+        digest_bytes != (size_t)count * TABLE_DIGEST_BYTES) {
+      napi_throw_range_error(env, NULL, "names, copies and digests disagree");
+      return NULL;
+    }
+    digests = data;
+  }
   if (s->closed) return boolean(env, 0);
   bool whole;
   napi_get_value_bool(env, argv[2], &whole);
   char **names = calloc(count ? count : 1, sizeof *names);
-  int ok = names != NULL;
+  char **copies = with_copies ? calloc(count ? count : 1, sizeof *copies) : NULL;
+  int ok = names != NULL && (!with_copies || copies != NULL);
   for (uint32_t i = 0; ok && i < count; i++) {
-    napi_value item;
-    size_t length;
-    ok = napi_get_element(env, argv[3], i, &item) == napi_ok && napi_get_value_string_utf8(env, item, NULL, 0, &length) == napi_ok &&
-         (names[i] = malloc(length + 1)) != NULL && napi_get_value_string_utf8(env, item, names[i], length + 1, &length) == napi_ok;
+    ok = string_element(env, argv[3], i, 0, &names[i]) && (!with_copies || string_element(env, argv[5], i, 1, &copies[i]));
   }
   if (ok) {
     pthread_mutex_lock(&s->table_lock);
-    ok = s->table != NULL && table_put(s->table, (uint64_t)double_arg(env, argv[1]), whole, count, (const char *const *)names, a) == 0;
+    ok = s->table != NULL &&
+         table_put_copies(s->table, (uint64_t)double_arg(env, argv[1]), whole, count, (const char *const *)names, a, (const char *const *)copies, digests) == 0;
     pthread_mutex_unlock(&s->table_lock);
   }
-  for (uint32_t i = 0; names != NULL && i < count; i++) free(names[i]);
+  for (uint32_t i = 0; i < count; i++) {
+    if (names != NULL) free(names[i]);
+    if (copies != NULL) free(copies[i]);
+  }
   free(names);
+  free(copies);
   return boolean(env, ok);
+}
+
+// copyLimits(session, fileBytes, totalBytes) -> whether the addon can open copies (it can hash and
+// is mounted): the largest copy it reads, and the bytes its open copies may hold together (0: none).
+static napi_value js_copy_limits(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  struct session *s;
+  if (!get_args(env, info, 3, argv, &s)) return NULL;
+  double file = double_arg(env, argv[1]), total = double_arg(env, argv[2]);
+  int able = !s->closed && copy_hashing_available();
+  pthread_mutex_lock(&s->counted_lock);
+  s->copy_file_limit_bytes = able && file > 0 ? (size_t)file : 0;
+  s->copy_limit_bytes = able && total > 0 ? (size_t)total : 0;
+  pthread_mutex_unlock(&s->counted_lock);
+  return boolean(env, able);
 }
 
 // tableDrop(session, dir) -> whether the table held names in it. Made before the kernel is told
@@ -1499,8 +1686,13 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, result, "notifications", number(env, notifications));
   napi_set_named_property(env, result, "pendingNotifications", number(env, pending));
   pthread_mutex_lock(&s->counted_lock);
-  double counted = (double)s->ncounted, opens = (double)s->opens_answered, releases = (double)s->releases_answered, reads = (double)s->reads_answered;
+  double counted = (double)s->counted.count, opens = (double)s->opens_answered, releases = (double)s->releases_answered, reads = (double)s->reads_answered;
+  double copy_opens = (double)s->copy_opens, copy_refusals = (double)s->copy_refusals, copy_inodes = (double)s->copies.count, copy_bytes = (double)s->copy_bytes;
   pthread_mutex_unlock(&s->counted_lock);
+  napi_set_named_property(env, result, "copyOpensAnswered", number(env, copy_opens));
+  napi_set_named_property(env, result, "copyRefusals", number(env, copy_refusals));
+  napi_set_named_property(env, result, "copyInodes", number(env, copy_inodes));
+  napi_set_named_property(env, result, "copyBytes", number(env, copy_bytes));
   napi_set_named_property(env, result, "countedInodes", number(env, counted));
   napi_set_named_property(env, result, "opensAnswered", number(env, opens));
   napi_set_named_property(env, result, "releasesAnswered", number(env, releases));
@@ -1547,6 +1739,7 @@ static napi_value init_module(napi_env env, napi_value exports) {
     {"tablePut", js_table_put},
     {"tableDrop", js_table_drop},
     {"tableLookups", js_table_lookups},
+    {"copyLimits", js_copy_limits},
     {"stats", js_stats},
     {"closeOnExecAll", js_close_on_exec_all},
   };
