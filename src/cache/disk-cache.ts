@@ -71,6 +71,12 @@ export interface ServerCache {
    * The write starts after the caller's current work (the read being served). Never throws.
    */
   put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean>;
+  /**
+   * Where the file for (uri, digest) is, when the index has it and its label's directories are
+   * open (a path through the held descriptor, never a link followed): for a reader that reads it
+   * whole and hashes it on every access itself. Nothing is read or checked here.
+   */
+  copyPath(uri: string, digest: string): string | undefined;
   /** Keeps the server's last verified listing; true when written. Never throws. */
   saveListing(document: unknown): Promise<boolean>;
   /**
@@ -180,6 +186,7 @@ export class DiskCache {
         label,
         get: (uri: string, digest: string, sizeBytes?: number) => this.getFile(label, uri, digest, sizeBytes),
         put: (uri: string, digest: string, bytes: Uint8Array) => (this.closed ? Promise.resolve(false) : this.writes.put(label, uri, digest, bytes)),
+        copyPath: (uri: string, digest: string) => this.copyPath(label, uri, digest),
         saveListing: (document: unknown) => (this.closed ? Promise.resolve(false) : this.writes.saveListing(label, document)),
         loadListing: () => this.loadListing(label),
       });
@@ -268,6 +275,13 @@ export class DiskCache {
   }
 
   // ---- one label's files and listing ----
+
+  private copyPath(label: string, uri: string, digest: string): string | undefined {
+    if (this.closed || !DIGEST_PATTERN.test(digest)) return undefined;
+    const name = cacheFileNameIn(uri, digest);
+    if (!this.index.has(indexKey(label, name))) return undefined;
+    return this.held.heldLabelDirectories(label)?.files.at(name);
+  }
 
   private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);

@@ -37,6 +37,8 @@ export interface LabelDirectories {
 /** The locked subtree `<root>/<key>` and its root, held open from the moment they were checked. */
 export class HeldSubtree {
   private readonly labelDirs = new Map<string, Promise<LabelDirectories>>();
+  /** Of those, the ones already open: named synchronously by heldLabelDirectories. */
+  private readonly openLabelDirs = new Map<string, LabelDirectories>();
   /** Label directories of removed labels: closed only at close(), so no descriptor number is reused under a write in flight. */
   private readonly retired: Array<Promise<LabelDirectories>> = [];
   /** Set once the root's path stops naming the held root: nothing more is written. */
@@ -117,6 +119,11 @@ export class HeldSubtree {
     return false;
   }
 
+  /** The label's directories when they are open already (labelDirectories resolved), else undefined. */
+  heldLabelDirectories(label: string): LabelDirectories | undefined {
+    return this.openLabelDirs.get(label);
+  }
+
   /** The label's directory and its files/ directory, created 0700 when missing, held open; never links. */
   labelDirectories(label: string): Promise<LabelDirectories> {
     let dirs = this.labelDirs.get(label);
@@ -132,6 +139,12 @@ export class HeldSubtree {
       })();
       dirs = opening;
       this.labelDirs.set(label, opening);
+      opening.then(
+        (open) => {
+          if (this.labelDirs.get(label) === opening) this.openLabelDirs.set(label, open);
+        },
+        () => {},
+      );
       // A failure is not kept: the next operation tries again.
       opening.catch(() => {
         if (this.labelDirs.get(label) === opening) this.labelDirs.delete(label);
@@ -145,6 +158,7 @@ export class HeldSubtree {
     const dirs = this.labelDirs.get(label);
     if (dirs === undefined) return;
     this.labelDirs.delete(label);
+    this.openLabelDirs.delete(label);
     this.retired.push(dirs);
   }
 
@@ -157,6 +171,7 @@ export class HeldSubtree {
       await held?.label.close();
     }
     this.labelDirs.clear();
+    this.openLabelDirs.clear();
     await this.dir.close();
     await this.root.close();
   }

@@ -14,6 +14,15 @@ import type { SkillEntries } from './skill-entries.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { VerificationFailureReason } from './catalog-options.js';
 import { VerificationError, verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
+import { ancestryOf } from './skill-ancestry.js';
+import { uriToSegments } from './uri-path.js';
+
+/** A stored copy of a file's version that a reader may serve once it has hashed it to `digest` itself. */
+export interface LocalCopy {
+  path: string;
+  /** sha256 hex of the version. */
+  digest: string;
+}
 
 export class ContentFetcher {
   private readonly inflight = new Map<string, Promise<VerifiedContent>>();
@@ -45,6 +54,31 @@ export class ContentFetcher {
       this.inflight.set(flightKey, flight);
     }
     return flight;
+  }
+
+  /**
+   * The stored copy of a file that may be served without this catalog (read whole and hashed on
+   * each open, by the FUSE addon): a listed file of a skill whose manifest enumerates its files
+   * (the per-skill byte limit needs no count), with a listing digest and size, not a SKILL.md (its
+   * frontmatter is checked here on every read), of a skill not rejected whose SKILL.md verified
+   * in this process (every read of the skill's other files waits for that). 'pending': it has a
+   * copy, and may once its SKILL.md has verified. Reads nothing.
+   */
+  localCopy(facts: FileFacts): LocalCopy | 'pending' | undefined {
+    const { digest, sizeBytes, skillUri } = facts;
+    if (this.durable?.copyPath === undefined || digest === undefined || sizeBytes === undefined || skillUri === undefined) return undefined;
+    if (facts.conflict !== undefined || facts.frontmatter !== undefined || facts.uri === skillUri) return undefined;
+    const record = this.state.records.get(skillUri);
+    if (record === undefined || !Array.isArray(record.files) || this.held.rejection(skillUri) !== undefined) return undefined;
+    const segments = uriToSegments(facts.uri);
+    if ('problem' in segments) return undefined;
+    const ancestry = ancestryOf(this.state, segments);
+    if (ancestry.manifestOwner?.uri !== skillUri || ancestry.unenumeratedOwner !== undefined || ancestry.declined || ancestry.refused) return undefined;
+    const path = this.durable.copyPath(facts.uri, digest);
+    if (path === undefined) return undefined;
+    const skillMd = this.state.namespace.get(record.path);
+    if (skillMd?.kind !== 'file' || skillMd.facts.digest === undefined || this.store.get(skillMd.facts.uri, skillMd.facts.digest) === undefined) return 'pending';
+    return { path, digest: digest.replace(/^sha256:/, '') };
   }
 
   /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */

@@ -7,6 +7,8 @@ export interface DurableStore {
   get(uri: string, digest: string, sizeBytes?: number): Promise<Buffer | undefined>;
   /** Stores bytes that just verified against a listing's digest. */
   put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean>;
+  /** The path of the stored file for (uri, digest), for a reader that hashes it on every access; undefined when none is known. */
+  copyPath?(uri: string, digest: string): string | undefined;
   saveListing(document: unknown): Promise<boolean>;
   loadListing(): Promise<{ savedAt: string; document: unknown } | undefined>;
 }

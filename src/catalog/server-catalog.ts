@@ -6,7 +6,7 @@ import type { SkillSource } from '../mcp/skill-source.js';
 import type { CatalogOptions } from './catalog-options.js';
 import { CatalogReport, type CatalogHealth, type CatalogSummary, type OfflineState } from './catalog-report.js';
 import { CatalogState } from './catalog-state.js';
-import { ContentFetcher } from './content-fetcher.js';
+import { ContentFetcher, type LocalCopy } from './content-fetcher.js';
 import { ContentStore } from './content-store.js';
 import { DirectoryReads } from './directory-reads.js';
 import { Discovery } from './discovery.js';
@@ -34,6 +34,14 @@ export interface CatalogNode {
   digest: string | undefined;
   /** True when a listing digest vouches for the file's bytes. */
   verified: boolean;
+}
+
+/** What the catalog holds of a directory's children, asking nothing (heldChildren). */
+export interface HeldCatalogChildren {
+  complete: boolean;
+  children: Array<{ name: string; stat: CatalogNode | undefined; copy: LocalCopy | undefined }>;
+  /** Some child has a stored copy that may be opened without the catalog once its skill's SKILL.md verified here. */
+  copiesPending: boolean;
 }
 
 export class ServerCatalog {
@@ -153,14 +161,17 @@ export class ServerCatalog {
    * list would answer just these names now (no directory read is due). Undefined for no held
    * directory, or one of more than `maxChildren` names (checked before any other work).
    */
-  heldChildren(path: string, maxChildren = Number.POSITIVE_INFINITY): { complete: boolean; children: Array<{ name: string; stat: CatalogNode | undefined }> } | undefined {
+  heldChildren(path: string, maxChildren = Number.POSITIVE_INFINITY): HeldCatalogChildren | undefined {
     const node = this.state.namespace.get(path);
     if (node?.kind !== 'directory' || countOf(node.children) > maxChildren) return undefined;
+    let copiesPending = false;
     const children = childNames(node.children).map((name) => {
       const child = this.state.namespace.get(path === '' ? name : `${path}/${name}`);
-      return { name, stat: child === undefined ? undefined : this.knownStat(child) };
+      const copy = child?.kind === 'file' ? this.fetcher.localCopy(child.facts) : undefined;
+      if (copy === 'pending') copiesPending = true;
+      return { name, stat: child === undefined ? undefined : this.knownStat(child), copy: copy === 'pending' ? undefined : copy };
     });
-    return { complete: !this.directories.shouldRead(path), children };
+    return { complete: !this.directories.shouldRead(path), children, copiesPending };
   }
 
   /** What lookup answers for `node` without fetching content; undefined when only its bytes can say its size. */

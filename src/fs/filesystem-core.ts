@@ -26,7 +26,10 @@ export type ChangeListener = (prefix: string) => void | Promise<void>;
 /** A directory's children as the core holds them (FilesystemCore.readdirHeld). */
 export interface HeldListing {
   complete: boolean;
-  children: Array<{ name: string; attributes: NodeAttributes | undefined }>;
+  /** copy: a stored copy of the file's version the edge may open itself, reading it whole and hashing it to `digest` on every open. */
+  children: Array<{ name: string; attributes: NodeAttributes | undefined; copy?: { path: string; digest: string } | undefined }>;
+  /** Some child's copy may be allowed after a read in the directory: ask again then. */
+  copiesPending?: boolean;
 }
 
 /** The filesystem the FUSE edge serves. Every method may throw a SkillsMountError. */

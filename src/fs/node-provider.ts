@@ -2,6 +2,7 @@
 // generated documents, the approved view, the records): a path relative to the view's root in;
 // kind, size, digest, names, bytes and xattrs out. Inodes, handles and routing are the filesystem's.
 import { IsADirectoryError, NotADirectoryError, NotFoundError } from '../errors.js';
+import type { LocalCopy } from '../catalog/content-fetcher.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import type { ByteSource } from './generated-document.js';
 
@@ -23,7 +24,9 @@ export const APPROVALS_CACHE_SECONDS = 1;
 /** What a view holds of a directory's children (NodeProvider.heldChildren). */
 export interface HeldChildren {
   complete: boolean;
-  children: Array<{ name: string; stat: NodeStat | undefined }>;
+  children: Array<{ name: string; stat: NodeStat | undefined; copy?: LocalCopy | undefined }>;
+  /** Some child's copy may be allowed once something of its skill was read (ask again then). */
+  copiesPending?: boolean;
 }
 
 /** A path as the view that serves it sees it. */

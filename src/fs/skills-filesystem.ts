@@ -140,7 +140,8 @@ export class SkillsFilesystem implements FilesystemCore {
     const base = path === '/' ? '' : path;
     return {
       complete: held.complete,
-      children: held.children.map(({ name, stat }) => ({ name, attributes: stat && stat !== MOUNT_DIRECTORY ? this.attributes(`${base}/${name}`, stat) : undefined })),
+      children: held.children.map(({ name, stat, copy }) => ({ name, attributes: stat && stat !== MOUNT_DIRECTORY ? this.attributes(`${base}/${name}`, stat) : undefined, copy })),
+      copiesPending: held.copiesPending ?? false,
     };
   }
 
