@@ -70,10 +70,10 @@ for version in ${TEST_NODES:-20 24}; do passes+=("$reports/node$version.json"); 
 if [ $# -eq 0 ]; then
   # The libfuse 2 fallback (fuse-native) serves the end-to-end mount tests too, for its last release.
   # Not the bench's smoke run: the bench measures both backends in every run, whatever this says.
-  # Not kernel-cache, addon-table and held-listing: they choose libfuse3 themselves, for what only it does.
+  # Not kernel-cache, addon-table, held-listing and addon-copies: they choose libfuse3 themselves, for what only it does.
   echo "test: the end-to-end mount tests on the libfuse2 backend (Node 20)"
   started=$SECONDS
-  SKILLS_MOUNT_FUSE_BACKEND=libfuse2 node node_modules/vitest/vitest.mjs run --project mounts test/e2e --exclude test/e2e/kernel-cache.test.ts --exclude test/e2e/addon-table.test.ts --exclude test/e2e/held-listing.test.ts --exclude test/e2e/bench-smoke.test.ts \
+  SKILLS_MOUNT_FUSE_BACKEND=libfuse2 node node_modules/vitest/vitest.mjs run --project mounts test/e2e --exclude test/e2e/kernel-cache.test.ts --exclude test/e2e/addon-table.test.ts --exclude test/e2e/held-listing.test.ts --exclude test/e2e/addon-copies.test.ts --exclude test/e2e/bench-smoke.test.ts \
     --reporter=default --reporter=json --outputFile.json="$reports/libfuse2.json" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
   echo "test: the libfuse2 pass took $((SECONDS - started)) s"
@@ -84,14 +84,15 @@ if [ $# -eq 0 ]; then
   # getattr, open, read, release, readdir/plus, statfs, xattrs, deadlines, errors, unmount with
   # requests in flight), kernel-cache the invalidations and forgets, sigkill the fd hygiene of a mount and
   # its SIGKILLs, backend-fuzz random
-  # operation sequences, hostile-fuzz a hostile server's faults through counted opens (~55 s).
+  # operation sequences, hostile-fuzz a hostile server's faults through counted opens, addon-copies the
+  # addon's reads and hashes of disk-cached copies, altered ones included (~55 s).
   echo "test: the libfuse3 addon under AddressSanitizer and UndefinedBehaviorSanitizer"
   started=$SECONDS
   SKILLS_FUSE_REQUIRED=1 scripts/build-native.sh --sanitize
   SKILLS_MOUNT_ADDON_TABLE=16384 SKILLS_FUSE_ADDON="$root/native/build-sanitize/skills_fuse.node" \
     SKILLS_FUSE_SANITIZER_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    SIGKILL_ROUNDS=10 node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/sigkill.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts test/e2e/addon-table.test.ts \
+    SIGKILL_ROUNDS=10 node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/sigkill.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts test/e2e/addon-table.test.ts test/e2e/addon-copies.test.ts \
     --reporter=default --reporter=json --outputFile.json="$reports/sanitize.json" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
   echo "test: the sanitizer pass took $((SECONDS - started)) s"

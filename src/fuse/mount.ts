@@ -266,6 +266,8 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
     zeroMessageOpen: process.env['SKILLS_MOUNT_ZERO_MESSAGE_OPEN'] === '1',
     // SKILLS_MOUNT_ADDON_TABLE=N: the names the addon answers from (0: none, every lookup in JS), for the benchmark's comparison and the tests.
     ...addonTableEntries(process.env['SKILLS_MOUNT_ADDON_TABLE']),
+    // SKILLS_MOUNT_ADDON_COPIES=0: every open of a disk-cached file in JS, for the benchmark's comparison and the tests.
+    addonCopyOpens: process.env['SKILLS_MOUNT_ADDON_COPIES'] !== '0',
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
   });
   let unmounting: Promise<void> | undefined;

@@ -2,16 +2,28 @@
 // listings put in a directory stays visible when the server refuses or fails to read it.
 import { describe, expect, it } from 'vitest';
 import { ContentCache } from '../../src/catalog/content-cache.js';
+import type { DurableStore } from '../../src/catalog/durable-store.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { NotFoundError, UnavailableError } from '../../src/errors.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 
-function setUp() {
+function setUp(durable?: DurableStore) {
   const source = new MemorySkillSource();
   source.featureFlags = { ...source.featureFlags, directoryRead: true };
   const logs: string[] = [];
-  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: (line) => logs.push(line), cache: new ContentCache(1 << 20), hideDynamic: false });
+  const catalog = new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log: (line) => logs.push(line), cache: new ContentCache(1 << 20), hideDynamic: false, ...(durable ? { durable } : {}) });
   return { source, catalog, logs };
+}
+
+/** A disk cache that holds a copy of every file (and asks nothing of it): only copyPath matters here. */
+function copiesEverywhere(): DurableStore {
+  return {
+    get: async () => undefined,
+    put: async () => true,
+    saveListing: async () => true,
+    loadListing: async () => undefined,
+    copyPath: (uri, digest) => `/copies/${uri.slice('skill://'.length)}@${digest.slice('sha256:'.length, 'sha256:'.length + 8)}`,
+  };
 }
 
 describe('directory reads', () => {
@@ -94,5 +106,31 @@ describe('directory reads', () => {
     // What heldChildren says is what list and lookup say.
     expect(await catalog.list('acme/billing/refunds/references')).toEqual(['a.md', 'b.md']);
     expect((await catalog.lookup('acme/billing/refunds/references/b.md')).sizeBytes).toBe(5);
+  });
+
+  it("heldChildren names a file's stored copy for the addon only once its skill's SKILL.md verified here, never the SKILL.md's, and none without a disk cache", async () => {
+    const { source, catalog } = setUp(copiesEverywhere());
+    source.addSkill('acme/refunds', { 'SKILL.md': skillMarkdown('refunds'), 'references/a.md': 'aa\n', 'notes.md': 'notes\n' });
+    source.files.set('skill://acme/loose/notes.md', Buffer.from('notes\n'));
+    await catalog.refresh();
+    const copies = (path: string) => {
+      const held = catalog.heldChildren(path)!;
+      return { pending: held.copiesPending, copies: Object.fromEntries(held.children.map(({ name, copy }) => [name, copy?.path])) };
+    };
+    expect(copies('acme/refunds')).toEqual({ pending: true, copies: { 'SKILL.md': undefined, 'notes.md': undefined, references: undefined } });
+    expect(copies('acme/refunds/references')).toEqual({ pending: true, copies: { 'a.md': undefined } });
+    await catalog.read('acme/refunds/SKILL.md');
+    const a = copies('acme/refunds/references');
+    expect(a.pending).toBe(false);
+    expect(a.copies['a.md']).toMatch(/^\/copies\/acme\/refunds\/references\/a\.md@[0-9a-f]{8}$/);
+    expect(catalog.heldChildren('acme/refunds/references')!.children[0]!.copy!.digest).toMatch(/^[0-9a-f]{64}$/);
+    const skill = copies('acme/refunds');
+    expect({ skillMd: skill.copies['SKILL.md'], notes: skill.copies['notes.md'] !== undefined, pending: skill.pending }).toEqual({ skillMd: undefined, notes: true, pending: false });
+    // No copy without a disk cache.
+    const bare = setUp();
+    bare.source.addSkill('acme/refunds', { 'SKILL.md': skillMarkdown('refunds'), 'references/a.md': 'aa\n' });
+    await bare.catalog.refresh();
+    await bare.catalog.read('acme/refunds/SKILL.md');
+    expect(bare.catalog.heldChildren('acme/refunds/references')!.children[0]!.copy).toBeUndefined();
   });
 });

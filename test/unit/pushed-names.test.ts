@@ -15,6 +15,8 @@ const S_IFDIR = 0o040000;
 interface Held {
   whole: boolean;
   names: Map<string, number[]>;
+  /** name -> the stored copy pushed with it: its path and digest (hex). */
+  copies: Map<string, { path: string; digest: string }>;
 }
 
 function tableAddon() {
@@ -45,10 +47,16 @@ function tableAddon() {
     notifyInvalInode: (_session, ino) => events.push(`notify inode ${ino}`) > 0,
     notifyBarrier: () => false,
     tableLimit: () => true,
-    tablePut: (_session, dir, whole, names, attrs) => {
+    copyLimits: () => true,
+    tablePut: (_session, dir, whole, names, attrs, copies, digests) => {
       const kept = whole ? undefined : held.get(dir);
-      const entry = kept ?? { whole: false, names: new Map<string, number[]>() };
-      names.forEach((name, index) => entry.names.set(name, Array.from(attrs.subarray(index * ATTR_FIELDS, (index + 1) * ATTR_FIELDS))));
+      const entry = kept ?? { whole: false, names: new Map<string, number[]>(), copies: new Map() };
+      names.forEach((name, index) => {
+        entry.names.set(name, Array.from(attrs.subarray(index * ATTR_FIELDS, (index + 1) * ATTR_FIELDS)));
+        const copy = copies?.[index];
+        if (copy === undefined) entry.copies.delete(name);
+        else entry.copies.set(name, { path: copy, digest: Buffer.from(digests!.subarray(index * 32, (index + 1) * 32)).toString('hex') });
+      });
       if (whole) entry.whole = true;
       held.set(dir, entry);
       events.push(`put ${dir} ${whole ? 'whole' : 'names'} ${names.join(',')}`);
@@ -267,6 +275,8 @@ describe('names pushed to the addon', () => {
  */
 function heldCore() {
   let listener: ChangeListener | undefined;
+  /** /skill/sub/x has a stored copy, allowed once /skill/a was opened (as a SKILL.md read allows a skill's files). */
+  let copyAllowed = false;
   const inodes: Record<string, number> = { '/': 1, '/skill': 10, '/skill/a': 11, '/skill/sub': 12, '/skill/sub/x': 13, '/skill/sub/y': 14, '/open': 20, '/open/p': 21, '/wide': 30 };
   const attrs = (path: string): NodeAttributes => {
     const inode = inodes[path] ?? (path.startsWith('/wide/') ? 1_000 + Number(path.slice(7)) : undefined);
@@ -284,9 +294,17 @@ function heldCore() {
       const names = children[path];
       if (names === undefined || names.length > maxChildren) return undefined;
       const base = path === '/' ? '' : path;
-      return { complete: path !== '/open', children: names.map((name) => ({ name, attributes: attrs(`${base}/${name}`) })) };
+      const copyOf = (name: string) => (path === '/skill/sub' && name === 'x' && copyAllowed ? { path: '/cache/x', digest: 'ab'.repeat(32) } : undefined);
+      return {
+        complete: path !== '/open',
+        children: names.map((name) => ({ name, attributes: attrs(`${base}/${name}`), copy: copyOf(name) })),
+        copiesPending: path === '/skill/sub' && !copyAllowed,
+      };
     },
-    open: async () => 1,
+    open: async (path) => {
+      if (path === '/skill/a') copyAllowed = true;
+      return 1;
+    },
     fgetattr: () => attrs('/skill/a'),
     read: () => Buffer.alloc(0),
     release: () => undefined,
@@ -310,8 +328,37 @@ describe('held directories pushed at the first lookup in them', () => {
       await settle();
       return (table.replies.get(requestId)!.value as number[])[ATTR.ino]!;
     };
-    return { fake, ...table, lookup };
+    const open = async (ino: number) => {
+      const requestId = ++id;
+      (edge.handle as RequestHandler)(OPS.OPEN, requestId, ino, 0, 0, 0, undefined);
+      await settle();
+      return table.replies.get(requestId);
+    };
+    return { fake, ...table, lookup, open };
   }
+
+  it('pushes a stored copy with its name once the core allows it: the directory whose copies waited is pushed again after an open in or above it', async () => {
+    const { lookup, open, held } = await edgeOverHeld();
+    await lookup(1, 'skill');
+    expect(held.get(12)!.copies.size, 'no copy before the skill was read').toBe(0);
+    const a = await lookup(10, 'a');
+    expect(await open(a)).toMatchObject({ kind: 'open' });
+    // /skill/sub waited: pushed again with /skill, x with its copy and digest, y with none.
+    expect(Object.fromEntries(held.get(12)!.copies)).toEqual({ x: { path: '/cache/x', digest: 'ab'.repeat(32) } });
+    expect(held.get(12)!.whole).toBe(true);
+  });
+
+  it('pushes no copy when the addon cannot open copies', async () => {
+    const fake = heldCore();
+    const table = tableAddon();
+    table.addon.copyLimits = () => false;
+    const edge = new LowLevelEdge(table.addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: S_IFDIR | 0o500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: 1_000 }, await fake.core.getattr('/'));
+    edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
+    await fake.core.open('/skill/a');
+    (edge.handle as RequestHandler)(OPS.LOOKUP, 1, 1, 0, 0, 0, 'skill');
+    await settle();
+    expect(table.held.get(12)!.copies.size).toBe(0);
+  });
 
   it('pushes the directory and its held subdirectories, complete where readdir would answer just those names, before the reply', async () => {
     const { lookup, held, events } = await edgeOverHeld();

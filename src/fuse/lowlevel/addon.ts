@@ -72,6 +72,12 @@ export interface AddonStats {
   /** Directories dropped for the limit, since mounting. */
   tableEvictions?: number;
   lookupsPending?: number;
+  // The opens of local copies (absent in a stand-in without them).
+  copyOpensAnswered?: number;
+  /** Copies that did not verify (or were gone): those opens went to JS. */
+  copyRefusals?: number;
+  copyInodes?: number;
+  copyBytes?: number;
 }
 
 export interface Addon {
@@ -107,11 +113,17 @@ export interface Addon {
   /** The most names it keeps (0: none). */
   tableLimit?(session: Session, entries: number): boolean;
   /** Names in `dir` with their attributes (ATTR_FIELDS each, timeouts included; mode 0: listed only); whole: its complete listing, "." and ".." first. */
-  tablePut?(session: Session, dir: number, whole: boolean, names: string[], attrs: Float64Array): boolean;
+  tablePut?(session: Session, dir: number, whole: boolean, names: string[], attrs: Float64Array, copies?: Array<string | undefined>, digests?: Uint8Array): boolean;
   /** Drops what it keeps of `dir`; made before the kernel is told of a change there. */
   tableDrop?(session: Session, dir: number): boolean;
   /** The lookups answered from the table since the last call (the kernel counts them), oldest first. */
   tableLookups?(session: Session): AddonLookups | undefined;
+  /**
+   * The addon's opens of local copies (native/verified_copy.c): the largest copy it reads and the
+   * bytes open copies may hold together (0: it opens none). False: it cannot (no SHA-256 in this
+   * Node, or unmounted), so no copy should be pushed.
+   */
+  copyLimits?(session: Session, fileBytes: number, totalBytes: number): boolean;
   stats(session: Session): AddonStats;
   /** Marks every descriptor above stderr close-on-exec (mount() does it for its own mount). */
   closeOnExecAll(): void;

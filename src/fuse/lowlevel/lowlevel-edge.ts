@@ -16,7 +16,7 @@ import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon
 import { observeAddon } from './observed-addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
 import { VersionPins, type Pin } from './version-pins.js';
-import { PushedNames, type AddonTable, type PushedDirectory } from './pushed-names.js';
+import { PushedNames, type AddonTable, type PushedCopies, type PushedDirectory } from './pushed-names.js';
 
 const { errno } = osConstants;
 const ENOSYS = errno.ENOSYS;
@@ -46,8 +46,17 @@ const MAX_LISTINGS_PAGED = 64;
 const CHANGE_BATCH_MS = 10;
 /** Names pushed ahead at a first lookup, its directory and held subdirectories together (a skill's folders, not a label of 10,000 skills). */
 const MAX_HELD_NAMES_PUSHED = 512;
+/** Bytes of a SHA-256 digest, as the addon's table takes each copy's. */
+const DIGEST_BYTES = 32;
 /** Names the addon keeps to answer lookups, getattrs and listings itself (about 190 bytes each: 12 MiB at the limit). */
 export const DEFAULT_ADDON_TABLE_ENTRIES = 65_536;
+/**
+ * The largest stored copy the addon opens itself: it reads and hashes it on the session thread
+ * (~0.2 ms at this size from the page cache), so one large file never holds up other requests.
+ */
+const ADDON_COPY_MAX_BYTES = 256 * 1024;
+/** Bytes the addon's open copies hold together (each is freed at its last release). */
+const ADDON_COPY_TOTAL_BYTES = 64 * 2 ** 20;
 
 export interface LowLevelEdgeOptions {
   log: Log;
@@ -73,6 +82,12 @@ export interface LowLevelEdgeOptions {
    * Default DEFAULT_ADDON_TABLE_ENTRIES.
    */
   addonTableEntries?: number;
+  /**
+   * Let the addon open a file itself from the stored copy the core names for it (the disk cache's,
+   * read whole and hashed on every open), answering its reads and release too: after a restart a
+   * skill's files other than SKILL.md cost no trip to JS. Default true; needs the addon's table.
+   */
+  addonCopyOpens?: boolean;
   verbose?: boolean;
   /** Told of every request from its arrival to its reply (metrics). */
   observer?: OperationObserver;
@@ -100,6 +115,8 @@ export class LowLevelEdge {
   private readonly listings = new LRUCache<number, Listing>({ max: MAX_LISTINGS_PAGED });
   /** What the addon answers from its table without JS. */
   private readonly pushed: PushedNames;
+  /** Whether the addon opens stored copies itself (pushed with their names). */
+  private copyOpens = false;
   private pendingChanges = new Set<string>();
   private changeTimer: NodeJS.Timeout | undefined;
   /** Settled once the kernel has been told of the changes gathered for the next flush. */
@@ -142,6 +159,8 @@ export class LowLevelEdge {
   attach(session: Session, events: { init: (negotiated: Negotiated) => void; exit: () => void }): void {
     this.session = session;
     this.addon.tableLimit?.(session, this.tableEntries);
+    const copies = this.options.addonCopyOpens !== false && this.tableEntries > 0;
+    this.copyOpens = this.addon.copyLimits?.(session, copies ? ADDON_COPY_MAX_BYTES : 0, copies ? ADDON_COPY_TOTAL_BYTES : 0) === true && copies;
     this.onInit = events.init;
     this.onExit = events.exit;
   }
@@ -157,7 +176,7 @@ export class LowLevelEdge {
     if (this.session === undefined) return { opens: 0, releases: 0, reads: 0 };
     const stats = this.addon.stats(this.session);
     return {
-      opens: stats.opensAnswered,
+      opens: stats.opensAnswered + (stats.copyOpensAnswered ?? 0),
       releases: stats.releasesAnswered,
       reads: stats.readsAnswered,
       ...(stats.lookupsAnswered === undefined ? {} : { lookups: stats.lookupsAnswered, getattrs: stats.getattrsAnswered ?? 0, readdirs: stats.readdirsAnswered ?? 0 }),
@@ -172,7 +191,8 @@ export class LowLevelEdge {
     const { tablePut, tableDrop, tableLookups } = addon;
     if (tablePut === undefined || tableDrop === undefined || tableLookups === undefined || this.tableEntries <= 0) return undefined;
     return {
-      put: (dir, whole, names, attrs) => this.session !== undefined && tablePut.call(addon, this.session, dir, whole, names, attrs),
+      put: (dir, whole, names, attrs, copies, digests) =>
+        this.session !== undefined && (copies === undefined ? tablePut.call(addon, this.session, dir, whole, names, attrs) : tablePut.call(addon, this.session, dir, whole, names, attrs, copies, digests)),
       drop: (dir) => this.session !== undefined && tableDrop.call(addon, this.session, dir),
       lookups: () => (this.session === undefined ? undefined : tableLookups.call(addon, this.session)),
     };
@@ -348,11 +368,15 @@ export class LowLevelEdge {
   private pushHeldListing(mark: number, directory: KernelNode): void {
     if (!this.pushed.enabled || directory.cacheSeconds !== undefined || this.pushed.isResolved(directory.ino) || this.core.readdirHeld === undefined) return;
     const parentFields = this.pushedFields(this.table.get(directory.parent) ?? directory);
-    this.pushHeld(mark, directory, this.pushedFields(directory), parentFields, MAX_HELD_NAMES_PUSHED);
+    this.pushHeld(mark, directory, this.pushedFields(directory), parentFields, MAX_HELD_NAMES_PUSHED, directory.parent);
   }
 
-  /** One held directory's names (all of them, or none) and then its subdirectories'; returns the names left to push. */
-  private pushHeld(mark: number, directory: PushedDirectory, fields: Float64Array, parentFields: Float64Array, budget: number): number {
+  /**
+   * One held directory's names (all of them, or none) and then its subdirectories'; returns the
+   * names left to push. `again`: push the directory even though it was, and those of its
+   * subdirectories whose copies were pending (after a read that may have allowed them).
+   */
+  private pushHeld(mark: number, directory: PushedDirectory, fields: Float64Array, parentFields: Float64Array, budget: number, parent: number, again = false): number {
     let held: HeldListing | undefined;
     try {
       held = this.core.readdirHeld!(directory.path, budget);
@@ -367,14 +391,42 @@ export class LowLevelEdge {
     attrs.set(parentFields, ATTR_FIELDS);
     const childFields = held.children.map(({ attributes }) => (attributes === undefined || attributes.cacheSeconds !== undefined ? namedOnly() : this.defaultFields(attributes)));
     childFields.forEach((child, index) => attrs.set(child, (index + 2) * ATTR_FIELDS));
-    if (!this.pushed.names(mark, directory, held.complete, names, attrs)) return left;
+    if (!this.pushed.names(mark, directory, held.complete, names, attrs, this.copiesOf(held), parent)) return left;
     for (const [index, { name, attributes }] of held.children.entries()) {
-      if (attributes?.kind !== 'directory' || attributes.cacheSeconds !== undefined || this.pushed.isResolved(attributes.inode)) continue;
+      if (attributes?.kind !== 'directory' || attributes.cacheSeconds !== undefined) continue;
+      if (this.pushed.isResolved(attributes.inode) && !(again && this.pushed.hasCopiesPending(attributes.inode))) continue;
       const known = this.table.get(attributes.inode);
       const child: PushedDirectory = known ?? { ino: attributes.inode, path: childPath(directory.path, name) };
-      left = this.pushHeld(mark, child, childFields[index]!, fields, left);
+      left = this.pushHeld(mark, child, childFields[index]!, fields, left, directory.ino, again);
     }
     return left;
+  }
+
+  /** The stored copies the addon may open, in the order of the names pushed ("." and ".." first, with none). */
+  private copiesOf(held: HeldListing): PushedCopies | undefined {
+    if (!this.copyOpens) return undefined;
+    const pending = held.copiesPending ?? false;
+    if (!held.children.some((child) => child.copy !== undefined)) return { paths: undefined, digests: undefined, pending };
+    const paths: Array<string | undefined> = [undefined, undefined];
+    const digests = new Uint8Array((held.children.length + 2) * DIGEST_BYTES);
+    for (const [index, { copy }] of held.children.entries()) {
+      paths.push(copy?.path);
+      if (copy !== undefined) digests.set(Buffer.from(copy.digest, 'hex'), (index + 2) * DIGEST_BYTES);
+    }
+    return { paths, digests, pending };
+  }
+
+  /**
+   * After JS opened a file: when copies wait in its directory or a subdirectory (for the skill's
+   * SKILL.md, which this open may have verified), the directory is pushed again with those
+   * subdirectories, so the addon opens the files allowed now itself.
+   */
+  private pushCopiesAfterOpen(node: KernelNode): void {
+    if (!this.copyOpens) return;
+    const directory = this.table.get(node.parent);
+    if (directory === undefined || directory.cacheSeconds !== undefined || !this.pushed.copiesWaitAt(directory.ino)) return;
+    const parentFields = this.pushedFields(this.table.get(directory.parent) ?? directory);
+    this.pushHeld(this.pushed.mark(), directory, this.pushedFields(directory), parentFields, MAX_HELD_NAMES_PUSHED, directory.parent, true);
   }
 
   /** Attributes of a node the kernel has not been given yet, as pushed: with the default timeouts. */
@@ -438,6 +490,7 @@ export class LowLevelEdge {
     const answering = !this.pins.isEvicted(pin);
     const bytes = this.core.bytesOf?.(pin.handle);
     this.pins.countedBy(pin, this.addon.replyOpenCounted(this.session!, id, node.ino, pin.handle, OPEN_FLAGS.keepCache, answering, bytes), answering);
+    this.pushCopiesAfterOpen(node);
   }
 
   /**

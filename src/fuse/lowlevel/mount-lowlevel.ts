@@ -27,6 +27,8 @@ export interface LowLevelMountOptions {
   zeroMessageOpen?: boolean;
   /** See LowLevelEdgeOptions.addonTableEntries. */
   addonTableEntries?: number;
+  /** See LowLevelEdgeOptions.addonCopyOpens. */
+  addonCopyOpens?: boolean;
   /** Detach the mount if this process dies (fusermount3's auto_unmount and the watchdog). */
   autoUnmount: boolean;
   verbose?: boolean;
@@ -55,6 +57,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
     operationTimeoutMs: options.operationTimeoutMs,
     zeroMessageOpen: options.zeroMessageOpen ?? false,
     ...(options.addonTableEntries === undefined ? {} : { addonTableEntries: options.addonTableEntries }),
+    ...(options.addonCopyOpens === undefined ? {} : { addonCopyOpens: options.addonCopyOpens }),
     ...(options.verbose === undefined ? {} : { verbose: options.verbose }),
     ...(options.observer ? { observer: options.observer } : {}),
   }, await core.getattr('/'));

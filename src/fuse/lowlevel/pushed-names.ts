@@ -8,9 +8,19 @@ import type { InodeTable, KernelNode } from './inode-table.js';
 
 /** The addon's table, bound to the mounted session. */
 export interface AddonTable {
-  put(dir: number, whole: boolean, names: string[], attrs: Float64Array): boolean;
+  /** copies: per name, the path of a local copy the addon may open (read whole, hashed to the name's 32 bytes in `digests`). */
+  put(dir: number, whole: boolean, names: string[], attrs: Float64Array, copies?: Array<string | undefined>, digests?: Uint8Array): boolean;
   drop(dir: number): boolean;
   lookups(): AddonLookups | undefined;
+}
+
+/** Local copies pushed with a directory's names: per name a path or none, 32 digest bytes each. */
+export interface PushedCopies {
+  /** undefined: no name has a copy. */
+  paths: Array<string | undefined> | undefined;
+  digests: Uint8Array | undefined;
+  /** Some file's copy waits for its skill's SKILL.md: push the directory again after a read below it. */
+  pending: boolean;
 }
 
 /** A directory names are pushed for: one the kernel holds, or one pushed ahead of its first lookup. */
@@ -26,6 +36,10 @@ export class PushedNames {
   private readonly ahead: LRUCache<number, true>;
   /** Of those, the ones whose names were pushed together: a complete listing, or all the names the core held. */
   private readonly resolved = new Set<number>();
+  /** Of those, the ones pushed while some file's copy waited for its skill's SKILL.md to verify, with their parent's inode. */
+  private readonly copiesPending = new Map<number, number>();
+  /** Per directory, its subdirectories in copiesPending. */
+  private readonly pendingBelow = new Map<number, Set<number>>();
   /** Bumped by every invalidation: what was resolved before one must not be pushed after it. */
   private invalidations = 0;
 
@@ -75,9 +89,16 @@ export class PushedNames {
    * listing when `complete`, else names for lookups only. The directory may be one the kernel
    * has not looked up yet. Returns whether they were pushed.
    */
-  names(mark: number, directory: PushedDirectory, complete: boolean, names: string[], attrs: Float64Array): boolean {
+  names(mark: number, directory: PushedDirectory, complete: boolean, names: string[], attrs: Float64Array, copies?: PushedCopies, parent?: number): boolean {
     const known = this.inodes.get(directory.ino) !== undefined;
-    if (!this.put(mark, directory, complete, names, attrs)) return false;
+    if (!this.put(mark, directory, complete, names, attrs, copies)) return false;
+    this.noPendingCopies(directory.ino);
+    if (copies?.pending && parent !== undefined) {
+      this.copiesPending.set(directory.ino, parent);
+      const below = this.pendingBelow.get(parent) ?? new Set<number>();
+      below.add(directory.ino);
+      this.pendingBelow.set(parent, below);
+    }
     this.resolved.add(directory.ino);
     if (!known) this.ahead.set(directory.ino, true);
     return true;
@@ -105,6 +126,8 @@ export class PushedNames {
   /** The kernel forgot the directory: it asks nothing more in it, so its names go. */
   forgotten(ino: number): void {
     this.resolved.delete(ino);
+    this.noPendingCopies(ino);
+    this.pendingBelow.delete(ino);
     if (this.pushed.delete(ino)) this.table?.drop(ino);
   }
 
@@ -123,12 +146,32 @@ export class PushedNames {
     }
   }
 
-  private put(mark: number, directory: PushedDirectory, whole: boolean, names: string[], attrs: Float64Array): boolean {
+  /** Whether the directory was pushed while some file's copy there waited (push it again after a read that may allow it). */
+  hasCopiesPending(ino: number): boolean {
+    return this.copiesPending.has(ino);
+  }
+
+  /** Whether copies wait in the directory or in one of its subdirectories. */
+  copiesWaitAt(ino: number): boolean {
+    return this.copiesPending.has(ino) || (this.pendingBelow.get(ino)?.size ?? 0) > 0;
+  }
+
+  private noPendingCopies(ino: number): void {
+    const parent = this.copiesPending.get(ino);
+    if (parent === undefined) return;
+    this.copiesPending.delete(ino);
+    const below = this.pendingBelow.get(parent);
+    below?.delete(ino);
+    if (below?.size === 0) this.pendingBelow.delete(parent);
+  }
+
+  private put(mark: number, directory: PushedDirectory, whole: boolean, names: string[], attrs: Float64Array, copies?: PushedCopies): boolean {
     if (this.table === undefined || mark !== this.invalidations) return false;
     // Still the node the kernel holds (not forgotten while the answer was resolved), or one it does not know yet.
     const known = this.inodes.get(directory.ino);
     if (known !== undefined && known !== directory) return false;
-    if (!this.table.put(directory.ino, whole, names, attrs)) return false;
+    const pushed = copies?.paths === undefined ? this.table.put(directory.ino, whole, names, attrs) : this.table.put(directory.ino, whole, names, attrs, copies.paths, copies.digests);
+    if (!pushed) return false;
     this.pushed.set(directory.ino, directory);
     return true;
   }
