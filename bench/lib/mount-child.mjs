@@ -13,6 +13,8 @@ const VARIANTS = {
   'libfuse3-zero-message-open': { backend: 'libfuse3', env: { SKILLS_MOUNT_ZERO_MESSAGE_OPEN: '1' } },
   // The addon's table of pushed names off: every lookup, getattr and listing answered in JS, as before it.
   'libfuse3-no-table': { backend: 'libfuse3', env: { SKILLS_MOUNT_ADDON_TABLE: '0' } },
+  // The addon's opens of disk-cached copies off: every open after a restart answered in JS, as before them.
+  'libfuse3-no-copies': { backend: 'libfuse3', env: { SKILLS_MOUNT_ADDON_COPIES: '0' } },
 };
 const STOP_GRACE_MS = 5_000;
 const live = new Set();

@@ -13,7 +13,7 @@ const MIB = 1024 * KIB;
  * names off (every lookup, getattr and listing in JS: the comparison before and after it);
  * these two measured only when named in --backends.
  */
-export const BACKENDS = ['libfuse3', 'libfuse3-no-table', 'libfuse3-zero-message-open', 'libfuse2'];
+export const BACKENDS = ['libfuse3', 'libfuse3-no-table', 'libfuse3-no-copies', 'libfuse3-zero-message-open', 'libfuse2'];
 /** What a run measures without --backends. */
 export const DEFAULT_BACKENDS = ['libfuse3', 'libfuse2'];
 
@@ -40,6 +40,7 @@ export const PROFILES = {
       servers: 5,
       libfuse3: { count: 20, deadlineSeconds: 10 },
       'libfuse3-no-table': { count: 20, deadlineSeconds: 10 },
+      'libfuse3-no-copies': { count: 20, deadlineSeconds: 10 },
       'libfuse3-zero-message-open': { count: 20, deadlineSeconds: 10 },
       libfuse2: { count: 2, metadataTtlSeconds: 30, deadlineSeconds: 35 },
     },
@@ -61,6 +62,7 @@ export const PROFILES = {
       servers: 5,
       libfuse3: { count: 5, deadlineSeconds: 10 },
       'libfuse3-no-table': { count: 5, deadlineSeconds: 10 },
+      'libfuse3-no-copies': { count: 5, deadlineSeconds: 10 },
       'libfuse3-zero-message-open': { count: 5, deadlineSeconds: 10 },
       libfuse2: { count: 2, metadataTtlSeconds: 2, deadlineSeconds: 7 },
     },
