@@ -316,9 +316,11 @@ function heldCore() {
 }
 
 describe('held directories pushed at the first lookup in them', () => {
-  async function edgeOverHeld() {
+  /** canCopy false: an addon that cannot open copies (no SHA-256 in its Node). */
+  async function edgeOverHeld(canCopy = true) {
     const fake = heldCore();
     const table = tableAddon();
+    if (!canCopy) table.addon.copyLimits = () => false;
     const edge = new LowLevelEdge(table.addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: S_IFDIR | 0o500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: 1_000 }, await fake.core.getattr('/'));
     edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
     let id = 0;
@@ -349,15 +351,10 @@ describe('held directories pushed at the first lookup in them', () => {
   });
 
   it('pushes no copy when the addon cannot open copies', async () => {
-    const fake = heldCore();
-    const table = tableAddon();
-    table.addon.copyLimits = () => false;
-    const edge = new LowLevelEdge(table.addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: S_IFDIR | 0o500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: 1_000 }, await fake.core.getattr('/'));
-    edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
-    await fake.core.open('/skill/a');
-    (edge.handle as RequestHandler)(OPS.LOOKUP, 1, 1, 0, 0, 0, 'skill');
-    await settle();
-    expect(table.held.get(12)!.copies.size).toBe(0);
+    const { lookup, open, held } = await edgeOverHeld(false);
+    await lookup(1, 'skill');
+    expect(await open(await lookup(10, 'a'))).toMatchObject({ kind: 'open' });
+    expect(held.get(12)!.copies.size).toBe(0);
   });
 
   it('pushes the directory and its held subdirectories, complete where readdir would answer just those names, before the reply', async () => {
