@@ -105,6 +105,11 @@ export class CacheIndex {
     return this.generations.get(label) ?? 0;
   }
 
+  /** The labels that have indexed files. */
+  labelsWithFiles(): Set<string> {
+    return new Set([...this.entries.values()].map((entry) => entry.label));
+  }
+
   /** Labels on disk or in the index, sorted. */
   async knownLabels(): Promise<string[]> {
     const labels = new Set(await labelsOnDisk(this.held.dir.at(''), isValidLabel));

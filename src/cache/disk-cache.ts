@@ -64,19 +64,20 @@ export interface ServerCache {
   /**
    * The cached bytes for (uri, digest), hashed again now; undefined on a miss or when the file
    * failed a check (then it is removed and one line logged). `sizeBytes`, when given, must match too.
+   * `binding`: what else the bytes verified against when stored (layout.ts); found only under it.
    */
-  get(uri: string, digest: string, sizeBytes?: number): Promise<Buffer | undefined>;
+  get(uri: string, digest: string, sizeBytes?: number, binding?: string): Promise<Buffer | undefined>;
   /**
    * Queues bytes that just verified against `digest`; resolves true once they are in the cache.
    * The write starts after the caller's current work (the read being served). Never throws.
    */
-  put(uri: string, digest: string, bytes: Uint8Array): Promise<boolean>;
+  put(uri: string, digest: string, bytes: Uint8Array, binding?: string): Promise<boolean>;
   /**
    * Where the file for (uri, digest) is, when the index has it and its label's directories are
    * open (a path through the held descriptor, never a link followed): for a reader that reads it
    * whole and hashes it on every access itself. Nothing is read or checked here.
    */
-  copyPath(uri: string, digest: string): string | undefined;
+  copyPath(uri: string, digest: string, binding?: string): string | undefined;
   /** Keeps the server's last verified listing; true when written. Never throws. */
   saveListing(document: unknown): Promise<boolean>;
   /**
@@ -132,6 +133,7 @@ export class DiskCache {
     try {
       await cache.tidyRoot(options.rootLimitBytes ?? DEFAULT_ROOT_LIMIT_BYTES, options.unusedGraceMs ?? DEFAULT_UNUSED_GRACE_MS);
       await cache.writeRecord();
+      await cache.holdCachedLabels();
     } catch (error) {
       await cache.close();
       throw error;
@@ -184,9 +186,9 @@ export class DiskCache {
     if (store === undefined) {
       store = Object.freeze({
         label,
-        get: (uri: string, digest: string, sizeBytes?: number) => this.getFile(label, uri, digest, sizeBytes),
-        put: (uri: string, digest: string, bytes: Uint8Array) => (this.closed ? Promise.resolve(false) : this.writes.put(label, uri, digest, bytes)),
-        copyPath: (uri: string, digest: string) => this.copyPath(label, uri, digest),
+        get: (uri: string, digest: string, sizeBytes?: number, binding?: string) => this.getFile(label, uri, digest, sizeBytes, binding),
+        put: (uri: string, digest: string, bytes: Uint8Array, binding?: string) => (this.closed ? Promise.resolve(false) : this.writes.put(label, uri, digest, bytes, binding)),
+        copyPath: (uri: string, digest: string, binding?: string) => this.copyPath(label, uri, digest, binding),
         saveListing: (document: unknown) => (this.closed ? Promise.resolve(false) : this.writes.saveListing(label, document)),
         loadListing: () => this.loadListing(label),
       });
@@ -276,19 +278,28 @@ export class DiskCache {
 
   // ---- one label's files and listing ----
 
-  private copyPath(label: string, uri: string, digest: string): string | undefined {
+  /**
+   * Opens the directories of every label that has cached files, so that copyPath names them from
+   * a restarted daemon's first lookup on (it answers only for a label whose directories are held).
+   * A label that cannot be opened now is left to its first read, which logs why.
+   */
+  private async holdCachedLabels(): Promise<void> {
+    await Promise.all([...this.index.labelsWithFiles()].map((label) => this.held.labelDirectories(label).catch(() => undefined)));
+  }
+
+  private copyPath(label: string, uri: string, digest: string, binding: string | undefined): string | undefined {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return undefined;
-    const name = cacheFileNameIn(uri, digest);
+    const name = cacheFileNameIn(uri, digest, binding);
     if (!this.index.has(indexKey(label, name))) return undefined;
     return this.held.heldLabelDirectories(label)?.files.at(name);
   }
 
-  private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined): Promise<Buffer | undefined> {
+  private getFile(label: string, uri: string, digest: string, sizeBytes: number | undefined, binding: string | undefined): Promise<Buffer | undefined> {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
     this.writes.noteActivity();
     // The index knows every file of the subtree (scanned at open, and only this lock holder
     // writes it): a file it does not know is a miss without touching the disk.
-    const name = cacheFileNameIn(uri, digest);
+    const name = cacheFileNameIn(uri, digest, binding);
     if (!this.index.has(indexKey(label, name))) {
       this.onLookup(false);
       return Promise.resolve(undefined);

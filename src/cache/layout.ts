@@ -5,7 +5,7 @@
 //   <root>/<mountKey>/.lock                          pid and host of the daemon serving this mount
 //   <root>/<mountKey>/.mount.json                    { mountpoint, bytes }; its mtime is the last use (cache-root.ts)
 //   <root>/<mountKey>/<label>/listing.json           { savedAt, document }: the last verified listing
-//   <root>/<mountKey>/<label>/files/<hh>/<hex>       hex = sha256(uri NUL digest), hh = hex[0..1]
+//   <root>/<mountKey>/<label>/files/<hh>/<hex>       hex = sha256(uri NUL digest [NUL binding]), hh = hex[0..1]
 //   .tmp-<pid>-<random> beside its target            a write in progress (removed on open after a crash)
 //   <root>/.trash-<mountKey>-<random>                a subtree being removed (cache-root.ts)
 // Labels never start with '.', so `.lock`, the record and temp names can never collide with them.
@@ -50,14 +50,20 @@ export function mountKey(canonicalMountpoint: string): string {
   return `${readable || 'root'}-${hash}`;
 }
 
-/** The file name (relative to a label's directory) that holds (uri, digest). */
-export function cacheFileName(uri: string, digest: string): string {
-  return `${FILES_DIR}/${cacheFileNameIn(uri, digest)}`;
+/**
+ * The file name (relative to a label's directory) that holds (uri, digest). `binding`: what else
+ * the bytes were verified against before they were stored (a SKILL.md's listed frontmatter, as
+ * the catalog spells it), so that a file is found only under what it agreed with.
+ */
+export function cacheFileName(uri: string, digest: string, binding?: string): string {
+  return `${FILES_DIR}/${cacheFileNameIn(uri, digest, binding)}`;
 }
 
 /** The same name below the label's files/ directory: `<hh>/<hex>`. */
-export function cacheFileNameIn(uri: string, digest: string): string {
-  const hex = createHash('sha256').update(uri).update('\0').update(digest).digest('hex');
+export function cacheFileNameIn(uri: string, digest: string, binding?: string): string {
+  const hash = createHash('sha256').update(uri).update('\0').update(digest);
+  if (binding !== undefined) hash.update('\0').update(binding);
+  const hex = hash.digest('hex');
   return `${hex.slice(0, 2)}/${hex}`;
 }
 

@@ -71,8 +71,8 @@ export class WriteQueue {
     clearTimeout(this.pumpTimer);
   }
 
-  /** Queues bytes that just verified against `digest` for `uri` of `label`; true once they are in the cache. Never throws. */
-  put(label: string, uri: string, digest: string, bytes: Uint8Array): Promise<boolean> {
+  /** Queues bytes that just verified against `digest` (and `binding`: layout.ts) for `uri` of `label`; true once they are in the cache. Never throws. */
+  put(label: string, uri: string, digest: string, bytes: Uint8Array, binding?: string): Promise<boolean> {
     if (this.held.writesStopped) return Promise.resolve(false);
     this.noteActivity();
     if (!DIGEST_PATTERN.test(digest)) {
@@ -80,7 +80,7 @@ export class WriteQueue {
       return Promise.resolve(false);
     }
     if (bytes.length > this.index.limitBytes) return Promise.resolve(false);
-    const file = indexKey(label, cacheFileNameIn(uri, digest));
+    const file = indexKey(label, cacheFileNameIn(uri, digest, binding));
     const entry = this.index.get(file);
     if (entry !== undefined) {
       // Never rewritten: a file that went bad is caught (and removed) by the next get.

@@ -153,6 +153,22 @@ describe('reads are verified again', () => {
     expect(s.lines).toEqual([]);
   });
 
+  it('finds bytes stored under a binding only under that binding, across a restart', async () => {
+    const s = await setup();
+    let cache = await s.open();
+    const alpha = cache.server('alpha');
+    await alpha.put(URI, digestOf(TEXT), bytesOf(TEXT), 'frontmatter sha256:aa');
+    expect((await alpha.get(URI, digestOf(TEXT), undefined, 'frontmatter sha256:aa'))?.toString()).toBe(TEXT);
+    expect(await alpha.get(URI, digestOf(TEXT), undefined, 'frontmatter sha256:bb')).toBeUndefined();
+    expect(await alpha.get(URI, digestOf(TEXT))).toBeUndefined();
+    await closeAndForget(cache);
+    cache = await s.open();
+    expect(cache.server('alpha').copyPath(URI, digestOf(TEXT), 'frontmatter sha256:aa')).toBeDefined();
+    expect(cache.server('alpha').copyPath(URI, digestOf(TEXT), 'frontmatter sha256:bb')).toBeUndefined();
+    expect(cache.server('alpha').copyPath(URI, digestOf(TEXT))).toBeUndefined();
+    expect(s.lines).toEqual([]);
+  });
+
   it('discards a file with the same size and different bytes', async () => {
     const s = await setup();
     const cache = await s.open();
