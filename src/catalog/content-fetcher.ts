@@ -1,6 +1,7 @@
 // A file's verified bytes: from the store, else one resources/read per file version in flight,
 // verified against its entry, retried once after refreshing an entry that may have changed.
 // Every resources/read of content goes through fetchResource, and every verified result through keep.
+import { createHash } from 'node:crypto';
 import { IntegrityError, LimitExceededError, NotFoundError, SkillsMountError } from '../errors.js';
 import type { SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
 import type { SkillByteBudget } from './skill-byte-budget.js';
@@ -59,26 +60,38 @@ export class ContentFetcher {
   /**
    * The stored copy of a file that may be served without this catalog (read whole and hashed on
    * each open, by the FUSE addon): a listed file of a skill whose manifest enumerates its files
-   * (the per-skill byte limit needs no count), with a listing digest and size, not a SKILL.md (its
-   * frontmatter is checked here on every read), of a skill not rejected whose SKILL.md verified
-   * in this process (every read of the skill's other files waits for that). 'pending': it has a
-   * copy, and may once its SKILL.md has verified. Reads nothing.
+   * (the per-skill byte limit needs no count), with a listing digest and size, of a skill not
+   * rejected whose SKILL.md is known to agree with its entry (every read of the skill's other
+   * files waits for that): verified in this process, or stored after it verified against the
+   * entry's frontmatter as listed now (a SKILL.md's copy is stored under that frontmatter:
+   * frontmatterBinding). A SKILL.md's own copy is offered only when so stored. 'pending': it has
+   * a copy, and may once its SKILL.md has verified. Reads nothing; subscribes to the skill's
+   * changes when it offers a copy, since no read of it may reach this catalog to do so.
    */
   localCopy(facts: FileFacts): LocalCopy | 'pending' | undefined {
     const { digest, sizeBytes, skillUri } = facts;
     if (this.durable?.copyPath === undefined || digest === undefined || sizeBytes === undefined || skillUri === undefined) return undefined;
-    if (facts.conflict !== undefined || facts.frontmatter !== undefined || facts.uri === skillUri) return undefined;
+    const isSkillMd = facts.uri === skillUri;
+    if (facts.conflict !== undefined || (facts.frontmatter !== undefined) !== isSkillMd) return undefined;
     const record = this.state.records.get(skillUri);
     if (record === undefined || !Array.isArray(record.files) || this.held.rejection(skillUri) !== undefined) return undefined;
     const segments = uriToSegments(facts.uri);
     if ('problem' in segments) return undefined;
     const ancestry = ancestryOf(this.state, segments);
     if (ancestry.manifestOwner?.uri !== skillUri || ancestry.unenumeratedOwner !== undefined || ancestry.declined || ancestry.refused) return undefined;
-    const path = this.durable.copyPath(facts.uri, digest);
+    const path = this.durable.copyPath(facts.uri, digest, bindingOf(facts));
     if (path === undefined) return undefined;
-    const skillMd = this.state.namespace.get(record.path);
-    if (skillMd?.kind !== 'file' || skillMd.facts.digest === undefined || this.store.get(skillMd.facts.uri, skillMd.facts.digest) === undefined) return 'pending';
+    if (!isSkillMd && !this.skillMdAgrees(record.path)) return 'pending';
+    this.subscriptions.subscribe(skillUri);
     return { path, digest: digest.replace(/^sha256:/, '') };
+  }
+
+  /** Whether the SKILL.md at `path` is known to agree with the held entry: verified in this process, or stored under its frontmatter. */
+  private skillMdAgrees(path: string): boolean {
+    const skillMd = this.state.namespace.get(path);
+    if (skillMd?.kind !== 'file' || skillMd.facts.digest === undefined) return false;
+    if (this.store.get(skillMd.facts.uri, skillMd.facts.digest) !== undefined) return true;
+    return skillMd.facts.frontmatter !== undefined && this.durable?.copyPath?.(skillMd.facts.uri, skillMd.facts.digest, bindingOf(skillMd.facts)) !== undefined;
   }
 
   /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */
@@ -134,7 +147,7 @@ export class ContentFetcher {
   private async fetchAndVerify(facts: FileFacts): Promise<VerifiedContent> {
     const label = this.state.label;
     if (this.durable && facts.digest !== undefined) {
-      const bytes = await this.durable.get(facts.uri, facts.digest, facts.sizeBytes);
+      const bytes = await this.durable.get(facts.uri, facts.digest, facts.sizeBytes, bindingOf(facts));
       if (bytes) {
         try {
           // The store hashed these bytes on the way out and found them `facts.digest` (its contract).
@@ -147,7 +160,8 @@ export class ContentFetcher {
     }
     const content = this.verifyServed(await this.fetchResource(facts.uri), expectationOf(facts));
     // Only bytes a listing's digest vouches for go to disk: dynamic and unlisted files key nothing.
-    if (this.durable && content.verified) void this.durable.put(content.uri, content.digest, content.bytes);
+    // A SKILL.md goes under the frontmatter it just verified against too.
+    if (this.durable && content.verified) void this.durable.put(content.uri, content.digest, content.bytes, bindingOf(facts));
     return this.keep(content, facts.skillUri);
   }
 
@@ -185,6 +199,20 @@ export class ContentFetcher {
     this.subscriptions.subscribe(skillUri ?? content.uri);
     return content;
   }
+}
+
+/**
+ * What a skill's SKILL.md is stored under besides its URI and digest: the entry's frontmatter it
+ * verified against (SEP-2640, Frontmatter Verification), so a copy found under the frontmatter
+ * listed now may be served by a reader that only hashes it (the FUSE addon), and one stored under
+ * another frontmatter is not found. This catalog still parses what it reads back itself.
+ */
+export function frontmatterBinding(frontmatter: Record<string, unknown>): string {
+  return `frontmatter sha256:${createHash('sha256').update(JSON.stringify(frontmatter)).digest('hex')}`;
+}
+
+function bindingOf(facts: FileFacts): string | undefined {
+  return facts.frontmatter === undefined ? undefined : frontmatterBinding(facts.frontmatter);
 }
 
 function expectationOf(facts: FileFacts): Expectation {

@@ -5,6 +5,7 @@ import { ContentCache } from '../../src/catalog/content-cache.js';
 import type { DurableStore } from '../../src/catalog/durable-store.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { NotFoundError, UnavailableError } from '../../src/errors.js';
+import { frontmatterBinding } from '../../src/catalog/content-fetcher.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 
 function setUp(durable?: DurableStore) {
@@ -15,14 +16,18 @@ function setUp(durable?: DurableStore) {
   return { source, catalog, logs };
 }
 
-/** A disk cache that holds a copy of every file (and asks nothing of it): only copyPath matters here. */
-function copiesEverywhere(): DurableStore {
+/**
+ * A disk cache that holds a copy of every file (and asks nothing of it): only copyPath matters
+ * here. Stored under no binding, as an earlier version stored a SKILL.md, unless `bindings` has it.
+ */
+function copiesEverywhere(bindings: string[] = []): DurableStore {
   return {
     get: async () => undefined,
     put: async () => true,
     saveListing: async () => true,
     loadListing: async () => undefined,
-    copyPath: (uri, digest) => `/copies/${uri.slice('skill://'.length)}@${digest.slice('sha256:'.length, 'sha256:'.length + 8)}`,
+    copyPath: (uri, digest, binding) =>
+      binding === undefined || bindings.includes(binding) ? `/copies/${uri.slice('skill://'.length)}@${digest.slice('sha256:'.length, 'sha256:'.length + 8)}` : undefined,
   };
 }
 
@@ -108,7 +113,7 @@ describe('directory reads', () => {
     expect((await catalog.lookup('acme/billing/refunds/references/b.md')).sizeBytes).toBe(5);
   });
 
-  it("heldChildren names a file's stored copy for the addon only once its skill's SKILL.md verified here, never the SKILL.md's, and none without a disk cache", async () => {
+  it("heldChildren names a file's stored copy for the addon only once its skill's SKILL.md verified here, never a SKILL.md's stored under no frontmatter, and none without a disk cache", async () => {
     const { source, catalog } = setUp(copiesEverywhere());
     source.addSkill('acme/refunds', { 'SKILL.md': skillMarkdown('refunds'), 'references/a.md': 'aa\n', 'notes.md': 'notes\n' });
     source.files.set('skill://acme/loose/notes.md', Buffer.from('notes\n'));
@@ -132,5 +137,27 @@ describe('directory reads', () => {
     await bare.catalog.refresh();
     await bare.catalog.read('acme/refunds/SKILL.md');
     expect(bare.catalog.heldChildren('acme/refunds/references')!.children[0]!.copy).toBeUndefined();
+  });
+  it("a SKILL.md stored under the frontmatter listed now is the addon's to open, and its skill's other copies wait for nothing; under another frontmatter, neither", async () => {
+    const stored: string[] = [];
+    const { source, catalog } = setUp(copiesEverywhere(stored));
+    source.featureFlags = { ...source.featureFlags, subscribe: true };
+    const entry = source.addSkill('acme/refunds', { 'SKILL.md': skillMarkdown('refunds'), 'references/a.md': 'aa\n' });
+    // As a run before this one stored it, after it verified against the entry's frontmatter.
+    stored.push(frontmatterBinding(entry.frontmatter));
+    await catalog.refresh();
+    const skill = catalog.heldChildren('acme/refunds')!;
+    const skillMd = skill.children.find(({ name }) => name === 'SKILL.md')!.copy;
+    expect(skillMd?.path).toMatch(/^\/copies\/acme\/refunds\/SKILL\.md@[0-9a-f]{8}$/);
+    expect(skill.copiesPending).toBe(false);
+    expect(catalog.heldChildren('acme/refunds/references')!.children[0]!.copy?.path).toMatch(/a\.md@/);
+    // No read of the skill may reach the catalog now, so offering its copies subscribes to it; nothing is read.
+    expect(source.requests.filter(({ method }) => method !== 'skills/list').map(({ method, uri }) => `${method} ${uri}`)).toEqual(['resources/subscribe skill://acme/refunds/SKILL.md']);
+
+    // The server now lists another description: the stored SKILL.md agreed with the old one only.
+    source.entries.get(entry.uri)!.entry.frontmatter = { ...entry.frontmatter, description: 'refunds, revised' };
+    await catalog.refresh();
+    expect(catalog.heldChildren('acme/refunds')!.children.find(({ name }) => name === 'SKILL.md')!.copy).toBeUndefined();
+    expect(catalog.heldChildren('acme/refunds/references')!.copiesPending).toBe(true);
   });
 });
