@@ -2,6 +2,7 @@
 // verified against its entry, retried once after refreshing an entry that may have changed.
 // Every resources/read of content goes through fetchResource, and every verified result through keep.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { IntegrityError, LimitExceededError, NotFoundError, SkillsMountError } from '../errors.js';
 import type { SkillSource, UnverifiedContent } from '../mcp/skill-source.js';
 import type { SkillByteBudget } from './skill-byte-budget.js';
@@ -27,6 +28,11 @@ export interface LocalCopy {
 
 export class ContentFetcher {
   private readonly inflight = new Map<string, Promise<VerifiedContent>>();
+  /**
+   * SKILL.md versions (uri, digest, frontmatter binding) known to agree with the entry: a fact
+   * about those three that stays true, kept so that offering a skill's other copies asks once.
+   */
+  private readonly agreedSkillMds = new LRUCache<string, true>({ max: 65_536 });
 
   constructor(
     private readonly source: SkillSource,
@@ -90,8 +96,13 @@ export class ContentFetcher {
   private skillMdAgrees(path: string): boolean {
     const skillMd = this.state.namespace.get(path);
     if (skillMd?.kind !== 'file' || skillMd.facts.digest === undefined) return false;
-    if (this.store.get(skillMd.facts.uri, skillMd.facts.digest) !== undefined) return true;
-    return skillMd.facts.frontmatter !== undefined && this.durable?.copyPath?.(skillMd.facts.uri, skillMd.facts.digest, bindingOf(skillMd.facts)) !== undefined;
+    const { uri, digest } = skillMd.facts;
+    const binding = bindingOf(skillMd.facts);
+    const key = `${uri}\0${digest}\0${binding ?? ''}`;
+    if (this.agreedSkillMds.has(key)) return true;
+    const agrees = this.store.get(uri, digest) !== undefined || (binding !== undefined && this.durable?.copyPath?.(uri, digest, binding) !== undefined);
+    if (agrees) this.agreedSkillMds.set(key, true);
+    return agrees;
   }
 
   /** resources/read; a refusal by policy (over a size limit) is not an EIO the FUSE edge logs, so it is logged here. */
@@ -208,8 +219,16 @@ export class ContentFetcher {
  * another frontmatter is not found. This catalog still parses what it reads back itself.
  */
 export function frontmatterBinding(frontmatter: Record<string, unknown>): string {
-  return `frontmatter sha256:${createHash('sha256').update(JSON.stringify(frontmatter)).digest('hex')}`;
+  let binding = bindings.get(frontmatter);
+  if (binding === undefined) {
+    binding = `frontmatter sha256:${createHash('sha256').update(JSON.stringify(frontmatter)).digest('hex')}`;
+    bindings.set(frontmatter, binding);
+  }
+  return binding;
 }
+
+/** Each entry's frontmatter object is hashed once (a listing replaces the object when it changes). */
+const bindings = new WeakMap<Record<string, unknown>, string>();
 
 function bindingOf(facts: FileFacts): string | undefined {
   return facts.frontmatter === undefined ? undefined : frontmatterBinding(facts.frontmatter);
