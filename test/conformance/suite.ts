@@ -4,7 +4,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../support/server-harness.js';
-import { makeTempDir } from '../support/temp-dir.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 export const SERVER_SCENARIOS = ['sep-2640-skills-directory', 'sep-2640-skills-enumeration', 'sep-2640-skills-manifest'] as const;
 export type Scenario = (typeof SERVER_SCENARIOS)[number];
@@ -25,16 +25,18 @@ export function node24(): string {
 
 /** One scenario against `url`; `revision` forces one (the suite's default for extensions is 2026-07-28). */
 export async function runScenario(node: string, url: string, scenario: Scenario, revision?: string): Promise<{ checks: Check[]; output: string }> {
-  const out = await makeTempDir('skills-conformance-');
-  const args = [SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out, ...(revision ? ['--spec-version', revision, '--force'] : [])];
-  const output = await new Promise<string>((resolve) => {
-    // The exit status is ignored: checks.json says more, and it is what the test asserts on.
-    execFile(node, args, { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (_error, stdout, stderr) => resolve(`${stdout}${stderr}`));
+  // The suite's results are read here and the folder removed, whatever the run did.
+  return withTempDir('skills-conformance-', async (out) => {
+    const args = [SUITE, 'server', '--url', url, '--scenario', scenario, '-o', out, ...(revision ? ['--spec-version', revision, '--force'] : [])];
+    const output = await new Promise<string>((resolve) => {
+      // The exit status is ignored: checks.json says more, and it is what the test asserts on.
+      execFile(node, args, { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (_error, stdout, stderr) => resolve(`${stdout}${stderr}`));
+    });
+    const [folder] = await readdir(out);
+    if (!folder) throw new Error(`the suite wrote no results for ${scenario}:\n${output}`);
+    const checks = JSON.parse(await readFile(join(out, folder, 'checks.json'), 'utf8')) as Check[];
+    return { checks, output };
   });
-  const [folder] = await readdir(out);
-  if (!folder) throw new Error(`the suite wrote no results for ${scenario}:\n${output}`);
-  const checks = JSON.parse(await readFile(join(out, folder, 'checks.json'), 'utf8')) as Check[];
-  return { checks, output };
 }
 
 /** "sep-2640-skills-directory @ 2026-07-28: 7 passed, 0 failed, 0 warnings, 0 skipped". */
