@@ -12,10 +12,14 @@
 // No sidecar keeps the URI and digest of a file: a read names both and the bytes are checked
 // against that digest, and status, eviction and pruning need only label and size. A sidecar
 // would double the files and be one more thing a tamperer could edit.
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { errorCode, lstatOrUndefined } from '../private-files.js';
+
+/** sha256 of a string, hex: node:crypto's one-shot hash (Node >= 20.12), a third of createHash's cost for a short name. */
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 export const TEMP_PREFIX = '.tmp-';
 export const LOCK_NAME = '.lock';
@@ -61,9 +65,7 @@ export function cacheFileName(uri: string, digest: string, binding?: string): st
 
 /** The same name below the label's files/ directory: `<hh>/<hex>`. */
 export function cacheFileNameIn(uri: string, digest: string, binding?: string): string {
-  const hash = createHash('sha256').update(uri).update('\0').update(digest);
-  if (binding !== undefined) hash.update('\0').update(binding);
-  const hex = hash.digest('hex');
+  const hex = sha256Hex(binding === undefined ? `${uri}\0${digest}` : `${uri}\0${digest}\0${binding}`);
   return `${hex.slice(0, 2)}/${hex}`;
 }
 

@@ -16,7 +16,7 @@ import type { SkillEntries } from './skill-entries.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { VerificationFailureReason } from './catalog-options.js';
 import { VerificationError, verifyContent, type Expectation, type VerifiedContent } from './verified-content.js';
-import { ancestryOf } from './skill-ancestry.js';
+import { ancestryOf, type ChildAncestries } from './skill-ancestry.js';
 import { uriToSegments } from './uri-path.js';
 
 /** A stored copy of a file's version that a reader may serve once it has hashed it to `digest` itself. */
@@ -73,8 +73,9 @@ export class ContentFetcher {
    * frontmatterBinding). A SKILL.md's own copy is offered only when so stored. 'pending': it has
    * a copy, and may once its SKILL.md has verified. Reads nothing; subscribes to the skill's
    * changes when it offers a copy, since no read of it may reach this catalog to do so.
+   * `siblings`: the ancestries of the directory the file is in, shared by the files asked for together.
    */
-  localCopy(facts: FileFacts): LocalCopy | 'pending' | undefined {
+  localCopy(facts: FileFacts, siblings?: ChildAncestries): LocalCopy | 'pending' | undefined {
     const { digest, sizeBytes, skillUri } = facts;
     if (this.durable?.copyPath === undefined || digest === undefined || sizeBytes === undefined || skillUri === undefined) return undefined;
     const isSkillMd = facts.uri === skillUri;
@@ -83,7 +84,7 @@ export class ContentFetcher {
     if (record === undefined || !Array.isArray(record.files) || this.held.rejection(skillUri) !== undefined) return undefined;
     const segments = uriToSegments(facts.uri);
     if ('problem' in segments) return undefined;
-    const ancestry = ancestryOf(this.state, segments);
+    const ancestry = siblings === undefined ? ancestryOf(this.state, segments) : siblings.of(segments);
     if (ancestry.manifestOwner?.uri !== skillUri || ancestry.unenumeratedOwner !== undefined || ancestry.declined || ancestry.refused) return undefined;
     const path = this.durable.copyPath(facts.uri, digest, bindingOf(facts));
     if (path === undefined) return undefined;

@@ -15,10 +15,11 @@ import { childNames, type ChildNames, type NamespaceNode } from './namespace.js'
 import { PathObservations } from './path-observations.js';
 import { PathResolver } from './path-resolver.js';
 import { ServerLog } from './server-log.js';
+import { ChildAncestries } from './skill-ancestry.js';
 import { SkillByteBudget } from './skill-byte-budget.js';
 import { SkillEntries } from './skill-entries.js';
 import { skillDirectory, type SkillRecord } from './skill-record.js';
-import { segmentsToUri } from './uri-path.js';
+import { segmentsToUri, splitPath } from './uri-path.js';
 import { Subscriptions } from './subscriptions.js';
 import type { VerifiedContent } from './verified-content.js';
 
@@ -165,9 +166,10 @@ export class ServerCatalog {
     const node = this.state.namespace.get(path);
     if (node?.kind !== 'directory' || countOf(node.children) > maxChildren) return undefined;
     let copiesPending = false;
+    const siblings = new ChildAncestries(this.state, splitPath(path));
     const children = childNames(node.children).map((name) => {
       const child = this.state.namespace.get(path === '' ? name : `${path}/${name}`);
-      const copy = child?.kind === 'file' ? this.fetcher.localCopy(child.facts) : undefined;
+      const copy = child?.kind === 'file' ? this.fetcher.localCopy(child.facts, siblings) : undefined;
       if (copy === 'pending') copiesPending = true;
       return { name, stat: child === undefined ? undefined : this.knownStat(child), copy: copy === 'pending' ? undefined : copy };
     });

@@ -25,6 +25,15 @@ export interface Ancestry {
 
 /** Walks `segments` and each of its ancestors once, innermost first. */
 export function ancestryOf(state: CatalogState, segments: readonly string[]): Ancestry {
+  return withOwnLevel(state, segments, containingAncestry(state, segments.slice(0, -1)));
+}
+
+/**
+ * What the skills whose directories are `directory` or above it say about any path directly in
+ * `directory`: the same for all its children, so a directory's worth of files walks it once.
+ * Complete it per child with withOwnLevel.
+ */
+export function containingAncestry(state: CatalogState, directory: readonly string[]): Ancestry {
   const { namespace, records, refusedSkills } = state;
   const ancestry: Ancestry = {
     own: undefined,
@@ -37,20 +46,15 @@ export function ancestryOf(state: CatalogState, segments: readonly string[]): An
   };
   let innermostSeen = false;
   let innermostSkillMd: FileFacts | undefined;
-  for (let depth = segments.length; depth >= 1; depth--) {
-    const skillMdSegments = [...segments.slice(0, depth), 'SKILL.md'];
+  for (let depth = directory.length; depth >= 1; depth--) {
+    const skillMdSegments = [...directory.slice(0, depth), 'SKILL.md'];
     const skillMd = namespace.get(skillMdSegments.join('/'));
-    // An entry is found by its SKILL.md as the tree spells it; a refusal by the canonical spelling.
     const record = records.get(skillMd?.kind === 'file' ? skillMd.facts.uri : segmentsToUri(skillMdSegments));
     if (record?.declined) {
       ancestry.declined = true;
-      if (depth < segments.length) ancestry.declinedAbove = true;
+      ancestry.declinedAbove = true;
     }
     if (refusedSkills.size > 0 && refusedSkills.has(segmentsToUri(skillMdSegments))) ancestry.refused = true;
-    if (depth === segments.length) {
-      ancestry.own = record;
-      continue;
-    }
     if (innermostSkillMd === undefined && skillMd?.kind === 'file') innermostSkillMd = skillMd.facts;
     if (!record || record.declined) continue;
     if (!innermostSeen) {
@@ -61,4 +65,34 @@ export function ancestryOf(state: CatalogState, segments: readonly string[]): An
   }
   ancestry.insideUnenumerated = ancestry.unenumeratedOwner !== undefined || (innermostSkillMd !== undefined && !records.has(innermostSkillMd.uri));
   return ancestry;
+}
+
+/** `containing` (the containingAncestry of the path's directory) with what the skill whose directory is the path itself says. */
+export function withOwnLevel(state: CatalogState, segments: readonly string[], containing: Ancestry): Ancestry {
+  if (segments.length === 0) return { ...containing };
+  const { namespace, records, refusedSkills } = state;
+  const skillMdSegments = [...segments, 'SKILL.md'];
+  const skillMd = namespace.get(skillMdSegments.join('/'));
+  // An entry is found by its SKILL.md as the tree spells it; a refusal by the canonical spelling.
+  const own = records.get(skillMd?.kind === 'file' ? skillMd.facts.uri : segmentsToUri(skillMdSegments));
+  const refused = containing.refused || (refusedSkills.size > 0 && refusedSkills.has(segmentsToUri(skillMdSegments)));
+  return { ...containing, own, declined: containing.declined || Boolean(own?.declined), refused };
+}
+
+/** The ancestries of a directory's children, the walk above them done once however many are asked for. */
+export class ChildAncestries {
+  private containing: Ancestry | undefined;
+
+  constructor(
+    private readonly state: CatalogState,
+    private readonly directory: readonly string[],
+  ) {}
+
+  /** ancestryOf(segments): for a child of the directory, from its one walk. */
+  of(segments: readonly string[]): Ancestry {
+    const directory = this.directory;
+    if (segments.length !== directory.length + 1 || directory.some((segment, index) => segments[index] !== segment)) return ancestryOf(this.state, segments);
+    this.containing ??= containingAncestry(this.state, directory);
+    return withOwnLevel(this.state, segments, this.containing);
+  }
 }
