@@ -1,7 +1,7 @@
 // entry_table: the names and attributes JavaScript pushed for the addon to answer LOOKUP, GETATTR
 // and READDIR(PLUS) without a trip to JS. A dumb, bounded store: directories by inode, each with
 // the entries JS gave (in listing order), found by (parent, name) and by inode; least recently
-// used directories dropped over the entry limit. No libfuse, no Node-API: skills_fuse.c replies.
+// used directories dropped over the entry limit. No libfuse, no Node-API: table_replies.c replies.
 // Not thread-safe: every call is made with the caller's lock held.
 #ifndef SKILLS_ENTRY_TABLE_H
 #define SKILLS_ENTRY_TABLE_H

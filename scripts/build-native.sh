@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../native"
 sanitize=0
 out=build/Release/skills_fuse.node
 if [ "${1:-}" = "--sanitize" ]; then sanitize=1; out=build-sanitize/skills_fuse.node; fi
-if [ -f "$out" ] && [ -z "$(find skills_fuse.c entry_table.c entry_table.h verified_copy.c verified_copy.h binding.gyp libfuse3.map -newer "$out" -print -quit)" ]; then exit 0; fi
+if [ -f "$out" ] && [ -z "$(find ./*.c ./*.h binding.gyp libfuse3.map -newer "$out" -print -quit)" ]; then exit 0; fi
 fail() {
   if [ "${SKILLS_FUSE_REQUIRED:-0}" = 1 ]; then echo "build-native: $1" >&2; exit 1; fi
   echo "build-native: $1; the mount will use the libfuse 2 fallback (scripts/setup.sh installs what the addon needs)" >&2

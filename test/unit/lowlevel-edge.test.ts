@@ -17,7 +17,7 @@ interface Reply {
   value?: unknown;
 }
 
-/** The addon's counted opens as native/skills_fuse.c keeps them: per inode, the fh, handles open, a gen, retired or answering. */
+/** The addon's counted opens as native/counted_opens.c keeps them: per inode, the fh, handles open, a gen, retired or answering. */
 interface CountedEntry {
   fh: number;
   opens: number;

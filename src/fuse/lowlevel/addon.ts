@@ -1,4 +1,4 @@
-// Loads the project's own libfuse 3 addon (native/skills_fuse.c, built by node-gyp at install)
+// Loads the project's own libfuse 3 addon (native/, built by node-gyp)
 // and types its surface. Only src/fuse/lowlevel imports this; nothing above fuse/ knows it exists.
 import { createRequire } from 'node:module';
 import path from 'node:path';
