@@ -2,6 +2,7 @@
 // "Content-bound approval"), why a skill cannot be approved at all, and what an approval prompt
 // must call out. Pure: no I/O, no store; the caller looks the approval up by (label, skill URI).
 import { ConfigError } from '../errors.js';
+import type { FrontmatterReading } from '../format/frontmatter-readings.js';
 import type { Approval, ApprovalInput, ApprovedResource } from './approval-store.js';
 
 /** One advertised file, as a ManifestFile (src/catalog/skill-record.ts) carries it. */
@@ -90,15 +91,53 @@ export function approvalProblem(entry: Pick<ApprovalSubject, 'files' | 'declined
   return undefined;
 }
 
-/** The permission-widening fields present in a skill's frontmatter, in PERMISSION_FIELDS order. Only this skill's own frontmatter: a nested SKILL.md's fields are not its. */
+/**
+ * The PERMISSION_FIELDS entry `key` may be read as: the same name but for case, `-` and `_`
+ * (`Allowed_Tools`, `allowedtools`), since a harness that normalizes keys would honor it.
+ */
+export function permissionFieldOf(key: string): (typeof PERMISSION_FIELDS)[number] | undefined {
+  const normalized = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return PERMISSION_FIELDS.find(({ field }) => field.replace(/[^a-z0-9]/g, '') === normalized);
+}
+
+/** The permission-widening fields present in a skill's frontmatter, in PERMISSION_FIELDS order, each key as written. Only this skill's own frontmatter: a nested SKILL.md's fields are not its. */
 export function permissionFields(frontmatter: Readonly<Record<string, unknown>>): PermissionField[] {
   const found: PermissionField[] = [];
   for (const { field, effect } of PERMISSION_FIELDS) {
     // A key that is present asks for something even when its value looks empty: show it.
-    if (!Object.hasOwn(frontmatter, field)) continue;
-    found.push({ field, effect, value: displayValue(frontmatter[field]) });
+    for (const key of Object.keys(frontmatter)) {
+      if (permissionFieldOf(key)?.field !== field) continue;
+      found.push({ field: key, effect, value: displayValue(frontmatter[key]) });
+    }
   }
   return found;
+}
+
+/** A permission field some YAML reader finds in a SKILL.md's frontmatter where the YAML 1.2 reading (the one verified) has none. */
+export interface HiddenPermissionField extends PermissionField {
+  /** The readers that find it. */
+  readers: string[];
+}
+
+/**
+ * The permission fields that readers other than YAML 1.2 would find in a SKILL.md's frontmatter
+ * and the 1.2 reading has not (a plain `<<` merge key, a field after a NEL in a comment...).
+ * `readings` are frontmatterReadings() of the SKILL.md's block, the YAML 1.2 one first.
+ */
+export function hiddenPermissionFields(readings: readonly FrontmatterReading[]): HiddenPermissionField[] {
+  const [verified, ...others] = readings;
+  const shown = new Set(permissionFields(verified?.data ?? {}).map(({ field, value }) => `${field}\0${value}`));
+  const hidden = new Map<string, HiddenPermissionField>();
+  for (const reading of others) {
+    for (const field of permissionFields(reading.data ?? {})) {
+      const key = `${field.field}\0${field.value}`;
+      if (shown.has(key)) continue;
+      const known = hidden.get(key);
+      if (known) known.readers.push(reading.reader);
+      else hidden.set(key, { ...field, readers: [reading.reader] });
+    }
+  }
+  return [...hidden.values()];
 }
 
 /**
@@ -127,7 +166,7 @@ export function approvalInputFor(
 ): ApprovalInput {
   const problem = approvalProblem(record);
   if (problem !== undefined) throw new ConfigError(`${label}: ${record.uri} cannot be approved: ${problem}`);
-  const allowedTools = permissionFields(record.frontmatter).find((field) => field.field === 'allowed-tools')?.value ?? null;
+  const allowedTools = permissionFields(record.frontmatter).find((field) => permissionFieldOf(field.field)?.effect === 'tool-permission')?.value ?? null;
   if (options.allowedToolsApproved && allowedTools === null) throw new ConfigError(`${label}: ${record.uri} has no allowed-tools to approve`);
   return {
     label,

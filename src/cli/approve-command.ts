@@ -8,10 +8,12 @@ import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { approvalInputFor, looksLikeScript } from '../approvals/approval-check.js';
+import { approvalInputFor, hiddenPermissionFields, looksLikeScript, type HiddenPermissionField } from '../approvals/approval-check.js';
 import { ApprovalStore, defaultApprovalsPath, type Approval } from '../approvals/approval-store.js';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
+import { FrontmatterError, frontmatterBlock } from '../format/frontmatter.js';
+import { frontmatterReadings } from '../format/frontmatter-readings.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
@@ -96,10 +98,10 @@ function recordsFor(request: { paths: readonly string[]; servers: ServerSelectio
 export async function runApprove(options: ApproveOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
   if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
   const store = await ApprovalStore.load(approvalsFile(io.env));
-  return forEachSkill(options.paths, records ?? (await recordsFor(options, store.file, io)), io, '\n', async ({ location, record, given, whenApproved }) => {
-    io.out(describeSkill(location, record));
+  return forEachSkill(options.paths, records ?? (await recordsFor(options, store.file, io)), io, '\n', async ({ location, record, given, whenApproved, skillMd }) => {
+    io.out(describeSkill(location, record, await otherReadings(skillMd)));
     if (record.cannotApprove !== null) throw new SkillPathError(`${given}: cannot be approved: ${record.cannotApprove}`);
-    const allowedTools = record.permissionFields.find((field) => field.field === 'allowed-tools');
+    const allowedTools = record.permissionFields.find((field) => field.effect === 'tool-permission');
     const approved = options.yes || (await io.ask!(`Approve ${location.label}/${location.directory} as shown above?`));
     if (!approved) {
       io.out('not approved\n\n');
@@ -214,6 +216,11 @@ export function mountRecords(approvalsFile: string): SkillRecords {
       return {
         location,
         record: await readRecord(location, given),
+        async skillMd() {
+          const outcome = await readMountFile(path.join(location.mountpoint, location.label, location.directory, 'SKILL.md'), READ_TIMEOUT_MS);
+          if (outcome.kind === 'ok') return { text: outcome.text };
+          return { problem: outcome.kind === 'timeout' ? `the mount did not answer within ${READ_TIMEOUT_MS / 1000} s` : outcome.message };
+        },
         async whenApproved(approval) {
           const shown = await waitForView(location, given, (now) => now?.state === 'approved' && now.approvedAt === approval.approvedAt, 'present');
           return shown
@@ -300,8 +307,23 @@ function scriptFiles(location: SkillLocation, record: InspectRecord): string[] {
   return record.files.map((file) => (file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path)).filter(looksLikeScript);
 }
 
-/** The skill as a person needs to judge it; every string from the server escaped. */
-export function describeSkill(location: SkillLocation, record: InspectRecord): string {
+/** The permission fields YAML readers other than the verified one find in the SKILL.md, or why it could not be read. */
+async function otherReadings(skillMd: FoundSkill['skillMd']): Promise<HiddenPermissionField[] | string> {
+  const read = await skillMd();
+  if ('problem' in read) return read.problem;
+  try {
+    return hiddenPermissionFields(frontmatterReadings(frontmatterBlock(read.text)));
+  } catch (error) {
+    if (error instanceof FrontmatterError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * The skill as a person needs to judge it; every string from the server escaped. `hidden`: the
+ * permission fields only other YAML readers find in its SKILL.md (or why it could not be read).
+ */
+export function describeSkill(location: SkillLocation, record: InspectRecord, hidden: readonly HiddenPermissionField[] | string = []): string {
   const lines = [`${location.label}/${location.directory} ${location.where}`];
   const field = (name: string, value: string) => lines.push(`  ${name.padEnd(12)} ${value}`);
   field('name', escapeForLog(record.name));
@@ -323,6 +345,11 @@ export function describeSkill(location: SkillLocation, record: InspectRecord): s
         ? 'widens the tools an agent may use; granted only if you say so'
         : 'asks the host to run code; approving the skill never grants it';
     lines.push(`  ! ${permission.field}: ${escapeForLog(permission.value)}  (${effect})`);
+  }
+  // Never granted (no grant covers what the verified reading lacks) and never linked; shown because a harness would read it.
+  if (typeof hidden === 'string') lines.push(`  ! frontmatter: not checked against other YAML readers (${escapeForLog(hidden)})`);
+  else for (const field of hidden) {
+    lines.push(`  ! ${escapeForLog(field.field)}: ${escapeForLog(field.value)}  (hidden: only ${field.readers.join('; ')} read it; never granted, held back from linked entries)`);
   }
   const scripts = scriptFiles(location, record);
   if (scripts.length > 0) {

@@ -73,6 +73,14 @@ export async function startServerRecords(selection: ServerSelection, paths: read
       return {
         location: { label, directory, where: `from server "${label}", started here (${flags})` },
         record,
+        async skillMd() {
+          try {
+            return { text: (await readWhole(core.filesystem, `/${label}/${directory}/SKILL.md`)).toString('utf8') };
+          } catch (error) {
+            if (!(error instanceof SkillsMountError)) throw error;
+            return { problem: escapeForLog(error.message) };
+          }
+        },
         // No mount to wait for: the approvals file is where it shows (and what `link` and a daemon read).
         whenApproved: async () => `recorded in ${approvalsFile}`,
         whenRevoked: async () => `removed from ${approvalsFile}`,

@@ -18,6 +18,8 @@ export interface SkillLocation {
 export interface FoundSkill {
   location: SkillLocation;
   record: InspectRecord;
+  /** The skill's SKILL.md as served (verified), or why it cannot be read now: approve reads its frontmatter as other YAML readers would. */
+  skillMd(): Promise<{ text: string } | { problem: string }>;
   /** Once `approval` is stored: where it now shows (waiting for a mount's approved view, at most a few seconds), for the summary line. */
   whenApproved(approval: Approval): Promise<string>;
   /** Once the approval is removed: the same for its absence. */

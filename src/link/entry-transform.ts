@@ -1,18 +1,25 @@
 // The one change a linked entry makes to an approved skill: its SKILL.md frontmatter. Every other
 // byte of the entry is the approved, verified byte, and so is the SKILL.md body (everything after
-// the closing `---` line). In the frontmatter, and nowhere else:
+// the closing `---` line). The frontmatter is written anew from the data the YAML 1.2 reading of
+// the approved one gives (format/frontmatter-emit.ts: no anchor, alias, tag, merge key or comment
+// survives), with these changes and no others:
 //   - `name` becomes the entry's folder name (the Agent Skills rule: a skill is named as its
 //     folder; the name differs from the skill's own only when it was qualified on a collision);
-//   - a permission-widening field (src/approvals/approval-check.ts PERMISSION_FIELDS) is held
-//     back: `allowed-tools` unless the approval granted it (--grant-allowed-tools), `hooks` always
-//     (an approval never grants the host running code on the skill's say);
+//   - a permission-widening field (approval-check.ts PERMISSION_FIELDS, in any spelling a harness
+//     might normalize to it) is held back: `allowed-tools` unless the approval granted it
+//     (--grant-allowed-tools), `hooks` always (an approval never grants the host running code);
+//   - `description` starts with the origin, `[from MCP server LABEL]`: the one field besides the
+//     name that every harness shows the model where it lists the skill (SEP-2640: the server's
+//     identity reaches the model wherever it meets the skill);
 //   - `metadata` (the Agent Skills map of strings) gets `skills-mount-server` (the server label)
-//     and `skills-mount-uri` (the SKILL.md URI): where the entry came from, which harnesses pass
-//     over (they show the model name and description only).
-// docs/agents.md documents this list; `skills-mount verify --links` checks it on every entry.
-import { isMap, parseDocument, type Document } from 'yaml';
-import { PERMISSION_FIELDS } from '../approvals/approval-check.js';
-import { FrontmatterError, frontmatterBlock, parseFrontmatter } from '../format/frontmatter.js';
+//     and `skills-mount-uri` (the SKILL.md URI).
+// The result is then read back by every YAML reader of format/frontmatter-readings.ts, and refused
+// unless each one reads exactly that data. docs/agents.md documents this list; `skills-mount
+// verify --links` checks it on every entry.
+import { PERMISSION_FIELDS, permissionFieldOf } from '../approvals/approval-check.js';
+import { FrontmatterEmitError, emitFrontmatter } from '../format/frontmatter-emit.js';
+import { FrontmatterError, frontmatterBlock, frontmatterDifference, parseFrontmatter } from '../format/frontmatter.js';
+import { frontmatterReadings } from '../format/frontmatter-readings.js';
 
 export interface EntryGrants {
   /** The approval granted the skill's `allowed-tools`. */
@@ -28,25 +35,51 @@ export interface EntryOrigin {
 
 /** The metadata keys that say where an entry came from. */
 export const ORIGIN_KEYS = { server: 'skills-mount-server', uri: 'skills-mount-uri' } as const;
+/** The Agent Skills limit on `description`, which harnesses enforce (Codex skips a longer one). */
+const MAX_DESCRIPTION_CHARS = 1024;
+
+/** What the description of an entry from `label` starts with. */
+export function originPrefix(label: string): string {
+  return `[from MCP server ${label}] `;
+}
 
 /** The frontmatter fields held back from an entry with these grants. */
 export function heldBackFields(grants: EntryGrants): string[] {
   return PERMISSION_FIELDS.filter(({ effect }) => !(effect === 'tool-permission' && grants.allowedTools)).map(({ field }) => field);
 }
 
-/** The entry's SKILL.md: the approved one with its frontmatter changed as listed above. Throws FrontmatterError. */
+/** The entry's frontmatter data, made from the approved SKILL.md's. Throws FrontmatterError. */
+export function entryFrontmatter(original: string, origin: EntryOrigin, grants: EntryGrants): Record<string, unknown> {
+  const approved = parseFrontmatter(original);
+  const heldBack = new Set(heldBackFields(grants));
+  const data: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(approved)) {
+    const permission = permissionFieldOf(key);
+    if (permission !== undefined && heldBack.has(permission.field)) continue;
+    data[key] = value;
+  }
+  data['name'] = origin.entryName;
+  data['description'] = withOrigin(typeof approved['description'] === 'string' ? approved['description'] : '', origin.label);
+  // A metadata that is not the map the format defines is replaced rather than hide the origin inside something else.
+  const metadata = approved['metadata'];
+  const kept = metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata) ? (metadata as Record<string, unknown>) : {};
+  data['metadata'] = { ...kept, [ORIGIN_KEYS.server]: origin.label, [ORIGIN_KEYS.uri]: origin.skillUri };
+  return data;
+}
+
+/** The entry's SKILL.md: the approved one with its frontmatter made as listed above. Throws FrontmatterError. */
 export function transformSkillMd(original: string, origin: EntryOrigin, grants: EntryGrants): string {
-  const block = frontmatterBlock(original);
-  const start = blockStart(original);
-  const document = parseDocument(block, { schema: 'core', uniqueKeys: true });
-  if (document.errors.length > 0) throw new FrontmatterError(`frontmatter is not valid YAML: ${document.errors[0]!.message.split('\n')[0]}`);
-  if (!isMap(document.contents)) throw new FrontmatterError('frontmatter is not a YAML mapping');
-  document.set('name', origin.entryName);
-  for (const field of heldBackFields(grants)) document.delete(field);
-  setOrigin(document, origin);
-  // lineWidth 0: no folding of long values, so a description stays on the line it was written on.
-  const yaml = document.toString({ lineWidth: 0 });
-  return original.slice(0, start) + yaml + original.slice(start + block.length);
+  const data = entryFrontmatter(original, origin, grants);
+  let yaml: string;
+  try {
+    yaml = emitFrontmatter(data);
+  } catch (error) {
+    if (error instanceof FrontmatterEmitError) throw new FrontmatterError(`the frontmatter cannot be written for an entry: ${error.message}`);
+    throw error;
+  }
+  const problem = readingProblem(yaml, data, grants);
+  if (problem !== undefined) throw new FrontmatterError(`the entry's frontmatter would not read the same everywhere: ${problem}`);
+  return `---\n${yaml}---\n${bodyOf(original)}`;
 }
 
 /**
@@ -57,6 +90,22 @@ export function transformSkillMd(original: string, origin: EntryOrigin, grants: 
 export function expectedEntry(original: string, origin: EntryOrigin, grants: EntryGrants): { frontmatter: Record<string, unknown>; body: string } {
   const transformed = transformSkillMd(original, origin, grants);
   return { frontmatter: parseFrontmatter(transformed), body: bodyOf(transformed) };
+}
+
+/**
+ * Why a frontmatter block does not read as `data` to every reader, or reaches a permission field
+ * these grants hold back for any of them; undefined when it is safe. verify --links asks it too.
+ */
+export function readingProblem(yaml: string, data: Readonly<Record<string, unknown>>, grants: EntryGrants): string | undefined {
+  const heldBack = new Set(heldBackFields(grants));
+  for (const reading of frontmatterReadings(yaml)) {
+    if (reading.data === undefined) return `${reading.reader} cannot read it (${reading.error})`;
+    const reached = Object.keys(reading.data).find((key) => heldBack.has(permissionFieldOf(key)?.field ?? ''));
+    if (reached !== undefined) return `${reading.reader} reads a ${reached} field`;
+    const differs = frontmatterDifference(data, reading.data);
+    if (differs !== undefined) return `${reading.reader} reads ${differs} otherwise`;
+  }
+  return undefined;
 }
 
 /** Everything after the frontmatter's closing `---` line. */
@@ -71,12 +120,10 @@ function blockStart(markdown: string): number {
   return markdown.indexOf('\n') + 1;
 }
 
-function setOrigin(document: Document, origin: EntryOrigin): void {
-  const metadata = document.get('metadata');
-  if (metadata !== undefined && !isMap(metadata)) {
-    // Not the map the format defines: the origin replaces it rather than hide inside something else.
-    document.delete('metadata');
-  }
-  document.setIn(['metadata', ORIGIN_KEYS.server], origin.label);
-  document.setIn(['metadata', ORIGIN_KEYS.uri], origin.skillUri);
+/** The description with the origin before it, within the format's limit (the end of a long one gives way). */
+function withOrigin(description: string, label: string): string {
+  const prefix = originPrefix(label);
+  const text = `${prefix}${description}`;
+  if ([...text].length <= MAX_DESCRIPTION_CHARS) return text;
+  return `${[...text].slice(0, MAX_DESCRIPTION_CHARS - 1).join('')}…`;
 }

@@ -2,16 +2,16 @@
 // Each entry is a link into this store's objects; every file of it hashes to the approved digest
 // (SKILL.md: to what the transform makes of the approved SKILL.md, which itself hashes to the
 // approved digest) and has the mode the grants allow; nothing else is in it; its SKILL.md says
-// what entry-transform.ts says it must, and only that. An entry whose approval no longer holds is
+// what entry-transform.ts says it must, and only that, to every YAML reader harnesses use. An entry whose approval no longer holds is
 // named too (the next sync removes it). Reads; changes nothing.
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { sha256Digest } from '../format/digest.js';
-import { frontmatterDifference, parseFrontmatter } from '../format/frontmatter.js';
+import { frontmatterBlock, frontmatterDifference, parseFrontmatter } from '../format/frontmatter.js';
 import { errorMessage } from '../private-files.js';
 import { APPROVED_SKILL_MD, OBJECTS_DIR, SKILL_DIR, objectOfTarget, readEntryRecord, type EntryRecord } from './entry-objects.js';
-import { bodyOf, expectedEntry } from './entry-transform.js';
+import { bodyOf, expectedEntry, readingProblem } from './entry-transform.js';
 import { readLinkState } from './link-state.js';
 
 export interface LinkProblem {
@@ -109,6 +109,9 @@ async function transformProblems(approvedFile: string, served: string, approvedD
     const difference = frontmatterDifference(want.frontmatter, parseFrontmatter(served));
     const problems: string[] = [];
     if (difference !== undefined) problems.push(`SKILL.md: frontmatter field ${difference || '(root)'} is not what the approved one with its grants makes`);
+    // Read as every harness's YAML reader would: what YAML 1.2 does not see is no less there for the others.
+    const unsafe = readingProblem(frontmatterBlock(served), want.frontmatter, record.grants);
+    if (unsafe !== undefined) problems.push(`SKILL.md: ${unsafe}`);
     if (bodyOf(served) !== want.body) problems.push('SKILL.md: its body is not the approved body');
     return problems;
   } catch (error) {

@@ -158,7 +158,9 @@ describe('permissionFields', () => {
 
   it('shows a present field even when its value looks empty, and nothing for ordinary fields', () => {
     expect(permissionFields({ name: 'x', description: 'd', 'allowed-tools': null })).toEqual([{ field: 'allowed-tools', effect: 'tool-permission', value: 'null' }]);
-    expect(permissionFields({ name: 'x', description: 'd', license: 'MIT', metadata: { 'allowed-tools': 'Bash' }, 'Allowed-Tools': 'Bash' })).toEqual([]);
+    expect(permissionFields({ name: 'x', description: 'd', license: 'MIT', metadata: { 'allowed-tools': 'Bash' } })).toEqual([]);
+    // A spelling a harness may normalize to the field (case, - and _) is the field.
+    expect(permissionFields({ 'Allowed-Tools': 'Bash', allowed_tools: 'Read', Hooks: 'x' }).map((field) => field.field)).toEqual(['Allowed-Tools', 'allowed_tools', 'Hooks']);
   });
 });
 

@@ -37,11 +37,12 @@ describe('the entry SKILL.md', () => {
     const entry = transformSkillMd(approved, origin, { allowedTools: false });
     expect(parseFrontmatter(entry)).toEqual({
       name: 'docs-pdf',
-      description: 'A description that is long enough to be folded by a YAML writer with a default line width of eighty',
+      description: '[from MCP server docs] A description that is long enough to be folded by a YAML writer with a default line width of eighty',
       metadata: { author: 'someone', 'skills-mount-server': 'docs', 'skills-mount-uri': 'skill://pdf/SKILL.md' },
     });
     expect(bodyOf(entry)).toBe(bodyOf(approved));
-    expect(entry).toContain('# kept comment');
+    // Written anew from the data: no comment, anchor or tag of the approved one survives.
+    expect(entry).not.toContain('# kept comment');
     expect(heldBackFields({ allowedTools: false })).toEqual(['allowed-tools', 'hooks']);
     expect(heldBackFields({ allowedTools: true })).toEqual(['hooks']);
     expect(parseFrontmatter(transformSkillMd(approved, origin, { allowedTools: true }))['allowed-tools']).toBe('Bash(git:*)');

@@ -101,7 +101,7 @@ describe('link: what goes into a skills root', () => {
     const text = await readFile(path.join(entry, 'SKILL.md'), 'utf8');
     expect(parseFrontmatter(text)).toEqual({
       name: 'pdf',
-      description: 'Does pdf things',
+      description: '[from MCP server docs] Does pdf things',
       metadata: { author: 'someone', 'skills-mount-server': 'docs', 'skills-mount-uri': 'skill://pdf/SKILL.md' },
     });
     expect(text.endsWith('---\n# pdf\n\nSee references/guide.md.\n')).toBe(true);
@@ -267,7 +267,7 @@ describe('verify --links', () => {
     await writable(path.join(entry, 'ref.md'), () => writeFile(path.join(entry, 'ref.md'), 'tampered\n'));
     const skillFile = path.join(entry, 'SKILL.md');
     const text = await readFile(skillFile, 'utf8');
-    await writable(skillFile, () => writeFile(skillFile, text.replace('name: pdf\n', 'name: pdf\nallowed-tools: Bash(git:*)\n')));
+    await writable(skillFile, () => writeFile(skillFile, text.replace(/^name: .*\n/m, (line) => `${line}allowed-tools: Bash(git:*)\n`)));
     await writable(path.join(entry, 'extra.md'), () => writeFile(path.join(entry, 'extra.md'), 'extra\n'));
     const details = (await verifyLinks(store, [{ ...pdf, revokedAt: '2026-12-03T00:00:00.000Z' }])).problems.map((problem) => problem.detail).join('\n');
     expect(details).toMatch(/ref\.md: hashes to sha256:\w+, approved sha256:/);
