@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# Builds the libfuse 3 addon (native/) with node-gyp, the copy bundled with npm, against this
-# Node's own headers (no download) and Debian's libfuse3-dev. Runs at `npm ci` (the install
-# script) and from setup.sh; rebuilds only when a native source is newer than the build.
+# Builds the libfuse 3 addon (native/) from source with node-gyp, the copy bundled with npm, against
+# this Node's own headers (no download) and Debian's libfuse3-dev, into native/build (loaded before
+# any prebuild). Run by setup.sh in a checkout, and in an installed package where no prebuild fits
+# (`npm explore -g skills-mount -- npm run build-native`); rebuilds only when a native source is newer.
 #   scripts/build-native.sh [--sanitize]   (--sanitize: ASan+UBSan build in native/build-sanitize)
-# Without libfuse3-dev it warns and exits 0: the mount then falls back to libfuse 2, unless
-# SKILLS_FUSE_REQUIRED=1 (CI), where a failed build fails.
+# A failed build fails (exit 1), except where the package's prebuild for this platform and arch
+# exists and SKILLS_FUSE_REQUIRED is not 1: then it warns, and the mount loads the prebuild.
 set -euo pipefail
 cd "$(dirname "$0")/../native"
 sanitize=0
 out=build/Release/skills_fuse.node
 if [ "${1:-}" = "--sanitize" ]; then sanitize=1; out=build-sanitize/skills_fuse.node; fi
 if [ -f "$out" ] && [ -z "$(find ./*.c ./*.h binding.gyp libfuse3.map -newer "$out" -print -quit)" ]; then exit 0; fi
+prebuild="../prebuilds/linux-$(node -p process.arch)/skills_fuse.node"
 fail() {
-  if [ "${SKILLS_FUSE_REQUIRED:-0}" = 1 ]; then echo "build-native: $1" >&2; exit 1; fi
-  echo "build-native: $1; the mount will use the libfuse 2 fallback (scripts/setup.sh installs what the addon needs)" >&2
-  exit 0
+  if [ "${SKILLS_FUSE_REQUIRED:-0}" != 1 ] && [ -f "$prebuild" ]; then
+    echo "build-native: $1; the mount will load the prebuilt addon (prebuilds/linux-$(node -p process.arch))" >&2
+    exit 0
+  fi
+  echo "build-native: $1 (Debian/Ubuntu: sudo apt-get install libfuse3-dev pkg-config gcc make python3)" >&2
+  exit 1
 }
 pkg-config --exists fuse3 2>/dev/null || fail "libfuse3-dev (pkg-config fuse3) is not installed"
 gyp="${npm_config_node_gyp:-}"

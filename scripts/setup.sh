@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Sets up a checkout: Debian's fuse3 (fusermount3), libfuse3-dev and pkg-config (the addon is
-# built against them), libfuse2 (the libfuse 2 fallback, fuse-native), npm ci, the addon, build.
-# Installing fuse3 removes Debian's old `fuse` package (fuse3 Breaks it and ships `fusermount`
-# as a link to fusermount3); libfuse2, the library, stays for the fallback.
-# Idempotent and quick when everything is already in place.
+# built against them), npm ci, the addon built from source (native/build: a checkout has no
+# prebuilds; the package does, see scripts/prebuild.sh), and dist. No libfuse 2: fuse-native is
+# gone since 0.2.0. Installing fuse3 removes Debian's old `fuse` package (fuse3 Breaks it and ships
+# `fusermount` as a link to fusermount3). Idempotent and quick when everything is already in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v fusermount3 >/dev/null 2>&1 || ! pkg-config --exists fuse3 2>/dev/null || ! ldconfig -p 2>/dev/null | grep -q 'libfuse\.so\.2'; then
-  echo "setup: installing Debian packages fuse3, libfuse3-dev, pkg-config and libfuse2" >&2
+if ! command -v fusermount3 >/dev/null 2>&1 || ! pkg-config --exists fuse3 2>/dev/null; then
+  echo "setup: installing Debian packages fuse3, libfuse3-dev and pkg-config" >&2
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq fuse3 libfuse3-dev pkg-config libfuse2 >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq fuse3 libfuse3-dev pkg-config >/dev/null
 fi
 
 # npm ci only when the lockfile changed since the last install.
@@ -21,8 +21,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# The libfuse 3 addon (npm ci builds it too; this catches a native source changed since).
-scripts/build-native.sh
+# The libfuse 3 addon, built from source (the package has no install script: npm ci builds nothing).
+SKILLS_FUSE_REQUIRED=1 scripts/build-native.sh
 
 # Build only when a source file is newer than the last build.
 if [ ! -f dist/.build-stamp ] || [ -n "$(find src tsconfig.json package.json -newer dist/.build-stamp -print -quit)" ]; then

@@ -46,14 +46,15 @@ for version in ${TEST_NODES:-20 24}; do
     *) echo "test: TEST_NODES takes 20 and/or 24, not $version" >&2; exit 2 ;;
   esac
   echo "test: Node $("$node_bin" --version) ($node_bin)"
-  # sigkill.test.ts kills the daemon 50 times per parent on Node 20 (both backends); 10 suffice on 24.
+  # sigkill.test.ts kills the daemon 50 times per parent on Node 20; 10 suffice on 24.
   # addon-table.test.ts walks 100,000 files past the addon's default table on Node 20; on 24 the
   # same bound and evictions with a table of 16,384 names (25,000 files, a quarter of the time).
-  # The bench's smoke run is Node 20's only: the bench runs on the machine's Node.
+  # The bench's smoke run is Node 20's only: the bench runs on the machine's Node. So is the package
+  # test (npm pack, an install with scripts off, the demo mounted on the prebuilt addon): one Node suffices.
   extra=()
   if [ "$version" = 24 ]; then
     export SIGKILL_ROUNDS=10 SKILLS_MOUNT_ADDON_TABLE=16384
-    if [ $# -eq 0 ]; then extra=(--exclude test/e2e/bench-smoke.test.ts); fi
+    if [ $# -eq 0 ]; then extra=(--exclude test/e2e/bench-smoke.test.ts --exclude test/e2e/package-install.test.ts); fi
   else
     unset SIGKILL_ROUNDS SKILLS_MOUNT_ADDON_TABLE
   fi
@@ -68,16 +69,25 @@ unset SIGKILL_ROUNDS SKILLS_MOUNT_ADDON_TABLE
 passes=()
 for version in ${TEST_NODES:-20 24}; do passes+=("$reports/node$version.json"); done
 if [ $# -eq 0 ]; then
-  # The libfuse 2 fallback (fuse-native) serves the end-to-end mount tests too, for its last release.
-  # Not the bench's smoke run: the bench measures both backends in every run, whatever this says.
-  # Not kernel-cache, addon-table, held-listing and addon-copies: they choose libfuse3 themselves, for what only it does.
-  echo "test: the end-to-end mount tests on the libfuse2 backend (Node 20)"
+  # Where Node runs but FUSE does not (macOS, Windows, a container without /dev/fuse): the tests
+  # that need no FUSE (the fast project) once more with FUSE unusable: no addon
+  # (SKILLS_FUSE_ADDON names nothing), no fusermount3 or fusermount on PATH, /dev/fuse treated as
+  # unusable (SKILLS_MOUNT_NO_FUSE=1, which the mount and doctor honour). Node 20 (~2 min).
+  echo "test: the tests that need no FUSE, with FUSE unusable (Node 20)"
   started=$SECONDS
-  SKILLS_MOUNT_FUSE_BACKEND=libfuse2 node node_modules/vitest/vitest.mjs run --project mounts test/e2e --exclude test/e2e/kernel-cache.test.ts --exclude test/e2e/addon-table.test.ts --exclude test/e2e/held-listing.test.ts --exclude test/e2e/addon-copies.test.ts --exclude test/e2e/bench-smoke.test.ts \
-    --reporter=default --reporter=json --outputFile.json="$reports/libfuse2.json" || status=$?
-  scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
-  echo "test: the libfuse2 pass took $((SECONDS - started)) s"
-  passes+=("$reports/libfuse2.json")
+  nofuse_bin="$(mktemp -d)"
+  for dir in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+    for tool in "$dir"/*; do
+      name="$(basename "$tool")"
+      case "$name" in fusermount*) continue ;; esac
+      [ -e "$nofuse_bin/$name" ] || ln -s "$tool" "$nofuse_bin/$name"
+    done
+  done
+  PATH="$nofuse_bin" SKILLS_FUSE_ADDON=/nonexistent/skills_fuse.node SKILLS_MOUNT_NO_FUSE=1 \
+    node node_modules/vitest/vitest.mjs run --project fast --reporter=default --reporter=json --outputFile.json="$reports/nofuse.json" || status=$?
+  rm -rf "$nofuse_bin"
+  echo "test: the no-FUSE pass took $((SECONDS - started)) s"
+  passes+=("$reports/nofuse.json")
   # The addon built with AddressSanitizer and UBSan (its libfuse3.a is not instrumented), loaded
   # into every daemon these tests start (test/support/children.ts daemonEnv: not into the tools
   # the tests run, such as dd, whose own allocations ASan would judge): fuse-edge reaches every operation it serves (lookup,

@@ -7,15 +7,15 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 
 /**
- * The FUSE backends a run can measure, in the order the table shows them: skills-mount's
- * --fuse-backend, libfuse3 with zero-message open (the open model it does not use by default,
+ * The FUSE backends a run can measure, in the order the table shows them: skills-mount as it runs
+ * (libfuse3; the libfuse 2 backend, fuse-native, is gone since 0.2.0), libfuse3 with zero-message open (the open model it does not use by default,
  * for comparison: docs/fuse-edge.md says why) and libfuse3 with the addon's table of pushed
  * names off (every lookup, getattr and listing in JS: the comparison before and after it);
  * these two measured only when named in --backends.
  */
-export const BACKENDS = ['libfuse3', 'libfuse3-no-table', 'libfuse3-no-copies', 'libfuse3-zero-message-open', 'libfuse2'];
+export const BACKENDS = ['libfuse3', 'libfuse3-no-table', 'libfuse3-no-copies', 'libfuse3-zero-message-open'];
 /** What a run measures without --backends. */
-export const DEFAULT_BACKENDS = ['libfuse3', 'libfuse2'];
+export const DEFAULT_BACKENDS = ['libfuse3'];
 
 /** Sizes of every workload, full (the issue's) or quick (a smoke run of about a minute). */
 export const PROFILES = {
@@ -34,15 +34,12 @@ export const PROFILES = {
     statSamples: 2_000,
     catSamples: 200,
     roundTripSamples: 2_000,
-    // libfuse2's kernel keeps old attributes up to --metadata-ttl, so each of its changes takes
-    // up to that long: two changes, not twenty.
     changes: {
       servers: 5,
       libfuse3: { count: 20, deadlineSeconds: 10 },
       'libfuse3-no-table': { count: 20, deadlineSeconds: 10 },
       'libfuse3-no-copies': { count: 20, deadlineSeconds: 10 },
       'libfuse3-zero-message-open': { count: 20, deadlineSeconds: 10 },
-      libfuse2: { count: 2, metadataTtlSeconds: 30, deadlineSeconds: 35 },
     },
   },
   quick: {
@@ -64,7 +61,6 @@ export const PROFILES = {
       'libfuse3-no-table': { count: 5, deadlineSeconds: 10 },
       'libfuse3-no-copies': { count: 5, deadlineSeconds: 10 },
       'libfuse3-zero-message-open': { count: 5, deadlineSeconds: 10 },
-      libfuse2: { count: 2, metadataTtlSeconds: 2, deadlineSeconds: 7 },
     },
     // The corpus's top-level directories over either bound (its two 16 MiB skills, its 512-file
     // skill) would take most of the run on both backends.
@@ -113,7 +109,7 @@ export function parseOptions(argv) {
   };
 }
 
-/** "libfuse3,libfuse2" -> the backends in the table's order; every name known, none twice. */
+/** "libfuse3,libfuse3-no-table" -> the backends in the table's order; every name known, none twice. */
 function parseBackends(text) {
   if (text === undefined) return [...DEFAULT_BACKENDS];
   const names = text.split(',').map((name) => name.trim());

@@ -67,7 +67,7 @@ async function approveEverySkill(mountpoint, label, approvalsFile) {
 
 /**
  * The daemon re-reads the approvals file within 100 ms: wait until the first file is there. Not
- * looked up sooner: libfuse2's kernel keeps a "no such file" for seconds.
+ * looked up sooner: the kernel keeps a "no such file" for a while (--metadata-ttl bounds it).
  */
 async function waitForView(root, files) {
   const deadline = Date.now() + 10_000;

@@ -8,15 +8,9 @@ import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
 
 const MIB = 1024 * 1024;
-/**
- * With libfuse 2 (fuse-native) the kernel cannot be told that an entry changed, so its name
- * and attribute caches expire by time alone: this is how stale a listing can look after the
- * server changes. 30 s keeps warm `ls -lR` and stat out of the daemon (see docs/benchmarks.md).
- */
-export const DEFAULT_METADATA_TTL_SECONDS = 30;
 /** With libfuse 3 every change the mount learns of is invalidated at once: names may be kept for long. */
 export const DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS = 600;
-export const FUSE_BACKENDS = ['libfuse3', 'libfuse2'] as const;
+export const FUSE_BACKENDS = ['libfuse3'] as const;
 
 export interface MountOptions {
   mountpoint: string;
@@ -31,7 +25,7 @@ export interface MountOptions {
   diskCache: { root: string | undefined; limitBytes: number; rootLimitBytes: number } | undefined;
   /** How long the kernel may reuse names and attributes without asking; undefined: the backend's default. */
   metadataTtlSeconds: number | undefined;
-  /** --fuse-backend; undefined: libfuse3 when its addon loads, else libfuse2. */
+  /** --fuse-backend: only libfuse3 remains (libfuse2 is a usage error). */
   fuseBackend: (typeof FUSE_BACKENDS)[number] | undefined;
   hideDynamic: boolean;
   /** --approved-only labels: served only in the approved view, whatever their config entry says. */
@@ -162,11 +156,13 @@ function parseMount(argv: readonly string[]): Command {
   if (metadataTtlSeconds !== undefined && (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400)) {
     throw new ConfigError(`--metadata-ttl must be a number of seconds from 0 to 86400, got "${metadataTtlText}"`);
   }
-  // SKILLS_MOUNT_FUSE_BACKEND: the default for --fuse-backend (the test run's pass over libfuse2).
-  const backendText = (values['fuse-backend'] as string | undefined) ?? (process.env['SKILLS_MOUNT_FUSE_BACKEND'] || undefined);
+  const backendText = values['fuse-backend'] as string | undefined;
   const fuseBackend = FUSE_BACKENDS.find((name) => name === backendText);
+  if (backendText === 'libfuse2') {
+    throw new ConfigError('--fuse-backend libfuse2 is gone: the libfuse 2 fallback (fuse-native) was removed in 0.2.0; the mount runs on the libfuse 3 addon (drop the option)');
+  }
   if (backendText !== undefined && fuseBackend === undefined) {
-    throw new ConfigError(`--fuse-backend must be one of ${FUSE_BACKENDS.join(', ')}, got "${backendText}"`);
+    throw new ConfigError(`--fuse-backend must be ${FUSE_BACKENDS.join(', ')}, got "${backendText}"`);
   }
   const protocolText = values['protocol-version'] as string | undefined;
   const protocolVersion = protocolText === undefined ? undefined : parseProtocolVersionChoice(protocolText);

@@ -4,7 +4,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--timeout SECONDS] [--startup-timeout SECONDS] [--protocol-version VERSION]
                     [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB]
                     [--disk-cache-total-size MIB] [--no-disk-cache]
-                    [--metadata-ttl SECONDS] [--fuse-backend libfuse3|libfuse2] [--no-dynamic]
+                    [--metadata-ttl SECONDS] [--no-dynamic]
                     [--approved-only LABEL,...] [--allow-user USER] [--metrics [HOST:]PORT]
                     [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
@@ -58,11 +58,8 @@ Mount options:
                           recently used parts of mounts not running go first, and parts whose
                           mountpoint is gone go after 7 days unused
   --no-disk-cache         keep verified content in memory only
-  --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 600 on
-                          libfuse3, where every change the mount learns of is invalidated at
-                          once; 30 on libfuse2, where a change shows within this time)
-  --fuse-backend NAME     libfuse3 (the project's low-level addon; the default when it loads)
-                          or libfuse2 (fuse-native, the fallback for one release)
+  --metadata-ttl SECONDS  how long the kernel reuses names and attributes (default 600: every
+                          change the mount learns of is invalidated at once)
   --no-dynamic            hide skills whose files carry no digests ("resources": "dynamic")
   --approved-only LABEL,...
                           serve these servers' skills only in the approved view,

@@ -20,13 +20,13 @@ import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { MountHealth, MountMetrics, startMetricsServer, statProbe, warnIfExposed, type MountProbe } from '../metrics/index.js';
 import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from './allowed-user.js';
 import { commandProblem } from './command-check.js';
-import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, DEFAULT_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
+import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
 import { readMountFile } from './mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
 
-/** Slack between our MCP deadline and fuse-native's, so our error (not ETIMEDOUT) reaches the caller. */
+/** Slack between our MCP deadline and the FUSE edge's, so our error (not ETIMEDOUT) reaches the caller. */
 const FUSE_DEADLINE_MARGIN_MS = 5_000;
 const MAX_RECENT_ERRORS = 20;
 /** How long /healthz's probe through the mount may take before the mount counts as not answering. */
@@ -51,6 +51,8 @@ export async function runMount(options: MountOptions): Promise<void> {
     if (recentErrors.length > MAX_RECENT_ERRORS) recentErrors.shift();
   };
 
+  // First: a platform without FUSE is told in one line what it needs (exit 2), before anything starts.
+  await chooseBackend({ log, verbose: options.verbose });
   const config = await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only });
   // Fail on a bad mountpoint before starting any server.
   const mountpoint = await prepareMountpoint(options.mountpoint);
@@ -170,11 +172,10 @@ export async function runMount(options: MountOptions): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   const startedAt = new Date().toISOString();
-  const backend = await chooseBackend({ backend: options.fuseBackend, log: logError });
-  const metadataTtlSeconds = options.metadataTtlSeconds ?? (backend === 'libfuse3' ? DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS : DEFAULT_METADATA_TTL_SECONDS);
+  const metadataTtlSeconds = options.metadataTtlSeconds ?? DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS;
   const filesystem = new SkillsFilesystem(catalogs, {
     // libfuse3 gives each version its own inode: a size the kernel holds is that version's, never clipping another.
-    metadataTtlMs: backend === 'libfuse3' ? 0 : metadataTtlSeconds * 1000,
+    metadataTtlMs: 0,
     approvals,
     approvedOnly,
     log: logError,
@@ -193,13 +194,10 @@ export async function runMount(options: MountOptions): Promise<void> {
   try {
     mount = await mountFilesystem(filesystem, mountpoint, {
       operationTimeoutMs: options.timeoutMs + FUSE_DEADLINE_MARGIN_MS,
-      backend,
       verbose: options.verbose,
       kernelCacheSeconds: metadataTtlSeconds,
       // The versions kept open between opens count against --cache-size, not beside it.
       pinnedBytesLimit: options.cacheBytes,
-      entryTimeoutSeconds: metadataTtlSeconds,
-      attrTimeoutSeconds: metadataTtlSeconds,
       // As long as the daemon itself remembers a miss, so a new skill appears as soon as it would.
       negativeTimeoutSeconds: Math.min(metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
       ...(allowedUser ? { allowOther: { uid: allowedUser.uid, gid: allowedUser.gid } } : {}),

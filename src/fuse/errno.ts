@@ -1,5 +1,5 @@
 // The one place where errno exists: domain errors (src/errors.ts) -> negative errno as
-// fuse-native replies, plus the few codes the FUSE edge answers on its own. Values come
+// the edge replies, plus the few codes the FUSE edge answers on its own. Values come
 // from the running platform (os.constants), so nothing here assumes Linux numbering.
 
 import { constants } from 'node:os';

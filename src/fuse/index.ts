@@ -2,7 +2,9 @@
 // FilesystemCore (the daemon), and the mount table (the CLI's status and unmount).
 
 export { MountError } from './mount-error.js';
-export { buildMountOptions, checkUserAllowOther, chooseBackend, mountFilesystem, prepareMountpoint } from './mount.js';
+export { checkUserAllowOther, chooseBackend, mountFilesystem, prepareMountpoint, userAllowOther } from './mount.js';
+export { FUSE_DEVICE, NO_FUSE_ENV, deviceState, fuseUnavailable, probeAddon, systemProbes } from './platform.js';
+export type { AddonReport, DeviceState, PlatformProbes } from './platform.js';
 export type { FuseBackend, MountHandle, MountOptions } from './mount.js';
 export type { OperationObserver } from './operation-observer.js';
 export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, readMountTable, skillsMounts } from './mount-table.js';

@@ -1,67 +1,44 @@
-// Mount lifecycle: checks and recovers the mountpoint, mounts a FilesystemCore read-only
-// through fuse-native (loaded lazily so a missing libfuse becomes a clear error) and
-// unmounts quickly. After mounting, this process must never touch the mountpoint itself.
-// Reading the mount table is mount-table.ts's job; fixing fuse-native, fuse-native-patches.ts's.
+// Mount lifecycle: checks and recovers the mountpoint, mounts a FilesystemCore read-only through
+// the libfuse 3 addon (loaded lazily, so a command that mounts nothing never loads it) and unmounts
+// quickly. After mounting, this process must never touch the mountpoint itself. Reading the mount
+// table is mount-table.ts's job; what the platform offers, platform.ts's.
 
 import { execFile } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readFile, readdir, stat } from 'node:fs/promises';
-import path from 'node:path';
-import type Fuse from 'fuse-native';
 import { ConfigError } from '../errors.js';
 import type { FilesystemCore } from '../fs/filesystem-core.js';
-import { loadNativeBinding, patchFuseNative, type SkillsFuseClass } from './fuse-native-patches.js';
 import type { Log } from '../log.js';
-import { createFuseOperations } from './fuse-operations.js';
 import { MountError } from './mount-error.js';
 import type { AddonAnswers, OperationObserver } from './operation-observer.js';
 import { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount } from './mount-table.js';
-import { startWatchdog, type Watchdog } from './watchdog.js';
+import { ADDON_BUILD_HINT, fuseUnavailable, probeAddon, systemProbes, type PlatformProbes } from './platform.js';
 
 export interface MountOptions {
   /**
-   * fuse-native's per-operation deadline; it answers ETIMEDOUT after this. Must exceed
-   * the core's own deadline (the MCP request timeout), e.g. requestTimeoutMs + 5000.
+   * The per-operation deadline; the edge answers ETIMEDOUT after this. Must exceed the core's own
+   * deadline (the MCP request timeout), e.g. requestTimeoutMs + 5000.
    */
   operationTimeoutMs: number;
-  /**
-   * How long the kernel trusts a name lookup / a node's attributes without asking again.
-   * 1 s keeps `ls -l` and repeated stats in the kernel (~3 µs instead of ~140 µs per
-   * stat) while a changed or removed skill shows up within a second. 0 asks every time.
-   */
-  entryTimeoutSeconds?: number;
-  attrTimeoutSeconds?: number;
-  /** How long a "no such file" answer is cached; same trade-off for newly added skills. */
+  /** How long the kernel keeps a "no such file" answer (a skill added meanwhile shows after it). */
   negativeTimeoutSeconds?: number;
   /**
-   * Keep file pages in the kernel cache across opens unless size or mtime changed when
-   * the file is opened again (libfuse `auto_cache`, checked at every open). A new content
-   * version changes mtime, so it drops stale pages; `kernel_cache` would keep them and is
-   * never used.
-   */
-  autoCache?: boolean;
-  /**
-   * Let fusermount remove the mount when this process dies (even by SIGKILL), instead of
-   * leaving a stale "Transport endpoint is not connected" mount. Needs `fusermount`.
+   * Let fusermount3 remove the mount when this process dies (even by SIGKILL), with a watchdog
+   * beside it, instead of leaving a stale "Transport endpoint is not connected" mount.
    */
   autoUnmount?: boolean;
   /** Receives one line per unexpected error; defaults to stderr. */
   log?: Log;
   /** Give up when the kernel has not completed the mount within this time. */
   mountTimeoutMs?: number;
-  /**
-   * libfuse3: the project's low-level addon (per-version inodes, kept caches, invalidation);
-   * libfuse2: fuse-native, the fallback for one release. Default: libfuse3 when its addon loads.
-   */
-  backend?: FuseBackend;
-  /** With libfuse3: how long the kernel keeps names and attributes (changes are invalidated at once). */
+  /** How long the kernel keeps names and attributes (changes are invalidated at once). */
   kernelCacheSeconds?: number;
   /**
-   * With libfuse3: bytes of opened versions kept for the next open of the same inode (beyond
+   * Bytes of opened versions kept for the next open of the same inode (beyond
    * what open handles hold). Bound it by the content cache's size, so --cache-size bounds both.
    */
   pinnedBytesLimit?: number;
-  /** Log what the kernel negotiated. */
+  /** Log what the kernel negotiated, and which addon loaded from where. */
   verbose?: boolean;
   /**
    * Serve one more user: `allow_other`, every node owned by this uid and gid (0400/0500 with
@@ -72,8 +49,8 @@ export interface MountOptions {
   observer?: OperationObserver;
 }
 
-
-export type FuseBackend = 'libfuse3' | 'libfuse2';
+/** The one FUSE edge: the project's libfuse 3 addon (fuse-native's libfuse 2 path is gone since 0.2.0). */
+export type FuseBackend = 'libfuse3';
 /** With libfuse3 the kernel is told of every change, so it may keep names and attributes for long. */
 const DEFAULT_KERNEL_CACHE_SECONDS = 600;
 
@@ -86,49 +63,23 @@ export interface MountHandle {
   readonly backend: FuseBackend;
   /** Unmounts within about 2 s, even with operations in flight; idempotent. */
   unmount(): Promise<void>;
-  /** libfuse3: the opens, releases and reads its addon answered without the daemon (for the metrics). */
+  /** The opens, releases and reads the addon answered without the daemon (for the metrics). */
   answeredByAddon?(): AddonAnswers;
 }
 
 const DEFAULT_CACHE_TIMEOUT_SECONDS = 1;
 const DEFAULT_MOUNT_TIMEOUT_MS = 10_000;
 const PROBE_TIMEOUT_MS = 2_000;
-const UNMOUNT_DEADLINE_MS = 1_200;
-const INSTALL_HINT = 'install the Debian/Ubuntu packages fuse and libfuse2: sudo apt-get install fuse libfuse2 (see docs/troubleshooting.md)';
 const EMPTY_DIRECTORY_HINT = 'choose an empty directory, or a path that does not exist yet (it is created with mode 0700)';
 
-/** The libfuse `-o` options for these settings; read-only and host-private by construction. */
-export function buildMountOptions(options: MountOptions): string[] {
-  const seconds = (name: keyof MountOptions, value: number | undefined): string => {
-    const resolved = value ?? DEFAULT_CACHE_TIMEOUT_SECONDS;
-    if (!Number.isFinite(resolved) || resolved < 0) {
+/** Checks the timeouts a mount is given: each a number of seconds >= 0 (ConfigError otherwise). */
+function checkTimeouts(options: MountOptions): void {
+  for (const name of ['negativeTimeoutSeconds', 'kernelCacheSeconds'] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isFinite(value) || value < 0)) {
       throw new ConfigError(`${name} must be a number of seconds >= 0, got ${String(value)}`);
     }
-    return String(resolved);
-  };
-  const list = [
-    // The kernel refuses every write with EROFS before it reaches us.
-    'ro',
-    'nosuid',
-    'nodev',
-    'noexec',
-    'fsname=skills-mount',
-    'subtype=skills-mount',
-    // The kernel enforces the 0400/0500 modes; without allow_other only the mounting user
-    // can enter the mount at all, with it the owner every node carries (and root).
-    'default_permissions',
-    ...(options.allowOther ? ['allow_other'] : []),
-    // Pass NodeAttributes.inode through as st_ino (libfuse otherwise invents numbers).
-    'use_ino',
-    `entry_timeout=${seconds('entryTimeoutSeconds', options.entryTimeoutSeconds)}`,
-    `attr_timeout=${seconds('attrTimeoutSeconds', options.attrTimeoutSeconds)}`,
-    `negative_timeout=${seconds('negativeTimeoutSeconds', options.negativeTimeoutSeconds)}`,
-  ];
-  // auto_cache with ac_attr_timeout=0: every open asks fgetattr for the version the new
-  // handle pins (an in-memory answer) and keeps the page cache only if it is unchanged.
-  if (options.autoCache ?? true) list.push('auto_cache', 'ac_attr_timeout=0');
-  if (options.autoUnmount ?? true) list.push('auto_unmount');
-  return list;
+  }
 }
 
 /**
@@ -197,28 +148,11 @@ export async function mountFilesystem(core: FilesystemCore, dir: string, options
   if (!Number.isFinite(options.operationTimeoutMs) || options.operationTimeoutMs <= 0) {
     throw new ConfigError(`operationTimeoutMs must be a positive number, got ${String(options.operationTimeoutMs)}`);
   }
-  // Checks every timeout, whichever backend serves the mount.
-  const mountOptions = buildMountOptions(options);
+  checkTimeouts(options);
   if (options.allowOther) await checkUserAllowOther();
-  const backend = await chooseBackend(options);
-  if (backend === 'libfuse3') return mountWithLibfuse3(core, dir, options);
-  const mountpoint = await prepareMountpoint(dir);
-  await checkFuseDevice();
-  if ((options.autoUnmount ?? true) || process.getuid?.() !== 0) await checkFusermount();
-  const fuse = await createFuse(core, mountpoint, mountOptions, options);
-  await mountWithin(fuse, mountpoint, options.mountTimeoutMs ?? DEFAULT_MOUNT_TIMEOUT_MS);
-  const watchdog = (options.autoUnmount ?? true) ? await guardLibfuse2Mount(mountpoint, options.log ?? defaultLog) : undefined;
-
-  let unmounting: Promise<void> | undefined;
-  return {
-    mountpoint,
-    backend: 'libfuse2',
-    fuseOptions: fuse._fuseOptions(),
-    unmount() {
-      unmounting ??= unmountWithin(fuse, mountpoint).finally(() => watchdog?.stop());
-      return unmounting;
-    },
-  };
+  // Said once, by the caller's own chooseBackend (verbose): here only checked.
+  await chooseBackend({});
+  return mountWithLibfuse3(core, dir, options);
 }
 
 /** The libfuse3 `-o` options: read-only and inert by construction; host-private unless allowOther. */
@@ -226,20 +160,18 @@ export function buildLowLevelMountOptions(options: Pick<MountOptions, 'allowOthe
   return ['ro', 'nosuid', 'nodev', 'noexec', 'default_permissions', ...(options.allowOther ? ['allow_other'] : []), 'fsname=skills-mount', 'subtype=skills-mount'];
 }
 
-/** The backend asked for, or libfuse3 when its addon loads (else libfuse2, saying why once). */
-export async function chooseBackend(options: Pick<MountOptions, 'backend' | 'log'>): Promise<FuseBackend> {
-  if (options.backend === 'libfuse2') return 'libfuse2';
-  const { loadAddon } = await import('./lowlevel/addon.js');
-  try {
-    loadAddon();
-    return 'libfuse3';
-  } catch (error) {
-    if (options.backend === 'libfuse3') {
-      throw new MountError(`--fuse-backend libfuse3: the libfuse 3 addon does not load (${messageOf(error)}); run scripts/setup.sh, which installs libfuse3-dev and builds it`, { cause: error });
-    }
-    (options.log ?? defaultLog)(`the libfuse 3 addon does not load (${messageOf(error).split('\n')[0]}); using the libfuse 2 fallback (fuse-native)`);
-    return 'libfuse2';
-  }
+/**
+ * The FUSE edge this machine can mount with: checks the platform, the device and fusermount3, then
+ * loads the libfuse 3 addon (saying from where, with verbose). Throws a ConfigError (exit 2) with
+ * one line saying what this platform needs. The first thing a mount does, before any server starts.
+ */
+export async function chooseBackend(options: Pick<MountOptions, 'log' | 'verbose'> = {}, probes: PlatformProbes = systemProbes()): Promise<FuseBackend> {
+  const unavailable = await fuseUnavailable(probes);
+  if (unavailable !== undefined) throw new ConfigError(unavailable);
+  const addon = await probeAddon();
+  if (!addon.loaded) throw new ConfigError(`${addon.reason}; ${ADDON_BUILD_HINT}`);
+  if (options.verbose) (options.log ?? defaultLog)(`libfuse 3 addon: ${addon.origin} ${addon.path}`);
+  return 'libfuse3';
 }
 
 async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: MountOptions): Promise<MountHandle> {
@@ -291,113 +223,8 @@ function addonTableEntries(text: string | undefined): { addonTableEntries?: numb
   return text !== undefined && text !== '' && Number.isInteger(entries) && entries >= 0 ? { addonTableEntries: entries } : {};
 }
 
-/**
- * libfuse 2 keeps fusermount's auto_unmount socket open without FD_CLOEXEC, so every child
- * spawned later would hold it: mark our descriptors close-on-exec (with the libfuse 3 addon's
- * help, where it loads), then start the watchdog that detaches the mount if this process dies.
- */
-async function guardLibfuse2Mount(mountpoint: string, log: Log): Promise<Watchdog | undefined> {
-  const { loadAddon } = await import('./lowlevel/addon.js');
-  try {
-    loadAddon().closeOnExecAll();
-  } catch {
-    // No addon: a child may hold the socket; the watchdog still detaches a dead mount.
-  }
-  const entry = await findMount(mountpoint);
-  if (entry?.fsType !== MOUNT_TYPE) {
-    log(`${mountpoint} is not in the mount table after mounting; no watchdog (fusermount's auto_unmount remains)`);
-    return undefined;
-  }
-  return startWatchdog(entry);
-}
-
 function defaultLog(line: string): void {
   process.stderr.write(`skills-mount: ${line}\n`);
-}
-
-/**
- * The fuse-native instance mountFilesystem mounts, not mounted yet: `core`'s callbacks,
- * libfuse options `mountOptions` (from buildMountOptions). Exported for tests.
- */
-export async function createFuse(core: FilesystemCore, mountpoint: string, mountOptions: readonly string[], options: MountOptions): Promise<Fuse> {
-  const { SkillsFuse } = await loadFuseNative();
-  const ops = createFuseOperations(core, {
-    ...(options.log === undefined ? {} : { log: options.log }),
-    ...(options.allowOther ?? {}),
-    ...(options.observer ? { observer: options.observer } : {}),
-  });
-  return new SkillsFuse(mountpoint, ops, mountOptions, { timeout: options.operationTimeoutMs });
-}
-
-// ---- fuse-native, loaded on first mount ------------------------------------------------
-
-let loaded: Promise<{ SkillsFuse: SkillsFuseClass }> | undefined;
-
-function loadFuseNative(): Promise<{ SkillsFuse: SkillsFuseClass }> {
-  loaded ??= (async () => {
-    try {
-      const FuseClass = (await import('fuse-native')).default;
-      return { SkillsFuse: patchFuseNative(FuseClass, loadNativeBinding()) };
-    } catch (error) {
-      loaded = undefined;
-      const message = messageOf(error);
-      if (/libfuse\.so/.test(message)) throw new MountError(`cannot load libfuse: ${message}; ${INSTALL_HINT}`);
-      throw new MountError(`cannot load fuse-native: ${message}`, { cause: error });
-    }
-  })();
-  return loaded;
-}
-
-function mountWithin(fuse: Fuse, mountpoint: string, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      detachMount(mountpoint).catch(() => undefined);
-      reject(new MountError(`mounting ${mountpoint} did not complete within ${timeoutMs} ms`));
-    }, timeoutMs);
-    fuse.mount((error) => {
-      clearTimeout(timer);
-      if (error === null || error === undefined) return resolve();
-      mountFailure(mountpoint, error).then(reject, reject);
-    });
-  });
-}
-
-function unmountWithin(fuse: Fuse, mountpoint: string): Promise<void> {
-  const viaFuse = new Promise<void>((resolve, reject) => fuse.unmount((error) => (error ? reject(error) : resolve())));
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), UNMOUNT_DEADLINE_MS);
-  });
-  return Promise.race([viaFuse, deadline])
-    .then(async (outcome) => {
-      if (outcome === 'late' && (await findMount(mountpoint)) !== undefined) await detachMount(mountpoint);
-    })
-    .catch((error: unknown) => {
-      throw new MountError(`unmounting ${mountpoint} failed: ${messageOf(error)}`, { cause: error });
-    })
-    .finally(() => clearTimeout(timer));
-}
-
-async function mountFailure(mountpoint: string, error: Error): Promise<MountError> {
-  if (error.message !== 'fuse failed') {
-    return new MountError(`mounting ${mountpoint} failed: ${error.message}`, { cause: error });
-  }
-  // libfuse says nothing more than "fuse failed" (and, with auto_unmount, fusermount's
-  // own message is discarded), so name the usual causes.
-  const deviceUsable = await access('/dev/fuse', fsConstants.R_OK | fsConstants.W_OK).then(
-    () => true,
-    () => false,
-  );
-  const cause =
-    process.getuid?.() === 0
-      ? 'not permitted: the kernel refused the FUSE mount; in a container, run it with --device /dev/fuse --cap-add SYS_ADMIN ' +
-        '(and, under AppArmor, --security-opt apparmor:unconfined)'
-      : deviceUsable
-        ? 'not permitted: a non-root user mounts through fusermount, which must be setuid root ' +
-          '(Debian\'s fuse package installs it so: ls -l "$(command -v fusermount)" shows -rwsr-xr-x) ' +
-          'and the mountpoint must be a directory you own; or mount as root'
-        : 'not permitted: this user cannot open /dev/fuse; grant read/write access to it (mode 0666, as Debian ships it) or mount as root';
-  return new MountError(`mounting ${mountpoint} failed: ${cause} (see docs/troubleshooting.md)`, { cause: error });
 }
 
 // ---- environment checks -----------------------------------------------------------------
@@ -430,31 +257,23 @@ async function checkDeviceOpenable(): Promise<void> {
   }
 }
 
+/** Whether `configPath` (fusermount3's) says user_allow_other, so a user other than root may use allow_other. */
+export async function userAllowOther(configPath = '/etc/fuse.conf'): Promise<boolean> {
+  const text = await readFile(configPath, 'utf8').catch(() => '');
+  return text.split('\n').some((line) => line.trim() === 'user_allow_other');
+}
+
 /**
  * fusermount refuses allow_other from a user other than root unless /etc/fuse.conf says
  * user_allow_other; its own message is lost with auto_unmount, so say it before mounting.
  */
 export async function checkUserAllowOther(configPath = '/etc/fuse.conf'): Promise<void> {
   if (process.getuid?.() === 0) return;
-  const text = await readFile(configPath, 'utf8').catch(() => '');
-  if (text.split('\n').some((line) => line.trim() === 'user_allow_other')) return;
+  if (await userAllowOther(configPath)) return;
   throw new ConfigError(
     `--allow-user needs "user_allow_other" in ${configPath} when the daemon does not run as root ` +
       `(fusermount refuses allow_other otherwise): add that line to ${configPath} as root, or run the daemon as root; see docs/security-model.md`,
   );
-}
-
-async function checkFusermount(): Promise<void> {
-  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
-    if (dir === '') continue;
-    try {
-      await access(path.join(dir, 'fusermount'), fsConstants.X_OK);
-      return;
-    } catch {
-      // Not in this PATH entry.
-    }
-  }
-  throw new MountError(`fusermount is not on PATH (it mounts and unmounts FUSE filesystems); ${INSTALL_HINT}`);
 }
 
 // ---- the mount already at the mountpoint ------------------------------------------------

@@ -57,7 +57,7 @@ async function readEverythingAs(user: string[], root: string): Promise<{ code: n
   return { code: result.code ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe.each(['libfuse3', 'libfuse2'])('--allow-user on %s', (backend) => {
+describe.each(['libfuse3'])('--allow-user on %s', (backend) => {
   it('lets nobody and root read every file and nobody else; every node is theirs, 0400 and 0500', async () => {
     await withMount(['--fuse-backend', backend, '--allow-user', 'nobody'], async (mount) => {
       const skill = path.join(mount.mountpoint, 's', 'alpha', 'SKILL.md');
@@ -139,7 +139,7 @@ describe('--allow-user from a daemon that is not root', () => {
     });
   });
 
-  it.each(['libfuse3', 'libfuse2'])('serves a uid with no passwd entry on %s when user_allow_other is set; the daemon\'s own user cannot read', async (backend) => {
+  it.each(['libfuse3'])('serves a uid with no passwd entry on %s when user_allow_other is set; the daemon\'s own user cannot read', async (backend) => {
     await withFuseConf(true, async () => {
       await withMount(
         ['--fuse-backend', backend, '--allow-user', THIRD_UID],

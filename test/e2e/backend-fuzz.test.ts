@@ -1,6 +1,10 @@
-// Both FUSE backends serve the same fixture core side by side; random sequences of ordinary
-// operations (stat, cat, reads at offsets, ls, xattrs, writes that must fail, missing names)
-// run against each mount, and every outcome (bytes, sizes, errno text) must be the same.
+// The libfuse 3 edge's two ways of answering serve the same fixture core side by side: one mount
+// as it runs by default (the addon answers LOOKUP, GETATTR and READDIR from the names JS pushed,
+// and later opens and reads from counted opens), the other with every name answered in JS
+// (SKILLS_MOUNT_ADDON_TABLE=0) and the zero-message open model (SKILLS_MOUNT_ZERO_MESSAGE_OPEN=1).
+// Random sequences of ordinary operations (stat, cat, reads at offsets, ls, xattrs, writes that
+// must fail, missing names) run against each, and every outcome (bytes, sizes, errno text) must be
+// the same. (Until 0.2.0 the reference was the libfuse 2 backend, fuse-native, now removed.)
 import { mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,14 +19,18 @@ const SEQUENCES = 6;
 const STEPS = 40;
 
 let root: string;
-const mounts: Record<'libfuse3' | 'libfuse2', { fixture: FixtureMount; mountpoint: string }> = {} as never;
+const VARIANTS = {
+  addon: {},
+  js: { SKILLS_MOUNT_ADDON_TABLE: '0', SKILLS_MOUNT_ZERO_MESSAGE_OPEN: '1' },
+} as const;
+const mounts: Record<keyof typeof VARIANTS, { fixture: FixtureMount; mountpoint: string }> = {} as never;
 
 beforeAll(async () => {
   root = await mkdtemp('/tmp/skills-mount-test-fuzz-');
-  for (const backend of ['libfuse3', 'libfuse2'] as const) {
-    const mountpoint = path.join(root, backend);
-    const fixture = FixtureMount.start(mountpoint, { SKILLS_MOUNT_FUSE_BACKEND: backend });
-    mounts[backend] = { fixture, mountpoint };
+  for (const variant of ['addon', 'js'] as const) {
+    const mountpoint = path.join(root, variant);
+    const fixture = FixtureMount.start(mountpoint, VARIANTS[variant]);
+    mounts[variant] = { fixture, mountpoint };
     await fixture.ready();
   }
 });
@@ -49,7 +57,7 @@ async function outcome(mountpoint: string, step: { op: string; target: string; o
     }
     case 'ls': {
       const result = await run('ls', ['-la', '--time-style=+', file]);
-      // Inode numbers and link counts are each backend's own; names, modes and sizes are not.
+      // Link counts and owners aside (columns 1-3); names, modes and sizes must agree.
       const lines = result.stdout.split('\n').filter(Boolean).map((line) => line.split(/\s+/).filter((_, index) => index !== 1 && index !== 2 && index !== 3).join(' '));
       return `${result.code} ${clean(lines.join('|'))} ${clean(result.stderr)}`;
     }
@@ -66,7 +74,7 @@ async function outcome(mountpoint: string, step: { op: string; target: string; o
   }
 }
 
-describe('the libfuse3 and libfuse2 backends over the same core', () => {
+describe('the addon\'s own answers and JS\'s, over the same core', () => {
   it('agree on every outcome of random operation sequences', async () => {
     const ops = ['stat', 'cat', 'dd', 'ls', 'xattr', 'write'];
     const differences: string[] = [];
@@ -74,8 +82,8 @@ describe('the libfuse3 and libfuse2 backends over the same core', () => {
       const random = prng(1000 + sequence);
       for (let step = 0; step < STEPS; step++) {
         const chosen = { op: ops[Math.floor(random() * ops.length)]!, target: PATHS[Math.floor(random() * PATHS.length)]!, offset: Math.floor(random() * 1_100_000), length: 1 + Math.floor(random() * 300_000) };
-        const [three, two] = [await outcome(mounts.libfuse3.mountpoint, chosen), await outcome(mounts.libfuse2.mountpoint, chosen)];
-        if (three !== two) differences.push(`seed ${1000 + sequence} step ${step} ${JSON.stringify(chosen)}:\n  libfuse3: ${three}\n  libfuse2: ${two}`);
+        const [addon, js] = [await outcome(mounts.addon.mountpoint, chosen), await outcome(mounts.js.mountpoint, chosen)];
+        if (addon !== js) differences.push(`seed ${1000 + sequence} step ${step} ${JSON.stringify(chosen)}:\n  addon: ${addon}\n  js: ${js}`);
       }
     }
     expect(differences).toEqual([]);

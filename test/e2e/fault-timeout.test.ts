@@ -32,7 +32,7 @@ describe('servers that never answer, with --timeout 1', () => {
   it('a read the server never answers fails with EIO after the deadline, not a hang', async () => {
     const { value, elapsedMs } = await timed(() => run('cat', [path.join(mount.mountpoint, 'stuck/commit-message/SKILL.md')], 30_000));
     expect(value.code).not.toBe(0);
-    // EIO from the MCP deadline, not ETIMEDOUT from fuse-native's own (6 s) backstop.
+    // EIO from the MCP deadline, not ETIMEDOUT from the FUSE edge's own (6 s) backstop.
     expect(value.stderr).toMatch(/Input\/output error/);
     expect(elapsedMs).toBeGreaterThan(900);
     expect(elapsedMs).toBeLessThan(5_000);

@@ -98,11 +98,9 @@ describe.each(transports)('the SDK v2 skills server over %s', (transport) => {
 // changed sends no notification. The mount with its defaults (libfuse3: the kernel holds names
 // and attributes for 10 minutes, so no reader asks the daemon anything) still shows the change in
 // cat, ls and skills.json within the held time (0, clamped to 5 s) + 2 s: the daemon re-lists on
-// its own clock and tells the kernel what changed. On the libfuse2 pass the kernel is told
-// nothing, so the mount runs with --metadata-ttl 1 there, and the bound has that second more.
-const LIBFUSE2 = process.env['SKILLS_MOUNT_FUSE_BACKEND'] === 'libfuse2';
-const QUIET_ARGS = ['--verbose', ...(LIBFUSE2 ? ['--metadata-ttl', '1'] : [])];
-const QUIET_BOUND_MS = LISTING_TTL_RANGE_MS.min + 2_000 + (LIBFUSE2 ? 1_000 : 0);
+// its own clock and tells the kernel what changed.
+const QUIET_ARGS = ['--verbose'];
+const QUIET_BOUND_MS = LISTING_TTL_RANGE_MS.min + 2_000;
 
 describe.each(transports)('the SDK v2 skills server over %s, as it comes (ttlMs 0, no event), with the mount\'s defaults', (transport) => {
   let dir: string;

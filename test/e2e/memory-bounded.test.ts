@@ -17,7 +17,7 @@ requireFuse();
 const MIB = 1024 * 1024;
 const CACHE_MIB = 32;
 /**
- * What the daemon costs beyond its cache with nothing listed: Node, the SDK, fuse-native
+ * What the daemon costs beyond its cache with nothing listed: Node, the SDK, the FUSE edge
  * (~80 MiB idle), plus transient response buffers: the SDK's stdio reader concatenates a
  * whole response (a 16 MiB file is ~22 MiB of base64 JSON) before parsing it, and the
  * JSON text, the base64 string and the decoded bytes coexist. Measured: 264-302 MiB peak.

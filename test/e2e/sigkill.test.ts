@@ -2,8 +2,8 @@
 // piped: from a Node parent with piped stdio (as harnesses, process managers and test runners
 // start it) and from a shell with its output in a file. Before each kill the kernel holds the
 // mount root's attributes (a `stat` of the mountpoint), which is what fooled the old watchdog's
-// liveness check. Each next start on the same path serves within 5 s. Runs on the backend of the
-// pass (libfuse3 by default; scripts/test.sh runs the e2e files again on libfuse2).
+// liveness check. Each next start on the same path serves within 5 s. On libfuse 3, whose
+// fusermount3 alone leaves a dead mount now and then: the watchdog is what detaches it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -3,7 +3,7 @@
 // usage: node fuse-fixture-mount.mjs MOUNTPOINT   (prints "ready", unmounts on SIGTERM)
 // env: FIXTURE_AUTO_UNMOUNT=0 (leave a stale mount when killed), FIXTURE_NATURAL_EXIT=1
 //      (after unmounting, wait for the event loop to drain instead of exiting),
-//      FIXTURE_OPERATION_TIMEOUT_MS (fuse-native's per-operation deadline, default 20000).
+//      FIXTURE_OPERATION_TIMEOUT_MS (the edge's per-operation deadline, default 20000).
 
 import { pathToFileURL } from 'node:url';
 import { IntegrityError, IsADirectoryError, NoAttributeError, NotADirectoryError, NotFoundError } from '../../dist/errors.js';
@@ -105,7 +105,6 @@ async function main() {
   const mounting = mountFilesystem(createFixtureCore(), mountpoint, {
     operationTimeoutMs: Number(process.env.FIXTURE_OPERATION_TIMEOUT_MS ?? 20_000),
     autoUnmount: process.env.FIXTURE_AUTO_UNMOUNT !== '0',
-    ...(process.env.SKILLS_MOUNT_FUSE_BACKEND ? { backend: process.env.SKILLS_MOUNT_FUSE_BACKEND } : {}),
   });
   // Installed before "ready" is printed: the parent may signal the moment it reads it.
   process.once('SIGTERM', () => {

@@ -1,6 +1,7 @@
 // The command line (subcommands vs mountpoints), status rendering, the mount table and
 // the startup progress line, without a kernel mount.
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
 import { labelledSkillPath, parseCommandLine } from '../../src/cli/command-line.js';
 import { skillsMounts } from '../../src/fuse/index.js';
 import { StartupProgress } from '../../src/cli/progress.js';
@@ -45,10 +46,13 @@ describe('command line', () => {
     }
   });
 
-  it('--fuse-backend and --metadata-ttl: the backend named, or its default left to the mount', () => {
-    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse2', '--metadata-ttl', '5'])).toMatchObject({ options: { fuseBackend: 'libfuse2', metadataTtlSeconds: 5 } });
-    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse3'])).toMatchObject({ options: { fuseBackend: 'libfuse3', metadataTtlSeconds: undefined } });
-    expect(() => parseCommandLine(['/m', '--fuse-backend', 'fuse4'])).toThrow(/--fuse-backend must be one of libfuse3, libfuse2, got "fuse4"/);
+  it('--fuse-backend and --metadata-ttl: libfuse3 alone remains, libfuse2 is a usage error that says why', () => {
+    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse3', '--metadata-ttl', '5'])).toMatchObject({ options: { fuseBackend: 'libfuse3', metadataTtlSeconds: 5 } });
+    expect(parseCommandLine(['/m'])).toMatchObject({ options: { fuseBackend: undefined, metadataTtlSeconds: undefined } });
+    expect(() => parseCommandLine(['/m', '--fuse-backend', 'libfuse2'])).toThrow(
+      new ConfigError('--fuse-backend libfuse2 is gone: the libfuse 2 fallback (fuse-native) was removed in 0.2.0; the mount runs on the libfuse 3 addon (drop the option)'),
+    );
+    expect(() => parseCommandLine(['/m', '--fuse-backend', 'fuse4'])).toThrow(/--fuse-backend must be libfuse3, got "fuse4"/);
   });
 
   it('approve, revoke and approvals: their arguments, and what each refuses', () => {

@@ -1,14 +1,14 @@
 // What a reader sees when the filesystem core fails: every domain error class of
-// src/errors.ts, thrown by any filesystem operation, reaches the FUSE callback as the errno
-// the docs promise (ENOENT, EIO, EROFS, ...); failures a user could not otherwise explain
-// (EIO) are logged with operation and path; anything that is not a domain error is EIO and
-// logged as unexpected. Driven through the real fuse-operations with a fake core.
-import { constants as fsConstants } from 'node:fs';
+// src/errors.ts, thrown by any filesystem operation, reaches the kernel as the errno the docs
+// promise (ENOENT, EIO, EROFS, ...); failures a user could not otherwise explain (EIO) are logged
+// with operation and path; anything that is not a domain error is EIO and logged as unexpected.
+// Driven through the real libfuse 3 edge (LowLevelEdge) with a recording addon and a fake core.
 import { constants } from 'node:os';
 import { describe, expect, it, vi } from 'vitest';
 import * as errors from '../../src/errors.js';
-import type { FilesystemCore } from '../../src/fs/filesystem-core.js';
-import { createFuseOperations } from '../../src/fuse/fuse-operations.js';
+import type { FilesystemCore, NodeAttributes } from '../../src/fs/filesystem-core.js';
+import type { Addon, RequestHandler, Session } from '../../src/fuse/lowlevel/addon.js';
+import { LowLevelEdge } from '../../src/fuse/lowlevel/lowlevel-edge.js';
 
 const { errno } = constants;
 
@@ -38,7 +38,10 @@ const SEEN_BY_READER: Record<string, { errno: number; logged: boolean }> = {
   ConfigError: { errno: errno.EINVAL, logged: false },
 };
 
-/** A core whose every operation throws `error` (async ones reject, sync ones throw). */
+const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15, DRAINED: 16, NOTIFIED: 17 };
+const ROOT: NodeAttributes = { kind: 'directory', sizeBytes: 0, mtimeMs: 0, inode: 1 };
+
+/** A core whose every operation on a name below the root throws `error` (async ones reject, sync ones throw). */
 function failingCore(error: unknown): FilesystemCore {
   const reject = async () => {
     throw error;
@@ -46,27 +49,39 @@ function failingCore(error: unknown): FilesystemCore {
   const raise = () => {
     throw error;
   };
-  return { getattr: reject, readdir: reject, open: reject, listxattr: reject, getxattr: reject, fgetattr: raise, read: raise, release: raise };
+  return { getattr: async (p: string) => (p === '/' ? ROOT : reject()), readdir: reject, open: reject, listxattr: reject, getxattr: reject, fgetattr: raise, read: raise, release: raise };
 }
 
-/** Each operation a reader can trigger, as [name, arguments before the callback]. */
-const OPERATIONS: Array<[string, unknown[]]> = [
-  ['getattr', ['/srv/x/SKILL.md']],
-  ['fgetattr', ['/srv/x/SKILL.md', 7]],
-  ['readdir', ['/srv/x/SKILL.md']],
-  ['open', ['/srv/x/SKILL.md', fsConstants.O_RDONLY]],
-  ['read', ['/srv/x/SKILL.md', 7, Buffer.alloc(16), 16, 0]],
-  ['release', ['/srv/x/SKILL.md', 7]],
-  ['access', ['/srv/x/SKILL.md', fsConstants.R_OK]],
-  ['getxattr', ['/srv/x/SKILL.md', 'user.mcp.uri', 0]],
-  ['listxattr', ['/srv/x/SKILL.md']],
+/** Each request a reader's tool can send that reaches the core, as [log name, op, name]. */
+const OPERATIONS: Array<[string, number, string | undefined]> = [
+  ['lookup', OPS.LOOKUP, 'srv'],
+  ['readdir', OPS.READDIR, undefined],
+  ['getxattr', OPS.GETXATTR, 'user.mcp.uri'],
+  ['listxattr', OPS.LISTXATTR, undefined],
 ];
 
-/** Calls one fuse-native operation and resolves with the callback's arguments. */
-function call(operations: ReturnType<typeof createFuseOperations>, name: string, args: unknown[]): Promise<unknown[]> {
-  const fn = (operations as unknown as Record<string, ((...a: unknown[]) => void) | undefined>)[name];
-  if (!fn) throw new Error(`operation ${name} is not implemented`);
-  return new Promise((resolve) => fn(...args, (...reply: unknown[]) => resolve(reply)));
+/** Sends one request about the root (LOOKUP: of `name` in it) to an edge over `core`; resolves with the errno replied and the log lines. */
+async function call(core: FilesystemCore, op: number, name: string | undefined): Promise<{ errno: number | undefined; log: ReturnType<typeof vi.fn> }> {
+  const log = vi.fn();
+  let replied: number | undefined;
+  const addon = {
+    replyErr: (_session: Session, _id: number, errno: number) => {
+      replied = errno;
+      return true;
+    },
+    // A LOOKUP's "no such name" is a negative entry (inode 0) the kernel may keep: ENOENT to the reader.
+    replyEntry: (_session: Session, _id: number, attrs: Float64Array) => {
+      replied = attrs[0] === 0 ? errno.ENOENT : 0;
+      return true;
+    },
+    capabilities: {},
+    ops: OPS,
+  } as unknown as Addon;
+  const edge = new LowLevelEdge(addon, core, { log, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: 1_000 }, ROOT);
+  edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
+  (edge.handle as RequestHandler)(op, 1, 1, 0, 0, 4096, name);
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return { errno: replied, log };
 }
 
 describe('errno a reader sees', () => {
@@ -76,17 +91,17 @@ describe('errno a reader sees', () => {
     expect(names).toEqual(Object.keys(SEEN_BY_READER).sort());
   });
 
-  const cases = domainErrorClasses.flatMap(([name, ErrorClass]) => OPERATIONS.map(([operation, args]) => [name, operation, ErrorClass, args] as const));
+  const cases = domainErrorClasses.flatMap(([name, ErrorClass]) => OPERATIONS.map(([operation, op, arg]) => [name, operation, ErrorClass, op, arg] as const));
 
-  it.each(cases)('%s thrown by %s reaches the callback as its errno', async (name, operation, ErrorClass, args) => {
-    const log = vi.fn();
+  it.each(cases)('%s thrown by %s reaches the kernel as its errno', async (name, operation, ErrorClass, op, arg) => {
     const error = new ErrorClass('went wrong', { server: 'srv', uri: 'skill://x/SKILL.md' });
-    const reply = await call(createFuseOperations(failingCore(error), { log }), operation, args);
+    const { errno: replied, log } = await call(failingCore(error), op, arg);
     const seen = SEEN_BY_READER[name]!;
-    expect(reply).toEqual([-seen.errno]);
+    expect(replied).toBe(seen.errno);
+    const where = op === OPS.LOOKUP ? `/${arg}` : '/';
     if (seen.logged) {
       // One line, with the operation, the path and what went wrong, never called "unexpected".
-      expect(log).toHaveBeenCalledExactlyOnceWith(`${operation} /srv/x/SKILL.md: ${name}: went wrong (server srv skill://x/SKILL.md)`);
+      expect(log).toHaveBeenCalledExactlyOnceWith(`${operation} ${where}: ${name}: went wrong (server srv skill://x/SKILL.md)`);
     } else {
       // ENOENT and the like are answers, not incidents: ls of a missing name must not fill the log.
       expect(log).not.toHaveBeenCalled();
@@ -95,9 +110,8 @@ describe('errno a reader sees', () => {
 
   it('a subclass of a domain error is answered as its parent (a declined skill is ENOENT, quietly)', async () => {
     class DeclinedSkillError extends errors.NotFoundError {}
-    const log = vi.fn();
-    const operations = createFuseOperations(failingCore(new DeclinedSkillError('hidden')), { log });
-    expect(await call(operations, 'getattr', ['/srv/too-many'])).toEqual([-errno.ENOENT]);
+    const { errno: replied, log } = await call(failingCore(new DeclinedSkillError('hidden')), OPS.LOOKUP, 'too-many');
+    expect(replied).toBe(errno.ENOENT);
     expect(log).not.toHaveBeenCalled();
   });
 
@@ -108,19 +122,17 @@ describe('errno a reader sees', () => {
     ['a thrown string', 'kaput', 'kaput'],
     ['undefined', undefined, 'undefined'],
   ])('%s becomes EIO with one "unexpected" log line naming operation and path', async (_what, thrown, described) => {
-    for (const [operation, args] of OPERATIONS) {
-      const log = vi.fn();
-      const reply = await call(createFuseOperations(failingCore(thrown), { log }), operation, args);
-      expect(reply, operation).toEqual([-errno.EIO]);
-      expect(log, operation).toHaveBeenCalledExactlyOnceWith(`${operation} /srv/x/SKILL.md: unexpected ${described}`);
+    for (const [operation, op, arg] of OPERATIONS) {
+      const { errno: replied, log } = await call(failingCore(thrown), op, arg);
+      expect(replied, operation).toBe(errno.EIO);
+      expect(log, operation).toHaveBeenCalledExactlyOnceWith(`${operation} ${op === OPS.LOOKUP ? `/${arg}` : '/'}: unexpected ${described}`);
     }
   });
 
   it('a domain error whose message already names server and URI is logged without repeating them', async () => {
-    const log = vi.fn();
     const error = new errors.UnavailableError('no answer within 1000 ms', { server: 'docs', method: 'resources/read', uri: 'skill://a/ref.md' });
-    const reply = await call(createFuseOperations(failingCore(error), { log }), 'open', ['/docs/a/ref.md', fsConstants.O_RDONLY]);
-    expect(reply).toEqual([-errno.EIO]);
-    expect(log).toHaveBeenCalledExactlyOnceWith('open /docs/a/ref.md: UnavailableError: docs: resources/read skill://a/ref.md: no answer within 1000 ms');
+    const { errno: replied, log } = await call(failingCore(error), OPS.LOOKUP, 'docs');
+    expect(replied).toBe(errno.EIO);
+    expect(log).toHaveBeenCalledExactlyOnceWith('lookup /docs: UnavailableError: docs: resources/read skill://a/ref.md: no answer within 1000 ms');
   });
 });

@@ -1,5 +1,7 @@
-// Loads the project's own libfuse 3 addon (native/, built by node-gyp)
-// and types its surface. Only src/fuse/lowlevel imports this; nothing above fuse/ knows it exists.
+// Loads the project's own libfuse 3 addon (native/): the SKILLS_FUSE_ADDON override, a source
+// build, or the package's prebuild for this platform and arch; and types its surface. Imported only
+// under src/fuse, lazily: nothing loads it before a mount (or doctor's probe) asks for it.
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,18 +133,69 @@ export interface Addon {
   readonly ops: OpCodes;
 }
 
-/** Where node-gyp puts the build; SKILLS_FUSE_ADDON overrides it (the sanitizer build). */
-export function addonPath(): string {
-  const override = process.env['SKILLS_FUSE_ADDON'];
-  if (override) return path.resolve(override);
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-  return path.join(root, 'native', 'build', 'Release', 'skills_fuse.node');
+/** Where an addon was found: the SKILLS_FUSE_ADDON override, a source build (a checkout, or npm run build-native), or the package's prebuild. */
+export type AddonOrigin = 'override' | 'source-build' | 'prebuild';
+
+/** One place an addon may be loaded from. */
+export interface AddonCandidate {
+  origin: AddonOrigin;
+  path: string;
 }
 
-let loaded: Addon | undefined;
+/** The addon that loaded, and from where. */
+export interface LoadedAddon extends AddonCandidate {
+  addon: Addon;
+}
+
+const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/**
+ * Where the addon is looked for, in order: SKILLS_FUSE_ADDON alone when set (the sanitizer build, a
+ * test's stand-in), else native/build (a source build wins: it was made on this machine), then
+ * prebuilds/<platform>-<arch>/ (the package's, linux-x64 and linux-arm64).
+ */
+export function addonCandidates(env: NodeJS.ProcessEnv = process.env, platform: string = process.platform, arch: string = process.arch): AddonCandidate[] {
+  const override = env['SKILLS_FUSE_ADDON'];
+  if (override) return [{ origin: 'override', path: path.resolve(override) }];
+  return [
+    { origin: 'source-build', path: path.join(PACKAGE_ROOT, 'native', 'build', 'Release', 'skills_fuse.node') },
+    { origin: 'prebuild', path: path.join(PACKAGE_ROOT, 'prebuilds', `${platform}-${arch}`, 'skills_fuse.node') },
+  ];
+}
+
+/** The first candidate's path: where the addon is looked for first. */
+export function addonPath(): string {
+  return addonCandidates()[0]!.path;
+}
+
+let loaded: LoadedAddon | undefined;
+
+/**
+ * The addon, loaded once from the first candidate that exists and loads; throws (with each
+ * candidate's reason) when none does. An override that does not load is not passed over.
+ */
+export function loadAddonFrom(): LoadedAddon {
+  if (loaded) return loaded;
+  const require = createRequire(import.meta.url);
+  const reasons: string[] = [];
+  for (const candidate of addonCandidates()) {
+    if (candidate.origin !== 'override' && !existsSync(candidate.path)) {
+      reasons.push(`${candidate.origin} ${candidate.path}: not there`);
+      continue;
+    }
+    try {
+      loaded = { ...candidate, addon: require(candidate.path) as Addon };
+      return loaded;
+    } catch (error) {
+      const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+      reasons.push(`${candidate.origin} ${candidate.path}: ${message}`);
+      if (candidate.origin === 'override') break;
+    }
+  }
+  throw new Error(`no libfuse 3 addon loads on ${process.platform}-${process.arch} (${reasons.join('; ')})`);
+}
 
 /** The addon, loaded once; throws (with the loader's reason) when it was not built or cannot load. */
 export function loadAddon(): Addon {
-  loaded ??= createRequire(import.meta.url)(addonPath()) as Addon;
-  return loaded;
+  return loadAddonFrom().addon;
 }

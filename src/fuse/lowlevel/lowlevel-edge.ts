@@ -11,7 +11,7 @@ import type { FilesystemCore, HeldListing, NodeAttributes } from '../../fs/files
 import type { Log } from '../../log.js';
 import type { AddonAnswers, OperationObserver } from '../operation-observer.js';
 import { Errno, errnoForDomainError } from '../errno.js';
-import { describeError } from '../fuse-operations.js';
+import { describeError } from '../describe-error.js';
 import { ATTR, ATTR_FIELDS, OPEN_FLAGS, type Addon, type Session } from './addon.js';
 import { observeAddon } from './observed-addon.js';
 import { InodeTable, ROOT_INODE, childPath, encodeAttributes, type KernelNode, type Ownership } from './inode-table.js';
