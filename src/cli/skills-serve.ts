@@ -3,7 +3,7 @@
 // Streamable HTTP. Argument parsing, wiring and signals only; the server lives in src/server.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
-import { DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log } from '../server/index.js';
+import { checkAuthBinding, checkIssuerUrl, DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log, type ResourceAuthOptions } from '../server/index.js';
 
 const USAGE = `usage: skills-serve DIR [options]
 
@@ -25,6 +25,16 @@ options:
   --cache-scope S          public | private (default ${DEFAULT_CACHE_SCOPE}): cacheScope on those results
   --session-idle SECONDS   with --http: close a 2025 session idle this long (default ${DEFAULT_SESSION_IDLE_MS / 1000})
   --max-sessions N         with --http: most 2025 sessions open at once; the longest idle makes room (default ${DEFAULT_MAX_SESSIONS})
+  --auth-issuer URL        with --http: an OAuth protected resource (MCP authorization): every
+                           request needs a bearer JWT from this issuer (its identifier, exactly as
+                           its metadata says; https, or http on loopback), checked against the
+                           issuer's keys; protected resource metadata at
+                           /.well-known/oauth-protected-resource[/mcp]
+  --auth-audience URL      with --auth-issuer: the resource tokens must be issued for (their aud),
+                           the MCP endpoint's URL as clients see it (default the URL listened on;
+                           required when bound to 0.0.0.0 or ::, or behind a proxy)
+  --auth-scope SCOPE       with --auth-issuer: a scope every token must carry (403 otherwise);
+                           repeat or space-separate for several
   --verbose                log every request
   -h, --help               show this help
 `;
@@ -41,6 +51,7 @@ interface Options {
   ttlMs: number;
   cacheScope: 'public' | 'private';
   sessions: { idleMs: number; maxSessions: number };
+  auth?: ResourceAuthOptions;
   verbose: boolean;
 }
 
@@ -59,6 +70,9 @@ function parseOptions(argv: string[]): Options | 'help' {
       'cache-scope': { type: 'string' },
       'session-idle': { type: 'string' },
       'max-sessions': { type: 'string' },
+      'auth-issuer': { type: 'string' },
+      'auth-audience': { type: 'string' },
+      'auth-scope': { type: 'string', multiple: true },
       verbose: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -85,9 +99,16 @@ function parseOptions(argv: string[]): Options | 'help' {
   }
   const cacheScope = values['cache-scope'] ?? DEFAULT_CACHE_SCOPE;
   if (cacheScope !== 'public' && cacheScope !== 'private') throw new ConfigError(`--cache-scope must be public or private, not "${cacheScope}"`);
+  const http = values.http === undefined ? undefined : parseHostPort(values.http);
+  const auth = parseAuth(values['auth-issuer'], values['auth-audience'], values['auth-scope']);
+  if (auth) {
+    if (!http) throw new ConfigError('--auth-issuer needs --http: over stdio there is no one to authorize');
+    checkAuthBinding(http.host, auth);
+  }
   return {
     dir: positionals[0]!,
-    ...(values.http !== undefined && { http: parseHostPort(values.http) }),
+    ...(http && { http }),
+    ...(auth && { auth }),
     protocol,
     pageSize,
     directoryRead: !values['no-directory-read'],
@@ -100,6 +121,20 @@ function parseOptions(argv: string[]): Options | 'help' {
     },
     verbose: values.verbose ?? false,
   };
+}
+
+function parseAuth(issuer: string | undefined, audience: string | undefined, scopes: string[] | undefined): ResourceAuthOptions | undefined {
+  if (issuer === undefined) {
+    if (audience !== undefined || scopes !== undefined) throw new ConfigError(`${audience !== undefined ? '--auth-audience' : '--auth-scope'} needs --auth-issuer`);
+    return undefined;
+  }
+  checkIssuerUrl(issuer);
+  if (audience !== undefined && !/^https?:\/\/[^#]+$/.test(audience)) throw new ConfigError(`--auth-audience must be an http(s) URL without a fragment, not "${audience}"`);
+  const scope = (scopes ?? []).flatMap((value) => value.split(' ')).filter(Boolean);
+  // RFC 6749 scope-token: printable ASCII but space, '"' and '\\'.
+  const bad = scope.find((token) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(token));
+  if (bad !== undefined) throw new ConfigError(`--auth-scope: "${bad}" is not a scope (printable ASCII, no quote or backslash)`);
+  return { issuer, ...(audience !== undefined && { audience }), scopes: scope };
 }
 
 function positiveInteger(flag: string, value: string | undefined, fallback: number): number {
@@ -168,7 +203,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   if (options.http) {
-    const serving = await serveHttp({ service, host: options.http.host, port: options.http.port, sessions: options.sessions });
+    const serving = await serveHttp({ service, host: options.http.host, port: options.http.port, sessions: options.sessions, ...(options.auth && { auth: options.auth }) });
     stop = () => serving.close();
     log(`listening on ${serving.url}`);
   } else {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
+import { checkAuthBinding, createResourceAuth, type ResourceAuth, type ResourceAuthOptions } from './auth.js';
 import { SessionTable, untilBodyEnds, type SessionLimits } from './http-sessions.js';
 import { isLoopbackHost, loopbackRefusal, urlHostname } from './loopback.js';
 import { escapeForLog } from '../format/escape.js';
@@ -21,6 +22,8 @@ export interface HttpServeOptions {
   maxBodyBytes?: number;
   /** Idle expiry and cap of 2025 sessions (10 min, 1,000). */
   sessions?: SessionLimits;
+  /** Serve as an OAuth protected resource: every request to /mcp needs a bearer token from this issuer. */
+  auth?: ResourceAuthOptions;
 }
 
 export interface HttpServing {
@@ -28,6 +31,8 @@ export interface HttpServing {
   url: string;
   /** Open 2025 sessions. */
   sessionCount(): number;
+  /** With `auth`: the resource identifier and its metadata URL. */
+  auth?: Pick<ResourceAuth, 'resource' | 'metadataUrl'>;
   /** Ends every stream and connection; resolves once the port is closed. */
   close(): Promise<void>;
 }
@@ -158,8 +163,11 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
 export async function serveHttp(options: HttpServeOptions): Promise<HttpServing> {
   const log = options.service.log;
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  // Made once the address is known: the Host and Origin checks depend on where it is bound.
+  if (options.auth) checkAuthBinding(options.host, options.auth);
+  // Made once the address is known: the Host and Origin checks depend on where it is bound,
+  // the resource identifier on the URL.
   let handler: SkillsHttpHandler | undefined;
+  let auth: ResourceAuth | undefined;
 
   let closing = false;
   const httpServer = createServer((req, res) => {
@@ -167,7 +175,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
       try {
         if (closing || handler === undefined) return await sendWebResponse(res, new Response('shutting down\n', { status: 503 }));
         const { request, body } = await toWebRequest(req, res, maxBodyBytes);
-        await sendWebResponse(res, await handler.handle(request, body));
+        await sendWebResponse(res, (await auth?.handle(request)) ?? (await handler.handle(request, body)));
       } catch (error) {
         const refused = error instanceof BodyTooLargeError ? jsonRpcError(413, -32600, 'Request body too large') : error instanceof BadHostError ? jsonRpcError(400, -32600, 'Invalid Host header') : undefined;
         if (!refused) log(`http ${req.method ?? ''} ${escapeForLog(req.url ?? '')} failed: ${(error as Error).message}`);
@@ -185,6 +193,15 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   });
   const address = httpServer.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}/mcp`;
+  if (options.auth) {
+    try {
+      auth = createResourceAuth({ verbose: options.service.verbose, ...options.auth }, url, log);
+    } catch (error) {
+      httpServer.close();
+      throw error;
+    }
+  }
   // Bound to loopback (any of 127.0.0.0/8, ::1, or a name resolving there): a page in a
   // browser must not reach it through DNS rebinding, so only loopback Host and Origin pass.
   handler = createSkillsHttpHandler(options.service, {
@@ -195,8 +212,9 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
   const serving = handler;
 
   return {
-    url: `http://${host}:${address.port}/mcp`,
+    url,
     sessionCount: () => serving.sessionCount(),
+    ...(auth && { auth: { resource: auth.resource, metadataUrl: auth.metadataUrl } }),
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()));

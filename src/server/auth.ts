@@ -1,0 +1,171 @@
+// skills-serve as an OAuth 2.1 protected resource (MCP authorization, 2025-11-25 and
+// 2026-07-28): its protected resource metadata (RFC 9728), and the bearer check in front of
+// the MCP endpoint: a JWT from the trusted issuer, for this resource (RFC 8707), unexpired,
+// with the required scopes; else 401 or 403 with the WWW-Authenticate challenge (RFC 6750).
+// Knows nothing of MCP messages. A token is never logged nor echoed.
+import { jwtVerify, type JWTPayload } from 'jose';
+import { ConfigError, UnavailableError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
+import type { Log } from '../log.js';
+import { isTokenFault, TrustedIssuer, type IssuerOptions } from './auth-issuer.js';
+
+export interface ResourceAuthOptions {
+  /** The authorization server's issuer identifier, exactly as its metadata states it. */
+  issuer: string;
+  /** The resource tokens must be issued for (their `aud`), as clients see the endpoint; default the MCP endpoint URL. */
+  audience?: string;
+  /** Scopes every token must carry; advertised in the challenge and the metadata. */
+  scopes?: readonly string[];
+  /** Seconds of clock skew allowed on `exp` and `nbf` (default 0). */
+  clockToleranceS?: number;
+  /** Log every refused request (never its token). */
+  verbose?: boolean;
+  /** Deadlines, size cap, retry and fetch of the issuer's metadata and keys. */
+  issuerFetch?: Omit<IssuerOptions, 'issuer' | 'log'>;
+}
+
+/** The protected resource in front of one MCP endpoint. */
+export interface ResourceAuth {
+  /** The resource identifier: the audience tokens must name. */
+  readonly resource: string;
+  /** Where clients find the protected resource metadata (the challenge's `resource_metadata`). */
+  readonly metadataUrl: string;
+  /** Answers the metadata paths, refuses an MCP request without an acceptable token; undefined lets the request through. */
+  handle(request: Request): Promise<Response | undefined>;
+}
+
+const PRM_PATH = '/.well-known/oauth-protected-resource';
+// Asymmetric only: an `alg` of none or HS256 with the public key as secret must never pass.
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+// RFC 6750 b64token, in the shape of a compact JWS.
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** Checks that a resource needing an audience can have one: a server bound to every address does not know the URL its clients use. Throws ConfigError. */
+export function checkAuthBinding(host: string, auth: ResourceAuthOptions): void {
+  if (auth.audience === undefined && /^(0\.0\.0\.0|::|\[::\]|0:0:0:0:0:0:0:0)$/.test(host)) {
+    throw new ConfigError(`--auth-audience is required when bound to ${host}: give the URL clients use for the MCP endpoint (e.g. https://skills.example.com/mcp)`);
+  }
+}
+
+/** The resource at `endpointUrl` (the URL the server listens on) guarded by `options`. Throws ConfigError on a bad issuer or audience. */
+export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: string, log: Log): ResourceAuth {
+  const issuer = new TrustedIssuer({ issuer: options.issuer, log, ...options.issuerFetch });
+  const resource = checkAudience(options.audience ?? endpointUrl);
+  const scopes = [...new Set(options.scopes ?? [])];
+  const scope = scopes.join(' ');
+  const resourcePath = new URL(resource).pathname.replace(/\/+$/, '');
+  const metadataUrl = new URL(PRM_PATH + resourcePath, resource).href;
+  const endpointPath = new URL(endpointUrl).pathname;
+  const metadataPaths = new Set([PRM_PATH, PRM_PATH + resourcePath, PRM_PATH + endpointPath]);
+  const metadata = JSON.stringify({
+    resource,
+    authorization_servers: [issuer.issuer],
+    ...(scopes.length > 0 && { scopes_supported: scopes }),
+    bearer_methods_supported: ['header'],
+    resource_name: 'skills-serve',
+  });
+  log(`auth: tokens from ${issuer.issuer} for ${resource}${scope === '' ? '' : ` with scope "${scope}"`} required; metadata at ${metadataUrl}`);
+  issuer.warm();
+
+  const challenge = (status: 401 | 403, error: string | undefined, description: string): Response => {
+    const params: Array<[string, string]> = [];
+    if (error !== undefined) params.push(['error', error], ['error_description', description]);
+    params.push(['resource_metadata', metadataUrl]);
+    if (scope !== '') params.push(['scope', scope]);
+    const header = `Bearer ${params.map(([name, value]) => `${name}="${value.replace(/["\\]/g, '\\$&')}"`).join(', ')}`;
+    const message = status === 403 ? `Forbidden: ${description}` : `Unauthorized: ${description}`;
+    return Response.json({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }, { status, headers: { 'www-authenticate': header, 'cache-control': 'no-store' } });
+  };
+
+  const refuse = (request: Request, status: 401 | 403, error: string | undefined, description: string): Response => {
+    if (options.verbose) log(`auth: ${request.method} ${escapeForLog(new URL(request.url).pathname)} refused (${status}): ${description}`);
+    return challenge(status, error, description);
+  };
+
+  return {
+    resource,
+    metadataUrl,
+    async handle(request) {
+      const { pathname } = new URL(request.url);
+      if (metadataPaths.has(pathname)) {
+        if (request.method !== 'GET' && request.method !== 'HEAD') return new Response('method not allowed\n', { status: 405, headers: { allow: 'GET, HEAD' } });
+        // Public metadata: a browser-based client on another origin may read it.
+        return new Response(request.method === 'HEAD' ? null : metadata, { headers: { 'content-type': 'application/json', 'cache-control': 'max-age=300', 'access-control-allow-origin': '*' } });
+      }
+      if (pathname !== endpointPath) return undefined;
+
+      const authorization = request.headers.get('authorization');
+      const bearer = authorization === null ? undefined : /^Bearer +(.*)$/i.exec(authorization.trim());
+      if (!bearer) return refuse(request, 401, undefined, 'a bearer token is required');
+      const token = bearer[1]!;
+      if (!JWT_SHAPE.test(token)) return refuse(request, 401, 'invalid_token', 'the token is not a JWT');
+
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, issuer.getKey, {
+          issuer: issuer.issuer,
+          audience: resource,
+          algorithms: ALGORITHMS,
+          requiredClaims: ['exp'],
+          clockTolerance: options.clockToleranceS ?? 0,
+        }));
+      } catch (error) {
+        if (error instanceof UnavailableError) {
+          // The issuer's own log line says why; the client may retry.
+          return Response.json(
+            { jsonrpc: '2.0', error: { code: -32000, message: `Service unavailable: cannot check the token now: the authorization server ${issuer.issuer} does not answer` }, id: null },
+            { status: 503, headers: { 'retry-after': '5', 'cache-control': 'no-store' } },
+          );
+        }
+        if (!isTokenFault(error)) throw error;
+        return refuse(request, 401, 'invalid_token', describeFault(error as Error & { code: string; claim?: string }));
+      }
+      const granted = grantedScopes(payload);
+      const missing = scopes.filter((wanted) => !granted.has(wanted));
+      if (missing.length > 0) return refuse(request, 403, 'insufficient_scope', `the token lacks the scope ${missing.join(' ')}`);
+      return undefined;
+    },
+  };
+}
+
+/** The scopes a token grants: its `scope` claim (space-separated), else `scp` (a string or a list). */
+export function grantedScopes(payload: JWTPayload): Set<string> {
+  const { scope, scp } = payload as { scope?: unknown; scp?: unknown };
+  if (typeof scope === 'string') return new Set(scope.split(' ').filter(Boolean));
+  if (typeof scp === 'string') return new Set(scp.split(' ').filter(Boolean));
+  if (Array.isArray(scp)) return new Set(scp.filter((entry): entry is string => typeof entry === 'string'));
+  return new Set();
+}
+
+function checkAudience(audience: string): string {
+  let url: URL;
+  try {
+    url = new URL(audience);
+  } catch {
+    throw new ConfigError(`the audience ${escapeForLog(audience)} is not a URL`);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash !== '' || audience.includes('#')) {
+    throw new ConfigError(`the audience ${escapeForLog(audience)} must be an http(s) URL without a fragment: the URL clients use for the MCP endpoint`);
+  }
+  return audience;
+}
+
+// Fixed phrases: error_description must stay ASCII, and the claim values come from the token.
+function describeFault(error: Error & { code: string; claim?: string }): string {
+  switch (error.code) {
+    case 'ERR_JWT_EXPIRED':
+      return 'the token has expired';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (error.claim === 'aud') return 'the token is for another resource';
+      if (error.claim === 'iss') return 'the token is from another issuer';
+      if (error.claim === 'nbf') return 'the token is not valid yet';
+      return `the token's ${error.claim ?? 'claims'} claim is not acceptable`;
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return "the token is not signed by the issuer's keys";
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'the token is signed with an algorithm not accepted';
+    default:
+      return 'the token is malformed';
+  }
+}
