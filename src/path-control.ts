@@ -39,6 +39,12 @@ export class ControlledPathError extends ConfigError {
   }
 }
 
+/** "the directory /x belongs to uid 1001", "the directory /y can be written by other users (mode 0777)". */
+export function describeControlFinding(finding: PathControlFinding): string {
+  const who = finding.reason === 'owner' ? `belongs to uid ${finding.ownerUid}` : `can be written by other users (mode ${modeText(finding.mode)})`;
+  return `the ${finding.kind} ${finding.path} ${who}`;
+}
+
 /** Links followed on the way to a path before giving up, as the kernel's ELOOP. */
 const MAX_LINKS = 40;
 

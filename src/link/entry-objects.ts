@@ -1,5 +1,6 @@
 // The read-only copies of approved skills that linked entries point to, one folder per entry
-// version, in `<store>/objects/<key>/`:
+// version, in `<store>/objects/<label>/<hash>/` (the object's key is `<label>/<hash>`: every path
+// where a server's content lies names that server, SEP-2640's rule for materialized content):
 //   skill/              the entry as a harness reads it: every approved file (nested SKILL.md files
 //                       left out: Codex and OpenCode would list them as skills of their own), the
 //                       SKILL.md as entry-transform.ts makes it; files 0444 (0555 for those that
@@ -10,7 +11,7 @@
 // renamed into place whole; never changed after. The key names the content, so a version that
 // exists is never built again. Knows files; the roots are link-sync.ts's.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { splitPath, uriToSegments } from '../catalog/uri-path.js';
@@ -19,10 +20,12 @@ import { errorCode } from '../private-files.js';
 import { transformSkillMd, type EntryGrants } from './entry-transform.js';
 
 /** Changes when what an entry holds for the same approval changes (the transform, the layout): old objects are then rebuilt. */
-const FORMAT = 1;
+const FORMAT = 2;
 export const OBJECTS_DIR = 'objects';
 const BUILD_PREFIX = '.build-';
-const KEY_PATTERN = /^[0-9a-f]{64}$/;
+const HASH_PATTERN = /^[0-9a-f]{64}$/;
+/** An object key: `<label>/<hash>`; a bare hash is the layout before format 2 (found in old roots, replaced at their next sync). */
+export const OBJECT_KEY_PATTERN = /^(?:[a-z0-9][a-z0-9_-]*\/)?[0-9a-f]{64}$/;
 const FILE_MODE = 0o444;
 const EXEC_MODE = 0o555;
 const DIRECTORY_MODE = 0o555;
@@ -93,26 +96,33 @@ export function entryFiles(approval: Approval): EntryFile[] | { problem: string 
 export function entrySpec(approval: Approval, entryName: string, files: EntryFile[]): EntrySpec {
   const grants: LinkGrants = { allowedTools: approval.allowedToolsApproved, exec: approval.execApproved };
   const identity = { format: FORMAT, entryName, label: approval.label, skillUri: approval.skillUri, resourcesDigest: approval.resourcesDigest, grants };
-  const key = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+  const key = `${approval.label}/${createHash('sha256').update(JSON.stringify(identity)).digest('hex')}`;
   return { key, entryName, label: approval.label, skillUri: approval.skillUri, resourcesDigest: approval.resourcesDigest, grants, files };
 }
 
-/** Where a linked entry points: `<store>/objects/<key>/skill`. */
+/** The folder of the object `key`: `<store>/objects/<label>/<hash>`. */
+export function objectDir(store: string, key: string): string {
+  return path.join(store, OBJECTS_DIR, ...key.split('/'));
+}
+
+/** Where a linked entry points: `<store>/objects/<label>/<hash>/skill`. */
 export function objectTarget(store: string, key: string): string {
-  return path.join(store, OBJECTS_DIR, key, SKILL_DIR);
+  return path.join(objectDir(store, key), SKILL_DIR);
 }
 
 /** The key of the object `target` (a symbolic link's text) points to, when it is one of this store's; else undefined. */
 export function objectOfTarget(store: string, target: string): string | undefined {
   const prefix = path.join(store, OBJECTS_DIR) + path.sep;
   if (!target.startsWith(prefix)) return undefined;
-  const [key, skill, ...rest] = target.slice(prefix.length).split(path.sep);
-  return key !== undefined && KEY_PATTERN.test(key) && skill === SKILL_DIR && rest.length === 0 ? key : undefined;
+  const parts = target.slice(prefix.length).split(path.sep);
+  if (parts.at(-1) !== SKILL_DIR) return undefined;
+  const key = parts.slice(0, -1).join('/');
+  return OBJECT_KEY_PATTERN.test(key) ? key : undefined;
 }
 
 export async function readEntryRecord(store: string, key: string): Promise<EntryRecord | undefined> {
   try {
-    return JSON.parse(await readFile(path.join(store, OBJECTS_DIR, key, ENTRY_JSON), 'utf8')) as EntryRecord;
+    return JSON.parse(await readFile(path.join(objectDir(store, key), ENTRY_JSON), 'utf8')) as EntryRecord;
   } catch (error) {
     if (errorCode(error) === 'ENOENT' || error instanceof SyntaxError) return undefined;
     throw error;
@@ -126,12 +136,12 @@ export async function readEntryRecord(store: string, key: string): Promise<Entry
  */
 export async function ensureObject(store: string, spec: EntrySpec, read: ReadApproved): Promise<string | undefined> {
   const objects = path.join(store, OBJECTS_DIR);
-  const final = path.join(objects, spec.key);
+  const final = objectDir(store, spec.key);
   if (await exists(path.join(final, ENTRY_JSON))) return undefined;
   // A folder there without its entry.json is no object of ours (renames put objects in place whole).
   if (await exists(final)) await removeTree(final);
-  await mkdir(objects, { recursive: true, mode: 0o700 });
-  const build = path.join(objects, `${BUILD_PREFIX}${spec.key}-${randomBytes(4).toString('hex')}`);
+  await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
+  const build = path.join(objects, `${BUILD_PREFIX}${path.basename(final)}-${randomBytes(4).toString('hex')}`);
   try {
     const skillDir = path.join(build, SKILL_DIR);
     await mkdir(skillDir, { recursive: true, mode: 0o700 });
@@ -190,30 +200,35 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
  */
 export async function removeUnreferenced(store: string, referenced: ReadonlySet<string>, retired: Record<string, string>, now: Date, retainMs: number): Promise<void> {
   const objects = path.join(store, OBJECTS_DIR);
-  let names: string[];
-  try {
-    names = await readdir(objects);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
-    throw error;
+  const present = new Set<string>();
+  const judge = async (key: string): Promise<void> => {
+    present.add(key);
+    if (referenced.has(key)) {
+      delete retired[key];
+      return;
+    }
+    retired[key] ??= now.toISOString();
+    if (now.getTime() - Date.parse(retired[key]) >= retainMs) {
+      await removeTree(objectDir(store, key));
+      delete retired[key];
+    }
+  };
+  for (const name of await readdir(objects).catch(absentAsEmpty)) {
+    if (name.startsWith(BUILD_PREFIX)) await removeTree(path.join(objects, name));
+    else if (HASH_PATTERN.test(name)) await judge(name);
+    else if (OBJECT_KEY_PATTERN.test(`${name}/${'0'.repeat(64)}`)) {
+      const hashes = await readdir(path.join(objects, name)).catch(absentAsEmpty);
+      for (const hash of hashes) if (HASH_PATTERN.test(hash)) await judge(`${name}/${hash}`);
+      // A label none of whose objects is left: its folder goes too.
+      await rmdir(path.join(objects, name)).catch(() => {});
+    }
   }
-  for (const name of names) {
-    if (name.startsWith(BUILD_PREFIX)) {
-      await removeTree(path.join(objects, name));
-      continue;
-    }
-    if (!KEY_PATTERN.test(name)) continue;
-    if (referenced.has(name)) {
-      delete retired[name];
-      continue;
-    }
-    retired[name] ??= now.toISOString();
-    if (now.getTime() - Date.parse(retired[name]) >= retainMs) {
-      await removeTree(path.join(objects, name));
-      delete retired[name];
-    }
-  }
-  for (const key of Object.keys(retired)) if (!names.includes(key)) delete retired[key];
+  for (const key of Object.keys(retired)) if (!present.has(key)) delete retired[key];
+}
+
+function absentAsEmpty(error: unknown): string[] {
+  if (errorCode(error) === 'ENOENT') return [];
+  throw error;
 }
 
 /** Removes a tree whose folders are read-only (0555): each is opened to its owner first. */

@@ -6,8 +6,10 @@
 import path from 'node:path';
 import { SkillsMountError } from '../errors.js';
 import { LockHeldError } from '../lock-file.js';
+import { currentUid, describeControlFinding, pathControl, type PathControlFinding } from '../path-control.js';
 import { errorMessage } from '../private-files.js';
 import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
+import { OBJECTS_DIR, OBJECT_KEY_PATTERN } from './entry-objects.js';
 import type { Scope } from './harness-roots.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -56,6 +58,8 @@ class LinksLockedError extends LockHeldError {
 }
 
 const FILE_VERSION = 1;
+/** The store's folders besides itself: the objects, and link-sync.ts's temporary links. */
+const STORE_DIRS = [OBJECTS_DIR, 'tmp'];
 const STATE_FILE = 'links.json';
 /** A sync of many skills may hold the lock for seconds; another waits this long. */
 export const LINK_LOCK_TIMEOUT_MS = 60_000;
@@ -75,8 +79,26 @@ export function defaultLinkStore(env: Env, home: string): string {
   return path.join(base, 'skills-mount', 'links');
 }
 
+/**
+ * Refuses a store on a path another user could change: whoever can rename a folder on the way to
+ * it, or write the store or its objects, could swap the content of every entry in every root.
+ * Each directory and link on the way is checked as skills roots are (path-control.ts).
+ */
+export async function checkLinkStore(store: string): Promise<void> {
+  const uid = currentUid();
+  const findings = new Map<string, PathControlFinding>();
+  for (const dir of [store, ...STORE_DIRS.map((name) => path.join(store, name))]) {
+    for (const finding of await pathControl(dir, { uid, strictTarget: true })) findings.set(finding.path, finding);
+  }
+  if (findings.size === 0) return;
+  throw new LinkStateError(
+    `links store ${store}: ${[...findings.values()].map(describeControlFinding).join('; ')}; refusing it (another user could change the skills your harnesses load); set XDG_DATA_HOME to a folder only you control`,
+  );
+}
+
 /** The state in `store` (empty when nothing was ever linked). */
 export async function readLinkState(store: string): Promise<LinkState> {
+  await checkLinkStore(store);
   const file = path.join(store, STATE_FILE);
   return parseState(file, await readPrivateFile(file, TERMS));
 }
@@ -86,9 +108,12 @@ export async function readLinkState(store: string): Promise<LinkState> {
  * roots meanwhile): the lock makes every linker (the CLI, daemons) take its turn.
  */
 export async function changeLinkState(store: string, apply: (state: LinkState) => Promise<void>): Promise<LinkState> {
+  await checkLinkStore(store);
   const file = path.join(store, STATE_FILE);
   let result: LinkState | undefined;
   await changePrivateFile(file, TERMS, LINK_LOCK_TIMEOUT_MS, async (text) => {
+    // Again once the folders exist: one made meanwhile on the way to it is checked too.
+    await checkLinkStore(store);
     const state = parseState(file, text);
     const before = serialize(state);
     await apply(state);
@@ -132,7 +157,7 @@ function rootProblem(value: unknown): string | undefined {
   if (!Array.isArray(value['created']) || !value['created'].every((folder) => typeof folder === 'string' && path.isAbsolute(folder))) return 'created is not a list of absolute paths';
   if (!isObject(value['entries'])) return 'entries is not an object';
   for (const [name, entry] of Object.entries(value['entries'])) {
-    if (!isObject(entry) || typeof entry['label'] !== 'string' || typeof entry['skillUri'] !== 'string' || typeof entry['object'] !== 'string' || !/^[0-9a-f]{64}$/.test(entry['object'])) {
+    if (!isObject(entry) || typeof entry['label'] !== 'string' || typeof entry['skillUri'] !== 'string' || typeof entry['object'] !== 'string' || !OBJECT_KEY_PATTERN.test(entry['object'])) {
       return `entry ${JSON.stringify(name)} is not {label, skillUri, object}`;
     }
   }

@@ -8,15 +8,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { constants } from 'node:fs';
-import { access, lstat, mkdir, readdir, readlink, realpath, rename, rmdir, stat, symlink, unlink } from 'node:fs/promises';
+import { access, link, lstat, mkdir, readdir, readlink, realpath, rename, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { escapeForLog } from '../format/escape.js';
 import type { Log } from '../log.js';
 import { mountOf } from '../fuse/mount-table.js';
-import { currentUid, modeText, pathControl, type PathControlFinding } from '../path-control.js';
+import { currentUid, describeControlFinding, pathControl, type PathControlFinding } from '../path-control.js';
 import { errorCode, errorMessage } from '../private-files.js';
 import { chooseNames, type NameRequest } from './entry-names.js';
+import { foldName, namesInRoot } from './root-names.js';
 import { entryFiles, entrySpec, ensureObject, objectOfTarget, objectTarget, readEntryRecord, removeUnreferenced, type EntryFile, type EntrySpec } from './entry-objects.js';
 import type { Scope } from './harness-roots.js';
 import { changeLinkState, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
@@ -70,6 +71,9 @@ const TEMP_LINKS_DIR = 'tmp';
 const BUILD_CONCURRENCY = 8;
 /** The name of a temporary link beside an entry (where the store is on another filesystem). */
 const TEMP_NAME = /^\..+\.skills-mount-[0-9a-f]{12}$/;
+/** The folder an entry is set aside in where the store is on another filesystem than the root. */
+const ASIDE_PREFIX = '.skills-mount-aside-';
+const ASIDE_NAME = /^\.skills-mount-aside-[0-9a-f]{12}$/;
 
 /** One sync of every linked root, under the links lock; the reports of the roots it kept. */
 export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
@@ -142,6 +146,11 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
     await removeOurs(store, root.root, name, key);
     ours.delete(name);
   }
+  // A folder a crash left while an entry was set aside on another filesystem: removed while empty
+  // (what it holds then is something put back that could not be: left for the person).
+  for (const name of await readdir(root.root).catch(() => [] as string[])) {
+    if (ASIDE_NAME.test(name)) await rmdir(path.join(root.root, name)).catch(() => {});
+  }
   // What each entry of ours is: from the state when it names the same object, else the object's
   // own record. Names the state records come first: they win over a crash's second link.
   const linked = new Map<string, { name: string; key: string; label: string; skillUri: string }>();
@@ -173,9 +182,11 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
     }
     wanted.push({ key: skill, label: approval.label, name: approval.name });
   }
-  // Everything in the root now (ours that stay included: their names are kept, not chosen).
-  const occupied = new Set(await readdir(root.root).catch(() => [] as string[]));
-  const names = chooseNames(wanted, new Map([...linked].map(([skill, entry]) => [skill, entry.name])), (name) => occupied.has(name));
+  // Every name someone else's skill or folder takes here, case-folded. Ours keep their names,
+  // unless a skill of someone else's has come to declare one since: then ours is qualified anew.
+  const takenBy = await namesInRoot(root.root, new Set(ours.keys()));
+  const kept = new Map([...linked].filter(([, entry]) => !takenBy.has(foldName(entry.name))).map(([skill, entry]) => [skill, entry.name]));
+  const names = chooseNames(wanted, kept, (name) => takenBy.has(foldName(name)));
   const plans: Array<{ approval: Approval; qualified: boolean; current: { name: string; key: string } | undefined; spec: EntrySpec }> = [];
   for (const request of wanted) {
     const approval = holds.get(request.key)!;
@@ -208,7 +219,10 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
     if (spec.grants.exec && (noexec ??= await storeIsNoexec(store))) {
       report.problems.push(`${approval.label}/${escapeForLog(approval.name)}: its scripts may run (approved with --grant-exec), but ${store} is on a filesystem mounted noexec, so they cannot; set XDG_DATA_HOME to a folder on one that is not`);
     }
-    if (qualified && !current) report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is linked as ${spec.entryName}: the name ${escapeForLog(approval.name)} is taken in this root`);
+    if (qualified && current?.name !== spec.entryName) {
+      const by = takenBy.get(foldName(approval.name));
+      report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is linked as ${spec.entryName}: the name ${escapeForLog(approval.name)} is taken in this root${by === undefined ? '' : ` by ${escapeForLog(by)}`}`);
+    }
     entries[spec.entryName] = { label: approval.label, skillUri: approval.skillUri, object: spec.key, qualified };
   }
   // Skills of servers this source does not speak for keep their entries as they are.
@@ -231,6 +245,12 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
 async function linkEntry(store: string, dir: string, spec: EntrySpec, current: { name: string; key: string } | undefined): Promise<string | undefined> {
   const target = objectTarget(store, spec.key);
   const at = path.join(dir, spec.entryName);
+  if (current !== undefined && current.name !== spec.entryName) {
+    // Renamed (its name came to be someone else's): the new name made, then the old one taken away.
+    const made = await linkEntry(store, dir, spec, undefined);
+    if (made === undefined) await removeOurs(store, dir, current.name, current.key);
+    return made;
+  }
   if (current === undefined) {
     // A new name: symlink(2) makes it only where nothing is, so nothing of anyone's is replaced.
     try {
@@ -241,11 +261,20 @@ async function linkEntry(store: string, dir: string, spec: EntrySpec, current: {
       return errorMessage(error);
     }
   }
-  // Our own entry under the same name: replaced by one rename, never a moment without it.
+  // Our own entry under the same name. Set aside first, then checked where nobody else can change
+  // it, then the new version linked in by link(2), which never replaces: whatever anyone put at the
+  // name in between stays theirs. A harness listing the root in that instant misses the entry once.
   const temp = await temporaryLink(store, dir, spec.entryName, target);
   try {
-    if (!(await isOurs(store, at, current.key))) return `${spec.entryName} was changed by someone else meanwhile; left as it is`;
-    await rename(temp, at);
+    const aside = await setAside(store, dir, at, current.key);
+    if (aside === 'gone') return `${spec.entryName} was removed by someone else meanwhile; linking it again at the next sync`;
+    if (aside === 'not ours') return `${spec.entryName} was changed by someone else meanwhile; left as it is`;
+    try {
+      await link(temp, at);
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') return `${spec.entryName} appeared in the root meanwhile; left as it is`;
+      throw error;
+    }
     return undefined;
   } finally {
     await unlink(temp).catch(() => {});
@@ -310,10 +339,68 @@ async function isOurs(store: string, at: string, key: string): Promise<boolean> 
   return target !== undefined && objectOfTarget(store, target) === key;
 }
 
-/** Removes the link at `name` if it is still ours (pointing to `key`). */
+/** Removes the link at `name` if it is still ours (pointing to `key`); anything else there stays, whatever happens meanwhile. */
 async function removeOurs(store: string, dir: string, name: string, key: string): Promise<void> {
-  const at = path.join(dir, name);
-  if (await isOurs(store, at, key)) await unlink(at).catch(() => {});
+  await setAside(store, dir, path.join(dir, name), key);
+}
+
+/**
+ * Takes our link at `at` (pointing to `key`) out of the root: renamed into a folder of ours on the
+ * same filesystem first, and judged there, where nobody can swap it between the check and the act.
+ * 'removed' when it was ours (it is gone); 'not ours' when something else was there (it is put
+ * back, never over anything made at `at` since); 'gone' when nothing was there.
+ */
+async function setAside(store: string, dir: string, at: string, key: string): Promise<'removed' | 'not ours' | 'gone'> {
+  // The common case costs one readlink, and nothing of anyone's is moved for it.
+  if (!(await isOurs(store, at, key))) return (await lstat(at).catch(() => undefined)) === undefined ? 'gone' : 'not ours';
+  const spot = await privateSpot(store, dir);
+  const aside = path.join(spot.dir, `aside-${randomBytes(6).toString('hex')}`);
+  try {
+    try {
+      await rename(at, aside);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return 'gone';
+      throw error;
+    }
+    if (await isOurs(store, aside, key)) {
+      await unlink(aside);
+      return 'removed';
+    }
+    await putBack(aside, at);
+    return 'not ours';
+  } finally {
+    await spot.done();
+  }
+}
+
+/** Returns what was set aside to `at` without replacing anything there now: link(2) for a link or file, rename for a folder only while `at` is free. */
+async function putBack(aside: string, at: string): Promise<void> {
+  const stats = await lstat(aside);
+  if (!stats.isDirectory()) {
+    try {
+      await link(aside, at);
+    } catch (error) {
+      // Taken again meanwhile: theirs stays where it is now, and the one set aside is left in the store's tmp for them to find.
+      if (errorCode(error) === 'EEXIST') throw new Error(`${at} was replaced twice while link checked it; what was there first is kept in ${aside}`);
+      throw error;
+    }
+    await unlink(aside);
+    return;
+  }
+  if ((await lstat(at).catch(() => undefined)) !== undefined) throw new Error(`${at} was replaced twice while link checked it; what was there first is kept in ${aside}`);
+  await rename(aside, at);
+}
+
+/** A folder of ours on the root's filesystem: the store's tmp when it is on it, else a fresh dot folder in the root, removed by done(). */
+async function privateSpot(store: string, dir: string): Promise<{ dir: string; done: () => Promise<void> }> {
+  const inStore = path.join(store, TEMP_LINKS_DIR);
+  await mkdir(inStore, { recursive: true, mode: 0o700 });
+  const [storeDevice, rootDevice] = await Promise.all([stat(inStore), stat(dir)]);
+  if (storeDevice.dev === rootDevice.dev) return { dir: inStore, done: async () => undefined };
+  // mkdir(2) makes it or fails: a folder of that name cannot be anyone else's.
+  const beside = path.join(dir, `${ASIDE_PREFIX}${randomBytes(6).toString('hex')}`);
+  await mkdir(beside, { mode: 0o700 });
+  return { dir: beside, done: () => rmdir(beside).catch(() => {}) };
 }
 
 /**
@@ -322,7 +409,7 @@ async function removeOurs(store: string, dir: string, name: string, key: string)
  */
 async function rootRefusal(dir: string): Promise<string | undefined> {
   const refuse = (findings: PathControlFinding[]) =>
-    `${dir}: ${findings.map(describeFinding).join('; ')}; refusing to write there (another user could put their own skills in your harness's list)`;
+    `${dir}: ${findings.map(describeControlFinding).join('; ')}; refusing to write there (another user could put their own skills in your harness's list)`;
   // Checked before anything is made (the walk stops where the path is missing), and again after.
   const before = await pathControl(dir, { uid: currentUid(), strictTarget: true });
   if (before.length > 0) return refuse(before);
@@ -342,11 +429,6 @@ async function rootRefusal(dir: string): Promise<string | undefined> {
     return `${dir} is not writable by you (${errorCode(error) ?? errorMessage(error)}); nothing linked there`;
   }
   return undefined;
-}
-
-function describeFinding(finding: PathControlFinding): string {
-  const who = finding.reason === 'owner' ? `belongs to uid ${finding.ownerUid}` : `can be written by other users (mode ${modeText(finding.mode)})`;
-  return `the ${finding.kind} ${finding.path} ${who}`;
 }
 
 function counted(names: string[], what: string): string {

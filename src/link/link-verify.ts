@@ -10,7 +10,7 @@ import type { Approval } from '../approvals/approval-store.js';
 import { sha256Digest } from '../format/digest.js';
 import { frontmatterBlock, frontmatterDifference, parseFrontmatter } from '../format/frontmatter.js';
 import { errorMessage } from '../private-files.js';
-import { APPROVED_SKILL_MD, OBJECTS_DIR, SKILL_DIR, objectOfTarget, readEntryRecord, type EntryRecord } from './entry-objects.js';
+import { APPROVED_SKILL_MD, SKILL_DIR, objectDir, objectOfTarget, objectTarget, readEntryRecord, type EntryRecord } from './entry-objects.js';
 import { bodyOf, expectedEntry, readingProblem } from './entry-transform.js';
 import { readLinkState } from './link-state.js';
 
@@ -44,7 +44,7 @@ export async function verifyLinks(store: string, approvals: readonly Approval[])
         continue;
       }
       if (objectOfTarget(store, target) !== recorded.object) {
-        problem(name, `points to ${target}, not to its version in the store (${path.join(store, OBJECTS_DIR, recorded.object, SKILL_DIR)})`);
+        problem(name, `points to ${target}, not to its version in the store (${objectTarget(store, recorded.object)})`);
         continue;
       }
       const record = await readEntryRecord(store, recorded.object);
@@ -65,7 +65,7 @@ export async function verifyLinks(store: string, approvals: readonly Approval[])
 /** What is wrong with one entry version against its entry.json. */
 async function entryProblems(store: string, key: string, name: string, record: EntryRecord): Promise<string[]> {
   const problems: string[] = [];
-  const object = path.join(store, OBJECTS_DIR, key);
+  const object = objectDir(store, key);
   const skill = path.join(object, SKILL_DIR);
   if (record.entryName !== name) problems.push(`its entry.json names it ${record.entryName}`);
   const expected = new Set(record.files.map((file) => file.relative));

@@ -93,7 +93,8 @@ describe('link: what goes into a skills root', () => {
     expect(await readdir(root)).toEqual(['pdf']);
     const entry = path.join(root, 'pdf');
     expect((await lstat(entry)).isSymbolicLink()).toBe(true);
-    expect(await readlink(entry)).toMatch(new RegExp(`^${store}/${OBJECTS_DIR}/[0-9a-f]{64}/skill$`));
+    // The server's label is part of the path where its content lies (SEP-2640).
+    expect(await readlink(entry)).toMatch(new RegExp(`^${store}/${OBJECTS_DIR}/docs/[0-9a-f]{64}/skill$`));
     expect(await readFile(path.join(entry, 'references', 'guide.md'), 'utf8')).toBe('guide\n');
     expect((await stat(path.join(entry, 'references', 'guide.md'))).mode & 0o777).toBe(0o444);
     expect((await stat(path.join(entry, 'scripts', 'run.sh'))).mode & 0o777).toBe(0o444);
@@ -211,9 +212,9 @@ describe('link: keeping up', () => {
     const newer = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf', 'license: MIT\n') }, { approvedAt: '2026-12-03T00:00:00.000Z' });
     const start = Date.now();
     await sync([newer], { now: () => new Date(start) });
-    expect((await readdir(path.join(store, OBJECTS_DIR))).length).toBe(2);
+    expect((await readdir(path.join(store, OBJECTS_DIR, 'docs'))).length).toBe(2);
     await sync([newer], { now: () => new Date(start + RETAIN_REPLACED_MS + 1) });
-    expect((await readdir(path.join(store, OBJECTS_DIR))).length).toBe(1);
+    expect((await readdir(path.join(store, OBJECTS_DIR, 'docs'))).length).toBe(1);
   });
 
   it('recovers from a crash mid-update: a temporary link, a half-built object, links.json behind the root', async () => {
@@ -232,6 +233,63 @@ describe('link: keeping up', () => {
     expect(await readdir(root)).toEqual(['pdf']);
     expect((await readdir(path.join(store, OBJECTS_DIR))).filter((name) => name.startsWith('.build-'))).toEqual([]);
     expect(Object.keys((await readLinkState(store)).roots[0]!.entries)).toEqual(['pdf']);
+  });
+});
+
+describe('link: names a harness lists', () => {
+  it("a user's skill that declares the name in another folder, or a folder that differs only in case: qualified and reported, also for an entry linked before", async () => {
+    const { root, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    const guide = served.skill('docs', 'guide', { 'SKILL.md': skillMd('guide') });
+    const refunds = served.skill('docs', 'refunds', { 'SKILL.md': skillMd('refunds') });
+    await sync([refunds], { link: [request] });
+    expect(await readdir(root)).toEqual(['refunds']);
+    await mkdir(path.join(root, 'my-pdf-notes'), { recursive: true });
+    await writeFile(path.join(root, 'my-pdf-notes', 'SKILL.md'), skillMd('pdf'));
+    await mkdir(path.join(root, 'Guide'), { recursive: true });
+    // Since the entry was linked, a skill of the user's came to declare its name.
+    await mkdir(path.join(root, 'team', 'money'), { recursive: true });
+    await writeFile(path.join(root, 'team', 'money', 'SKILL.md'), skillMd('refunds'));
+    const [report] = await sync([pdf, guide, refunds]);
+    expect((await readdir(root)).sort()).toEqual(['Guide', 'docs-guide', 'docs-pdf', 'docs-refunds', 'my-pdf-notes', 'team']);
+    const problems = report!.problems.join('\n');
+    expect(problems).toMatch(/docs\/pdf is linked as docs-pdf: the name pdf is taken in this root by the skill in my-pdf-notes \(its SKILL\.md names it pdf\)/);
+    expect(problems).toMatch(/docs\/guide is linked as docs-guide: the name guide is taken in this root by the folder Guide/);
+    expect(problems).toMatch(/docs\/refunds is linked as docs-refunds: the name refunds is taken in this root by the skill in team\/money/);
+    expect(parseFrontmatter(await readFile(path.join(root, 'docs-refunds', 'SKILL.md'), 'utf8'))['name']).toBe('docs-refunds');
+  });
+});
+
+describe('link: the store', () => {
+  it('a store under a folder another user can write is refused, and nothing is linked', async () => {
+    const { dir, served, request } = await setUp();
+    const shared = path.join(dir, 'shared');
+    await mkdir(shared, { mode: 0o777 });
+    await chmod(shared, 0o777);
+    const store = path.join(shared, 'skills-mount', 'links');
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await expect(syncLinks({ store, approvals: [pdf], content: served, log: () => {}, link: [request] })).rejects.toThrow(/links store .*the directory .*shared can be written by other users \(mode 0777\); refusing it/);
+    await expect(readdir(request.root)).rejects.toThrow(/ENOENT/);
+    await expect(readdir(shared)).resolves.toEqual([]);
+  });
+
+  it('an entry of the layout before server-named objects is ours: replaced at the next sync, its object removed in time', async () => {
+    const { root, store, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await sync([pdf], { link: [request] });
+    // Move the object where the old layout kept it, and point the entry there.
+    const oldKey = 'e'.repeat(64);
+    const current = await readlink(path.join(root, 'pdf'));
+    const { rename, unlink: remove } = await import('node:fs/promises');
+    await rename(path.dirname(current), path.join(store, OBJECTS_DIR, oldKey));
+    await remove(path.join(root, 'pdf'));
+    await symlink(path.join(store, OBJECTS_DIR, oldKey, 'skill'), path.join(root, 'pdf'));
+    const start = Date.now();
+    const [report] = await sync([pdf], { now: () => new Date(start) });
+    expect(report).toMatchObject({ problems: [] });
+    expect(await readlink(path.join(root, 'pdf'))).toMatch(new RegExp(`/${OBJECTS_DIR}/docs/[0-9a-f]{64}/skill$`));
+    await sync([pdf], { now: () => new Date(start + RETAIN_REPLACED_MS + 1) });
+    expect((await readdir(path.join(store, OBJECTS_DIR))).sort()).toEqual(['docs']);
   });
 });
 
