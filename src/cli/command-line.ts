@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
+import { parseDoctor, type DoctorOptions } from './doctor-command.js';
 
 const MIB = 1024 * 1024;
 /** With libfuse 3 every change the mount learns of is invalidated at once: names may be kept for long. */
@@ -88,6 +89,7 @@ export type Command =
   | { command: 'approvals'; json: boolean }
   | { command: 'link'; options: LinkOptions }
   | { command: 'unlink'; harnesses: string[]; projectDir: string | undefined }
+  | { command: 'doctor'; options: DoctorOptions }
   | { command: 'help' }
   | { command: 'version' };
 
@@ -107,6 +109,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'unlink') return parseUnlink(rest);
   if (first === 'snapshot') return parseSnapshot(rest);
   if (first === 'verify') return parseVerify(rest);
+  if (first === 'doctor') return parseDoctor(rest);
   return parseMount(argv);
 }
 

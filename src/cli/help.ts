@@ -26,6 +26,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--watch] [--json]
        skills-mount unlink HARNESS... [--project DIR]
        skills-mount unmount MOUNTPOINT
+       skills-mount doctor [--config FILE] [--server ...] [--only ...] [--json]
        skills-mount --help | --version
 `;
 
@@ -92,6 +93,10 @@ Commands:
                           snapshot printed; --against-server compares every digest with what
                           the configured servers list now. Warns when others than you and
                           root can change the snapshot
+  doctor                  what this machine offers and what to do about each piece: FUSE
+                          device, fusermount3, user_allow_other, the addon and where it loads
+                          from, the kernel, the config and its servers (5 s each), sign-in,
+                          the link store's filesystem. Exits 1 when a needed piece is missing.
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.
@@ -137,7 +142,7 @@ Commands:
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link" and "unlink" are commands only as the first argument; to mount on a
+"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink" and "doctor" are commands only as the first argument; to mount on a
 directory of that name, write a path: skills-mount ./status
 
 Examples:

@@ -3,7 +3,7 @@
 // (`status`) and removes (`unmount`) mounts, writes them as files where no FUSE is (`snapshot`,
 // `verify`), manages the disk cache (`cache`) and the
 // approvals of the approved view (`approve`, `revoke`, `approvals`), and puts approved skills
-// into coding agents' own skills folders (`link`, `unlink`, `verify --links`).
+// into coding agents' own skills folders (`link`, `unlink`, `verify --links`), and says what this machine offers (`doctor`).
 // Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -19,6 +19,7 @@ import { HELP, USAGE } from './help.js';
 import { runMount } from './mount-command.js';
 import { runSnapshot } from './snapshot-command.js';
 import { runVerify } from './verify-command.js';
+import { runDoctor } from './doctor-command.js';
 import { collectStatus, renderStatusText } from './status.js';
 import { unmount } from './unmount.js';
 
@@ -76,6 +77,11 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(await runSnapshot(command.options));
     case 'verify-links': {
       const { text, exitCode } = await runVerifyLinks(command.json, processIo());
+      process.stdout.write(text);
+      return process.exit(exitCode);
+    }
+    case 'doctor': {
+      const { text, exitCode } = await runDoctor(command.options);
       process.stdout.write(text);
       return process.exit(exitCode);
     }

@@ -7,6 +7,6 @@ export { FUSE_DEVICE, NO_FUSE_ENV, deviceState, fuseUnavailable, probeAddon, sys
 export type { AddonReport, DeviceState, PlatformProbes } from './platform.js';
 export type { FuseBackend, MountHandle, MountOptions } from './mount.js';
 export type { OperationObserver } from './operation-observer.js';
-export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, readMountTable, skillsMounts } from './mount-table.js';
+export { MOUNT_TYPE, canonicalMountpoint, detachMount, findMount, mountOf, readMountTable, skillsMounts } from './mount-table.js';
 export type { DetachOptions, MountTableEntry } from './mount-table.js';
 export type { Log } from '../log.js';
