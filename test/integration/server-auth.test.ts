@@ -8,12 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthTokens } from '@modelcontextprotocol/client';
 import { decodeJwt, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitOf, stopChild } from '../support/children.js';
 import { freePort, startHttpServe, type ListeningServer } from '../support/http-server.js';
-import { OIDC_BROWSER, startOidcServer, type OidcServer } from '../support/oidc-server.js';
+import { OIDC_BROWSER, ROBOT_CLIENT, startOidcServer, type OidcServer } from '../support/oidc-server.js';
 import { delay, waitFor } from '../support/poll.js';
 import { EXAMPLES, listAllSkills, newClient, type ClientEra } from '../support/server-harness.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';
@@ -275,6 +275,77 @@ describe('skills-serve --auth-issuer with oidc-provider', () => {
       listener.closeAllConnections();
       await new Promise<void>((resolve) => listener.close(() => resolve()));
       await removeDir(recordDir);
+    }
+  });
+
+  it("signs in with the SDK v2 client's own OAuth flow (discovery from the 401, registration, code + PKCE via the browser script)", async () => {
+    const callbacks: URLSearchParams[] = [];
+    const listener: Server = createServer((req, res) => {
+      callbacks.push(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams);
+      res.writeHead(200).end('ok\n');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const redirectUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
+    const browsers: Array<Promise<unknown>> = [];
+    let client: OAuthClientInformationMixed | undefined;
+    let tokens: OAuthTokens | undefined;
+    let verifier = '';
+    const provider: OAuthClientProvider = {
+      get redirectUrl() {
+        return redirectUrl;
+      },
+      get clientMetadata(): OAuthClientMetadata {
+        return { client_name: 'skills-mount test', redirect_uris: [redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+      },
+      state: () => 'sdk-state',
+      clientInformation: () => client,
+      saveClientInformation: (information) => void (client = information),
+      tokens: () => tokens,
+      saveTokens: (saved) => void (tokens = saved),
+      redirectToAuthorization: (url) => {
+        const browser = spawn(process.execPath, [OIDC_BROWSER, url.href], { stdio: 'ignore' });
+        browsers.push(exitOf(browser));
+      },
+      saveCodeVerifier: (saved) => void (verifier = saved),
+      codeVerifier: () => verifier,
+    };
+    try {
+      const first = newClient('modern');
+      const refused = await first.connect(new StreamableHTTPClientTransport(new URL(serve.url), { authProvider: provider })).then(() => undefined, (error: unknown) => error);
+      expect(refused, String(refused)).toBeInstanceOf(UnauthorizedError);
+      expect(await browsers[0]).toEqual({ code: 0, signal: null });
+      const callback = callbacks.at(-1)!;
+      expect(callback.get('state')).toBe('sdk-state');
+      // What the SDK asked for: this resource, the challenge's scope, S256.
+      const asked = oidc.authorizationRequests.at(-1)!;
+      expect(asked.get('resource')).toBe(serve.url);
+      expect(asked.get('scope')).toContain(SCOPE);
+      expect(asked.get('code_challenge_method')).toBe('S256');
+      const transport = new StreamableHTTPClientTransport(new URL(serve.url), { authProvider: provider });
+      await transport.finishAuth(callback);
+      expect(tokens?.access_token).toBeTruthy();
+      issuedTokens.push(tokens!.access_token, ...(tokens!.refresh_token ? [tokens!.refresh_token] : []));
+      expect(decodeJwt(tokens!.access_token)).toMatchObject({ aud: serve.url, iss: oidc.issuer });
+      const signedIn = newClient('modern');
+      await signedIn.connect(transport);
+      try {
+        expect((await listAllSkills(signedIn)).skills.length).toBeGreaterThan(0);
+      } finally {
+        await signedIn.close();
+      }
+    } finally {
+      listener.closeAllConnections();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
+  });
+
+  it("gets in with the SDK v2 client's ClientCredentialsProvider", async () => {
+    const client = newClient('legacy');
+    await client.connect(new StreamableHTTPClientTransport(new URL(serve.url), { authProvider: new ClientCredentialsProvider({ clientId: ROBOT_CLIENT.clientId, clientSecret: ROBOT_CLIENT.clientSecret, scope: SCOPE }) }));
+    try {
+      expect((await listAllSkills(client)).skills.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
     }
   });
 

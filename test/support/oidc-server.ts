@@ -12,15 +12,25 @@
 //   await oidc.revokeAccount('alice');                           // refresh tokens of every grant of alice die
 //   await oidc.close();
 //
+// Observing it: `authorizationRequests` (what a client asked for: resource, scope, PKCE),
+// `tokenGrants` and `tokenErrors` (every token request and why one was refused),
+// `registeredClients`, `liveRefreshTokens()`. Scope values: KNOWN_SCOPES (skills:read,
+// skills:write, other:read) plus `options.scopes`; the SDK registers with the challenge's.
+//
 // What it offers: PKCE required (S256 only), resource indicators (RFC 8707: access tokens are
 // JWTs for the resource named, signed RS256), dynamic client registration (no initial access
 // token; registered clients default to native, so any loopback port fits a registered
 // loopback redirect URI), refresh tokens on every authorization code grant, rotated at every
 // use, client credentials (a pre-registered confidential client), revocation and
 // introspection, and devInteractions: the login and consent pages oidc-browser.mjs fills in
-// (any login name, any password). The server runs in the test process: a test must not block
-// its event loop (spawnSync, execFileSync) while a child needs an answer from it.
-import { createServer, type Server } from 'node:http';
+// (any login name, any password). Mind oidc-provider's own security rules, which a client
+// must live with: presenting a refresh token that was already rotated away is taken as theft
+// and revokes the whole grant (two processes refreshing with the same token at once lose the
+// sign-in), and a second use of an authorization code revokes what the first one issued.
+// The server runs in the test process: a test must not block its event loop (spawnSync,
+// execFileSync) while a child needs an answer from it. On Node 20 oidc-provider prints an
+// "Unsupported runtime" warning; it works (these tests run on Node 20 and 24).
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -31,6 +41,9 @@ export const OIDC_BROWSER = fileURLToPath(new URL('./oidc-browser.mjs', import.m
 
 /** The scope the resources accept unless told otherwise. */
 export const DEFAULT_RESOURCE_SCOPE = 'skills:read';
+
+/** Scope values the server knows from the start: a client may register with them (the SDK puts the challenge's scope in its registration). */
+export const KNOWN_SCOPES = ['skills:read', 'skills:write', 'other:read'] as const;
 
 /** The pre-registered confidential client for the client credentials grant (client_secret_basic or _post). */
 export const ROBOT_CLIENT = { clientId: 'skills-robot', clientSecret: 'robot-secret-for-tests-only' } as const;
@@ -50,6 +63,8 @@ export interface OidcServerOptions {
   clients?: ClientMetadata[];
   /** Whether the registration endpoint is on (default true). */
   registration?: boolean;
+  /** Scope values clients may name (in registration too), besides openid, offline_access and KNOWN_SCOPES; a resource's scopes must be among them. */
+  scopes?: string[];
 }
 
 /** One successful token request, as the server saw it (no token or secret kept). */
@@ -77,7 +92,7 @@ export interface OidcServer {
   readonly registeredClients: string[];
   /** The oidc-provider instance, for what the helpers do not cover. */
   readonly provider: Provider;
-  /** Accepts tokens for one more resource indicator, with these scopes (space-separated; default DEFAULT_RESOURCE_SCOPE). */
+  /** Accepts tokens for one more resource indicator, with these scopes (space-separated; default DEFAULT_RESOURCE_SCOPE); scopes outside KNOWN_SCOPES and options.scopes cannot be named in a client registration. */
   addResource(resource: string, scope?: string): void;
   /** A client credentials access token (a JWT) for `resource`; `scope` omitted asks for none. Throws with the server's error. */
   clientCredentialsToken(request: { resource: string; scope?: string; clientId?: string; clientSecret?: string }): Promise<{ access_token: string; expires_in: number; scope?: string; token_type: string }>;
@@ -142,7 +157,7 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
       id_token_signed_response_alg: 'RS256',
     },
     pkce: { required: () => true },
-    scopes: ['openid', 'offline_access'],
+    scopes: [...new Set(['openid', 'offline_access', ...KNOWN_SCOPES, ...(options.scopes ?? []), ...[...resources.values()].flatMap((scope) => scope.split(' '))])],
     findAccount: (_ctx: KoaContextWithOIDC, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
     features: {
       devInteractions: { enabled: true },
