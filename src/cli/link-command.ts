@@ -21,6 +21,8 @@ import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
 import type { ServerSelection } from './command-line.js';
 import { loadMountConfig, type LabelledServer } from './config.js';
+import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
+import { readWhole } from '../snapshot/view-walk.js';
 import { eitherContent, mountContent } from './mount-content.js';
 import { startServerCore, type ServerCore } from './server-core.js';
 
@@ -51,9 +53,12 @@ export function processIo(): LinkIo {
 export async function runLink(options: LinkOptions, io: LinkIo): Promise<number> {
   const requests = await rootRequests(options, io);
   const store = defaultLinkStore(io.env, io.home);
-  const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
+  const approvalsPath = defaultApprovalsPath(io.env, io.home);
+  let approvals = (await ApprovalStore.load(approvalsPath)).list();
   const { content, servers } = await linkContent(approvals, options, options.watch, io);
   try {
+    // No mount judges these servers' skills: judged here, against what each serves now, before anything is linked.
+    if (servers !== undefined && (await servers.recheck())) approvals = (await ApprovalStore.load(approvalsPath)).list();
     const reports = await syncLinks({ store, approvals, content, log: io.log, link: requests });
     const shown = reports.filter((report) => requests.some((request) => request.root === report.root));
     io.out(options.json ? `${JSON.stringify({ roots: shown }, null, 2)}\n` : renderReports(shown));
@@ -110,6 +115,21 @@ class ServersOnDemand implements ContentSource {
       this.source = catalogContent(core.catalogs);
     }
     return this.source.read(approval, file);
+  }
+
+  /**
+   * Judges every approval of these servers against what they serve now, as a mount would: one a
+   * later entry changed is revoked in the approvals file (so its entries go at this sync). Resolves
+   * whether any approval was revoked.
+   */
+  async recheck(): Promise<boolean> {
+    const { core, ledger } = await this.started();
+    const revoked = () => ledger.all().filter((approval) => approval.revokedAt !== null).length;
+    const before = revoked();
+    // Reading the approved view judges every label's approvals (approved-view.ts stateOf), and each revocation is written.
+    await readWhole(core.filesystem, `/${APPROVED_DIR}/${SKILLS_JSON}`);
+    await ledger.idle();
+    return revoked() !== before;
   }
 
   /** The servers' core (started now if not yet), with the approvals its approved view reads. */

@@ -1,8 +1,10 @@
 // Writes frontmatter data (JSON-compatible: strings, finite numbers, booleans, null, lists, maps)
-// as YAML that every common reader reads the same: one `key: value` line per top-level field, keys
-// and strings double-quoted unless plainly safe, nested values in flow style, every control, C1,
-// line-separator, bidi and BOM character escaped. So there is no anchor, alias, tag, merge key,
-// comment, block scalar or raw line break for a YAML 1.1 reader to read otherwise.
+// as YAML that every common reader reads the same: one `key: value` line per top-level field (a
+// map of scalars as an indented block, as people write `metadata`), keys and strings plain only
+// where no reader could take them for anything else and double-quoted otherwise, deeper values in
+// flow style, every control, C1, line-separator, bidi and BOM character escaped. So there is no
+// anchor, alias, tag, merge key, comment, block scalar or raw line break for a YAML 1.1 reader to
+// read otherwise. Callers still read the result back (entry-transform.ts): this is the writer only.
 
 /** Data that cannot be written as such (a Date, a function, a non-finite number, a lone surrogate). */
 export class FrontmatterEmitError extends Error {
@@ -12,7 +14,14 @@ export class FrontmatterEmitError extends Error {
 /** The YAML text of a frontmatter mapping, each line ending in "\n". */
 export function emitFrontmatter(data: Readonly<Record<string, unknown>>): string {
   return Object.entries(data)
-    .map(([key, value]) => `${emitKey(key)}: ${emitValue(value, 0)}\n`)
+    .map(([key, value]) => {
+      if (isScalarMap(value) && Object.keys(value).length > 0) {
+        return `${emitKey(key)}:\n${Object.entries(value)
+          .map(([inner, item]) => `  ${emitKey(inner)}: ${emitScalar(item)}\n`)
+          .join('')}`;
+      }
+      return `${emitKey(key)}: ${typeof value === 'string' ? emitScalar(value) : emitValue(value, 0)}\n`;
+    })
     .join('');
 }
 
@@ -24,8 +33,28 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\t': '\\
 const PLAIN_KEY = /^[A-Za-z][A-Za-z0-9_-]*$/;
 const YAML_1_1_WORDS = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL)$/;
 
+/**
+ * A string written plain in block context: starts with a letter; letters, digits, spaces and
+ * punctuation that no reader treats as an indicator there; no `: ` or ` #`, no `:` or space at the
+ * end. Starting with a letter rules out numbers, dates and YAML 1.1's sexagesimals.
+ */
+const PLAIN_STRING = /^[A-Za-z][A-Za-z0-9 .,;:()/_+*@=!?&%'[\]-]*$/;
+
 function emitKey(key: string): string {
   return PLAIN_KEY.test(key) && !YAML_1_1_WORDS.test(key) ? key : quoted(key);
+}
+
+/** A top-level or block-map value: plain where that is safe, else as emitValue writes it. */
+function emitScalar(value: unknown): string {
+  if (typeof value === 'string' && PLAIN_STRING.test(value) && !/: | #|[: ]$/.test(value) && !YAML_1_1_WORDS.test(value)) return value;
+  return emitValue(value, 0);
+}
+
+function isScalarMap(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  return Object.values(value).every((item) => item === null || typeof item !== 'object');
 }
 
 function emitValue(value: unknown, depth: number): string {

@@ -289,6 +289,9 @@ async function proveLinked(world: World, kind: HarnessKind, scope: Scope): Promi
     expect(where(SKILL.probe)!.description).toContain(markers.probeDescription);
     expect(where(SKILL.collide)!.description).toContain(markers.collideOwn);
     expect(where(qualified)!.description).toContain(markers.collideServed);
+    // The server's identity reaches the model where the harness lists a linked skill (SEP-2640), and only for those.
+    for (const name of [SKILL.probe, qualified]) expect(where(name)!.description, name).toMatch(/^\[from MCP server [a-z0-9_-]+\] /);
+    expect(where(SKILL.collide)!.description).not.toMatch(/from MCP server/);
     // Where each was found (Claude Code names no location in its listing; its loaded skill does, below).
     for (const name of [SKILL.probe, SKILL.collide, qualified]) {
       const location = where(name)!.location;

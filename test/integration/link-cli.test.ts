@@ -102,6 +102,25 @@ describe('skills-mount link, no FUSE', () => {
     expect(verified.stdout).toMatch(/skill-0: references\/x\.md: hashes to sha256:\w+, approved sha256:/);
   });
 
+  it('run again with no mount, link judges what it linked against the server: a skill changed since its approval is revoked and its entry removed', async () => {
+    const at = await world(2);
+    const root = path.join(at.home, '.claude', 'skills');
+    await approveAll(at, 2);
+    expect((await cli(at, 'link', 'claude-code', '--server', at.server)).code).toBe(0);
+    expect((await readdir(root)).sort()).toEqual(['skill-0', 'skill-1']);
+    // The server changes one file of skill-0 (a new version nobody approved).
+    await writeFile(path.join(at.served, 'skill-0', 'references', 'x.md'), 'changed on the server\n');
+    const again = await cli(at, 'link', 'claude-code', '--server', at.server);
+    expect(again.stderr).toMatch(/\[docs\] approval of skill:\/\/skill-0\/SKILL\.md revoked/);
+    expect(await readdir(root)).toEqual(['skill-1']);
+    const approvals = JSON.parse((await cli(at, 'approvals', '--json')).stdout) as { approvals: Array<{ name: string; revokedAt: string | null }> };
+    expect(approvals.approvals.map((approval) => [approval.name, approval.revokedAt !== null])).toEqual([
+      ['skill-0', true],
+      ['skill-1', false],
+    ]);
+    expect((await cli(at, 'verify', '--links')).code).toBe(0);
+  });
+
   it('a root another user can write is refused (exit 1, the reason), and nothing is written there', async () => {
     const at = await world(1);
     const project = path.join(at.home, 'project');
@@ -143,7 +162,7 @@ describe('skills-mount link, no FUSE', () => {
       for (const name of entries) {
         const target = await readlink(path.join(root, name));
         expect(JSON.parse(await readFile(path.join(path.dirname(target), 'entry.json'), 'utf8'))).toMatchObject({ entryName: name });
-        expect(await readFile(path.join(target, 'SKILL.md'), 'utf8')).toContain(`name: ${name}`);
+        expect(await readFile(path.join(target, 'SKILL.md'), 'utf8')).toContain(`name: "${name}"`);
       }
       // And its half-finished work is gone at the next run.
       const done = await cli(at, 'link', 'claude-code', '--server', at.server);

@@ -77,6 +77,22 @@ describe('the entry frontmatter, for every reader', () => {
   });
 });
 
+describe('the emitter', () => {
+  it('writes ordinary fields as people write them, and every tricky string so that each reader reads it back', () => {
+    const entry = transformSkillMd(skill('allowed-tools: Bash(git:*) Read\nmetadata:\n  author: someone\n'), origin, { allowedTools: true });
+    expect(entry).toContain('\nname: pdf\n');
+    expect(entry).toContain('\nallowed-tools: Bash(git:*) Read\n');
+    expect(entry).toContain('\nmetadata:\n  author: someone\n  skills-mount-server: docs\n  skills-mount-uri: skill://pdf/SKILL.md\n');
+    const tricky = ['yes', 'No', 'on', 'y', '~', 'null', '1.0', '0x1F', '1_000', '1:20', '2026-01-01', '.inf', 'a: b', 'a #b', 'key:', ' lead', 'trail ', '- item', '? q', '&anchor', '*alias', '!tag', '%dir', '@at', '`tick', '|', '>', '"q"', "'s'", '[a]', '{a: b}', 'a\tb', 'é', '中文', '', 'x'.repeat(300)];
+    const data = Object.fromEntries(tricky.map((value, index) => [`k${index}`, value]));
+    const yaml = emitFrontmatter({ ...data, nested: { list: tricky, deep: { a: [1, 2.5, -0.5, 1e21, true, null] } }, plainmap: { yes: 'no', 'a b': 'c' } });
+    for (const reading of frontmatterReadings(yaml)) {
+      expect(reading.error, reading.reader).toBeUndefined();
+      expect(reading.data, reading.reader).toEqual({ ...data, nested: { list: tricky, deep: { a: [1, 2.5, -0.5, 1e21, true, null] } }, plainmap: { yes: 'no', 'a b': 'c' } });
+    }
+  });
+});
+
 describe('approve calls out what other readers find', () => {
   it('a field only YAML 1.1 or js-yaml reads is named, with who reads it', () => {
     const hidden = hiddenPermissionFields(frontmatterReadings(frontmatterBlock(skill('b: &b {allowed-tools: Bash(*)}\n<<: *b\n# x\u0085hooks: y\n'))));
