@@ -13,7 +13,7 @@ import { decodeJwt, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitOf, stopChild } from '../support/children.js';
 import { freePort, startHttpServe, type ListeningServer } from '../support/http-server.js';
-import { OIDC_BROWSER, ROBOT_CLIENT, startOidcServer, type OidcServer } from '../support/oidc-server.js';
+import { OIDC_BROWSER, ROBOT_CLIENT, startOidcServer, startProtectedServe, type OidcServer } from '../support/oidc-server.js';
 import { delay, waitFor } from '../support/poll.js';
 import { EXAMPLES, listAllSkills, newClient, type ClientEra } from '../support/server-harness.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';
@@ -58,8 +58,7 @@ describe('skills-serve --auth-issuer with oidc-provider', () => {
 
   beforeAll(async () => {
     oidc = await startOidcServer();
-    serve = await startHttpServe([EXAMPLES, '--auth-issuer', oidc.issuer, '--auth-scope', SCOPE]);
-    oidc.addResource(serve.url, `${SCOPE} skills:write`);
+    serve = await startProtectedServe(oidc, EXAMPLES, { scope: SCOPE });
     oidc.addResource(OTHER_RESOURCE);
   });
   afterAll(async () => {
@@ -271,6 +270,11 @@ describe('skills-serve --auth-issuer with oidc-provider', () => {
       expect(await oidc.revokeAccount('carol')).toBe(1);
       expect(oidc.liveRefreshTokens('carol')).toBe(0);
       expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: third.refresh_token! })).body.error).toBe('invalid_grant');
+      // The revocation endpoint (RFC 7009), as a client's sign-out calls it: a public client names itself.
+      const fourth = await signIn('dave');
+      const revoked = await fetch(`${oidc.issuer}/token/revocation`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: fourth.refresh_token!, token_type_hint: 'refresh_token', client_id: clientId }) });
+      expect(revoked.status).toBe(200);
+      expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: fourth.refresh_token! })).body.error).toBe('invalid_grant');
     } finally {
       listener.closeAllConnections();
       await new Promise<void>((resolve) => listener.close(() => resolve()));

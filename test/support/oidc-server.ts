@@ -4,8 +4,8 @@
 //
 // Usage:
 //   const oidc = await startOidcServer();                       // issuer http://127.0.0.1:PORT
-//   const serve = await startHttpServe([dir, '--auth-issuer', oidc.issuer, '--auth-scope', 'skills:read']);
-//   oidc.addResource(serve.url);                                 // tokens for it: JWTs, aud = serve.url
+//   const serve = await startProtectedServe(oidc, dir);          // skills-serve --http --auth-issuer ... --auth-scope skills:read,
+//                                                                // its URL a resource of oidc (tokens: JWTs, aud = serve.url)
 //   const { access_token } = await oidc.clientCredentialsToken({ resource: serve.url, scope: 'skills:read' });
 //   // sign-in by a program: BROWSER=`${process.execPath} ${OIDC_BROWSER}` skills-mount login LABEL ...
 //   oidc.accessTokenTtlS = 2;                                    // tokens issued from now on expire in 2 s
@@ -35,6 +35,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { errors, type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from 'oidc-provider';
+import { startHttpServe, type ListeningServer } from './http-server.js';
 
 /** The `$BROWSER` script: given an authorization URL, signs in, consents and follows the redirect to the loopback listener. */
 export const OIDC_BROWSER = fileURLToPath(new URL('./oidc-browser.mjs', import.meta.url));
@@ -273,6 +274,17 @@ export async function startOidcServer(options: OidcServerOptions = {}): Promise<
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
   };
+}
+
+/**
+ * The built skills-serve on `dir` over HTTP behind `oidc`: `--auth-issuer oidc.issuer --auth-scope SCOPE`
+ * (default DEFAULT_RESOURCE_SCOPE), its URL added as a resource accepting `resourceScopes`
+ * (default: the required scope and skills:write). Stop it with `.stop()`.
+ */
+export async function startProtectedServe(oidc: OidcServer, dir: string, { scope = DEFAULT_RESOURCE_SCOPE, resourceScopes, args = [] }: { scope?: string; resourceScopes?: string; args?: string[] } = {}): Promise<ListeningServer> {
+  const serve = await startHttpServe([dir, '--auth-issuer', oidc.issuer, '--auth-scope', scope, ...args]);
+  oidc.addResource(serve.url, resourceScopes ?? `${scope} skills:write`);
+  return serve;
 }
 
 interface Stored {
