@@ -32,20 +32,30 @@ describe('held directories pushed at the first lookup in them (libfuse3)', () =>
     try {
       const skill = path.join(mount.mountpoint, 's', 'alpha');
       expect((await run('cat', [path.join(skill, 'SKILL.md')])).stdout).toContain('name: alpha');
-      const before = await scrape(port);
-      const stats = await run('stat', ['-c', '%n %s', ...REFERENCES.map((name) => path.join(skill, 'references', name))]);
-      expect(stats.stdout.trim().split('\n')).toEqual(REFERENCES.map((name) => `${path.join(skill, 'references', name)} ${`# ${name}\n`.length}`));
-      expect((await run('ls', [path.join(skill, 'references')])).stdout.trim().split('\n')).toEqual(REFERENCES);
-      const after = await scrape(port);
-      const inJs = (op: string) => seriesSum(after, 'skills_mount_fuse_operations_total', { op }) - seriesSum(before, 'skills_mount_fuse_operations_total', { op });
-      const inAddon = (op: string) => seriesSum(after, 'skills_mount_fuse_answered_by_addon_total', { op }) - seriesSum(before, 'skills_mount_fuse_answered_by_addon_total', { op });
-      // The first lookup under the label pushed the skill's held tree (alpha, references and
-      // their names): `references` and every name in it are the addon's, and so is its listing.
-      expect({ lookupsInJs: inJs('lookup'), lookupsInAddon: inAddon('lookup'), readdirsInJs: inJs('readdir') }).toEqual({
-        lookupsInJs: 0,
-        lookupsInAddon: 1 + REFERENCES.length,
-        readdirsInJs: 0,
-      });
+      // A pass of lookups (stat of every name) and a listing, counted by who answered them.
+      const pass = async () => {
+        const before = await scrape(port);
+        const stats = await run('stat', ['-c', '%n %s', ...REFERENCES.map((name) => path.join(skill, 'references', name))]);
+        expect(stats.stdout.trim().split('\n')).toEqual(REFERENCES.map((name) => `${path.join(skill, 'references', name)} ${`# ${name}\n`.length}`));
+        expect((await run('ls', [path.join(skill, 'references')])).stdout.trim().split('\n')).toEqual(REFERENCES);
+        const after = await scrape(port);
+        const inJs = (op: string) => seriesSum(after, 'skills_mount_fuse_operations_total', { op }) - seriesSum(before, 'skills_mount_fuse_operations_total', { op });
+        const inAddon = (op: string) => seriesSum(after, 'skills_mount_fuse_answered_by_addon_total', { op }) - seriesSum(before, 'skills_mount_fuse_answered_by_addon_total', { op });
+        return { lookupsInJs: inJs('lookup'), lookupsInAddon: inAddon('lookup'), readdirsInJs: inJs('readdir') };
+      };
+      // What the design promises: once a lookup JS answered in a directory pushed what the core
+      // holds there (alpha, references and their names), the lookups of those names and their
+      // listing are the addon's, for as long as nothing changes. A change that lands between a
+      // lookup and its push (the mount's first refresh, say) keeps that push back, and the next
+      // lookup JS answers pushes again: so the first pass may send a few lookups to JS, and once the
+      // kernel's entries expire (1 s), a later pass sends none.
+      const passes = [await pass()];
+      expect(passes[0]!.lookupsInJs + passes[0]!.lookupsInAddon).toBe(1 + REFERENCES.length);
+      while (passes.at(-1)!.lookupsInJs > 0 && passes.length < 5) {
+        await new Promise((resolve) => setTimeout(resolve, 1_100));
+        passes.push(await pass());
+      }
+      expect(passes.at(-1), JSON.stringify(passes)).toEqual({ lookupsInJs: 0, lookupsInAddon: 1 + REFERENCES.length, readdirsInJs: 0 });
 
       // A file added and one removed on the server: the pushed listing goes before the kernel is told.
       await writeFile(path.join(skills, 'alpha', 'references', 'e.md'), '# e.md, new\n');
