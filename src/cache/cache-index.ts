@@ -8,7 +8,7 @@ import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
 import { kindOf, lstatOrUndefined } from '../private-files.js';
 import { removeTemps } from './cache-root.js';
-import { ensurePrivateMode, type HeldSubtree } from './held-subtree.js';
+import { ensurePrivateMode, type ClaimedSubtree } from './claimed-subtree.js';
 import { BUCKET_PATTERN, FILES_DIR, KEY_PATTERN, TEMP_PREFIX, labelsOnDisk } from './layout.js';
 
 /** One cached file. */
@@ -25,7 +25,7 @@ export function indexKey(label: string, name: string): string {
 }
 
 /**
- * The index of one held subtree, kept by its lock holder alone: a file it does not know is not
+ * The index of one claimed subtree, kept by its lock holder alone: a file it does not know is not
  * in the subtree, so a lookup of it needs no disk.
  */
 export class CacheIndex {
@@ -36,7 +36,7 @@ export class CacheIndex {
   private readonly generations = new Map<string, number>();
 
   constructor(
-    private readonly held: HeldSubtree,
+    private readonly held: ClaimedSubtree,
     private limit: number,
     private readonly log: Log,
   ) {}

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Log } from '../log.js';
 import { lockHeldBy, readLock, releaseLock, tryLock } from '../lock-file.js';
 import { errorCode, lstatOrUndefined, writeAtomically } from '../private-files.js';
-import type { HeldDirectory } from './held-directory.js';
+import type { AnchoredDirectory } from './anchored-directory.js';
 import { LOCK_NAME, RECORD_NAME, SUBTREE_KEY_PATTERN, TEMP_PREFIX, TRASH_PREFIX, countLabelFiles, formatBytes, labelsOnDisk, readdirOrEmpty } from './layout.js';
 
 const GIB = 1024 ** 3;
@@ -83,13 +83,13 @@ export async function readSubtreeRecord(subtreePath: string): Promise<(SubtreeRe
 }
 
 /** Writes the subtree's record (its mtime is its last use). Not fsynced: a torn record reads as none. */
-export async function writeSubtreeRecord(subtree: HeldDirectory, record: SubtreeRecord): Promise<void> {
+export async function writeSubtreeRecord(subtree: AnchoredDirectory, record: SubtreeRecord): Promise<void> {
   await writeAtomically(subtree.at(''), RECORD_NAME, `${JSON.stringify(record)}\n`, TEMP_PREFIX, { durable: false });
 }
 
 /** What the root knows of one subtree; undefined when it is gone. */
 export async function readSubtreeFacts(subtreePath: string, key: string, isLabel: (name: string) => boolean): Promise<SubtreeFacts | undefined> {
-  // stat, not lstat: `subtreePath` may be a held directory's /proc/self/fd link (listSubtrees refused links).
+  // stat, not lstat: `subtreePath` may be a anchored directory's /proc/self/fd link (listSubtrees refused links).
   const dirStats = await stat(subtreePath).catch(() => undefined);
   if (dirStats === undefined || !dirStats.isDirectory()) return undefined;
   const record = await readSubtreeRecord(subtreePath);
@@ -125,7 +125,7 @@ export async function mountpointExists(mountpoint: string): Promise<boolean> {
 
 export interface TidyOptions {
   /** The cache root, held open. */
-  root: HeldDirectory;
+  root: AnchoredDirectory;
   /** The caller's own subtree (never removed, its bytes counted as `ownBytes`). */
   ownKey: string | undefined;
   ownBytes: number;
@@ -211,8 +211,8 @@ function logRemovals(removed: TidyResult['removed'], options: TidyOptions, log: 
  * daemon starting on it waits a moment instead of refusing), renames the subtree away (its name
  * is free at once), lets go of the lock and removes the renamed tree. False when it stays.
  */
-export async function removeSubtree(root: HeldDirectory, key: string): Promise<boolean> {
-  let dir: HeldDirectory;
+export async function removeSubtree(root: AnchoredDirectory, key: string): Promise<boolean> {
+  let dir: AnchoredDirectory;
   try {
     dir = await root.child(key, { create: false });
   } catch {

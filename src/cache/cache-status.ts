@@ -47,7 +47,7 @@ export async function readCacheStatus(options: { root: string; mountpoint: strin
   return readSubtreeStatus(subtree, subtree, key);
 }
 
-/** Status of the subtree reached at `at` (a held directory's path, say) and shown as `subtree`. */
+/** Status of the subtree reached at `at` (a anchored directory's path, say) and shown as `subtree`. */
 export async function readSubtreeStatus(at: string, subtree: string, key: string): Promise<CacheStatus> {
   const facts = await readSubtreeFacts(at, key, isValidLabel);
   const labels: LabelStatus[] = [];

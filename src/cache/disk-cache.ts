@@ -4,7 +4,7 @@
 // disk never fails a read. Knows nothing of MCP, the catalog or the filesystem.
 //
 // DiskCache wires the parts, each in a module of its own:
-//   held-subtree.ts      the root and this mount's subtree: checked, held open, locked
+//   claimed-subtree.ts      the root and this mount's subtree: checked, held open, locked
 //   cache-index.ts       what the subtree holds: the index, the per-mount bound, eviction, label removal
 //   read-cached-file.ts  a cached file read back and verified (type, size, digest)
 //   write-queue.ts       the writes, off the serving path: paced, bounded, logged once per error
@@ -22,8 +22,8 @@ import { errorCode, errorMessage } from '../private-files.js';
 import { CacheIndex, indexKey } from './cache-index.js';
 import { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, RECORD_REFRESH_MS, tidyCacheRoot, writeSubtreeRecord } from './cache-root.js';
 import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
-import { withShownPaths } from './held-directory.js';
-import { HeldSubtree, type LabelDirectories } from './held-subtree.js';
+import { withShownPaths } from './anchored-directory.js';
+import { ClaimedSubtree, type LabelDirectories } from './claimed-subtree.js';
 import { DIGEST_PATTERN, LISTING_NAME, cacheFileNameIn, formatBytes, mountKey } from './layout.js';
 import { readCachedFile } from './read-cached-file.js';
 import { loadSavedListing, type SavedListing } from './saved-listing.js';
@@ -31,7 +31,7 @@ import { WriteQueue } from './write-queue.js';
 
 export { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, listSubtrees, tidyCacheRoot } from './cache-root.js';
 export { readCacheStatus, type CacheStatus, type LabelStatus } from './cache-status.js';
-export { CacheLockedError } from './held-subtree.js';
+export { CacheLockedError } from './claimed-subtree.js';
 export { cacheFileName, mountKey } from './layout.js';
 export type { SavedListing } from './saved-listing.js';
 
@@ -111,7 +111,7 @@ export class DiskCache {
   private closed = false;
 
   private constructor(
-    private readonly held: HeldSubtree,
+    private readonly held: ClaimedSubtree,
     private readonly index: CacheIndex,
     private readonly log: Log,
     /** The mountpoint the daemon serves (undefined for a management open, which leaves the record alone). */
@@ -152,7 +152,7 @@ export class DiskCache {
   private static async openKey(options: Omit<DiskCacheOptions, 'mountpoint'>, key: string, mountpoint: string | undefined): Promise<DiskCache> {
     const { limitBytes, log } = options;
     if (!Number.isFinite(limitBytes) || limitBytes < 0) throw new ConfigError(`disk cache: limitBytes must be a number >= 0, got ${String(limitBytes)}`);
-    const held = await HeldSubtree.open({ root: options.root, key, log, checks: { home: options.home ?? homedir(), env: options.env ?? process.env } });
+    const held = await ClaimedSubtree.open({ root: options.root, key, log, checks: { home: options.home ?? homedir(), env: options.env ?? process.env } });
     const cache = new DiskCache(held, new CacheIndex(held, limitBytes, log), log, mountpoint, options.onLookup);
     try {
       await cache.index.scan();

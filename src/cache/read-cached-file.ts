@@ -5,7 +5,7 @@ import { closeSync, constants, fstatSync, futimesSync, openSync, readSync, type 
 import { open, type FileHandle } from 'node:fs/promises';
 import { sha256Digest } from '../format/digest.js';
 import { errorCode, errorMessage, kindOf } from '../private-files.js';
-import { withShownPaths } from './held-directory.js';
+import { withShownPaths } from './anchored-directory.js';
 
 /** O_NOFOLLOW: a link is never followed; O_NONBLOCK: a FIFO must not hang open(). */
 export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;

@@ -4,7 +4,7 @@
 import { rm, open, type FileHandle } from 'node:fs/promises';
 import type { Log } from '../log.js';
 import { errorMessage, kindOf } from '../private-files.js';
-import { withShownPaths } from './held-directory.js';
+import { withShownPaths } from './anchored-directory.js';
 import { LISTING_NAME } from './layout.js';
 import { READ_FLAGS, openFailure, readExactly } from './read-cached-file.js';
 

@@ -10,8 +10,8 @@ import { sha256Digest } from '../format/digest.js';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage, writeAtomically } from '../private-files.js';
 import { indexKey, type CacheIndex } from './cache-index.js';
-import { withShownPaths, type HeldDirectory } from './held-directory.js';
-import type { HeldSubtree } from './held-subtree.js';
+import { withShownPaths, type AnchoredDirectory } from './anchored-directory.js';
+import type { ClaimedSubtree } from './claimed-subtree.js';
 import { DIGEST_PATTERN, LISTING_NAME, TEMP_PREFIX, cacheFileNameIn, formatBytes } from './layout.js';
 import { listingBytes } from './saved-listing.js';
 
@@ -32,7 +32,7 @@ export interface WriteQueueHooks {
   stored(): void;
 }
 
-/** The queued and running writes of one held subtree, each added to its index once stored. */
+/** The queued and running writes of one claimed subtree, each added to its index once stored. */
 export class WriteQueue {
   /** Writes under way or queued by index key, so two puts of one key write once. */
   private readonly pending = new Map<string, Promise<boolean>>();
@@ -49,7 +49,7 @@ export class WriteQueue {
   private draining = false;
 
   constructor(
-    private readonly held: HeldSubtree,
+    private readonly held: ClaimedSubtree,
     private readonly index: CacheIndex,
     private readonly log: Log,
     private readonly hooks: WriteQueueHooks,
@@ -149,7 +149,7 @@ export class WriteQueue {
     if (!(await this.held.rootStillHeld())) return false;
     const generation = this.index.generation(label);
     const hex = path.basename(file);
-    let bucket: HeldDirectory | undefined;
+    let bucket: AnchoredDirectory | undefined;
     try {
       const dirs = await this.held.labelDirectories(label);
       bucket = await dirs.files.child(hex.slice(0, 2), { create: true });

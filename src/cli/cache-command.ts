@@ -13,7 +13,7 @@ import {
   tidyCacheRoot,
   type CacheStatus,
 } from '../cache/disk-cache.js';
-import { HeldDirectory } from '../cache/held-directory.js';
+import { AnchoredDirectory } from '../cache/anchored-directory.js';
 import { escapeForLog } from '../format/escape.js';
 import { isValidLabel } from '../labels.js';
 import type { CacheAction } from './command-line.js';
@@ -67,9 +67,9 @@ export async function runCacheCommand(request: CacheRequest): Promise<{ text: st
 
 /** The keys of the subtrees removed because their mountpoint is gone; a root that cannot be opened removes nothing (one line). */
 async function removeGoneMounts(root: string, lines: string[]): Promise<Set<string>> {
-  let held: HeldDirectory;
+  let held: AnchoredDirectory;
   try {
-    held = await HeldDirectory.open(root);
+    held = await AnchoredDirectory.open(root);
   } catch (error) {
     lines.push(`disk cache ${root}: cannot open it (${(error as Error).message}); mounts whose mountpoint is gone are left`);
     return new Set();

@@ -4,7 +4,7 @@
 import { IntegrityError, NotFoundError } from '../errors.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import type { ApprovedNode, ApprovedView } from './approved-view.js';
-import type { KernelHold } from './kernel-hold.js';
+import type { KernelHold } from './reported-versions.js';
 import { APPROVED_DIR, SKILLS_JSON } from './mount-layout.js';
 import { APPROVALS_CACHE_SECONDS, MOUNT_DIRECTORY, XATTR, bufferSource, isADirectory, labelled, notADirectory, type NodeProvider, type NodeStat, type OpenedFile, type ViewPath } from './node-provider.js';
 

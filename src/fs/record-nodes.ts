@@ -5,7 +5,7 @@ import { NotFoundError } from '../errors.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import { sha256Digest } from '../format/digest.js';
 import type { ApprovedView } from './approved-view.js';
-import type { KernelHold } from './kernel-hold.js';
+import type { KernelHold } from './reported-versions.js';
 import { APPROVALS_CACHE_SECONDS, LIVE_CACHE_SECONDS, MOUNT_DIRECTORY, bufferSource, isADirectory, labelled, notADirectory, type NodeProvider, type NodeStat, type OpenedFile, type ViewPath } from './node-provider.js';
 import { documentText } from './skills-json.js';
 

@@ -3,7 +3,7 @@
 // approved view is refused here. Knows nothing of approvals or of other servers.
 import { NotFoundError } from '../errors.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
-import type { KernelHold } from './kernel-hold.js';
+import type { KernelHold } from './reported-versions.js';
 import { APPROVED_DIR } from './mount-layout.js';
 import { MOUNT_DIRECTORY, XATTR, bufferSource, isADirectory, type HeldChildren, type NodeProvider, type NodeStat, type OpenedFile, type ViewPath } from './node-provider.js';
 

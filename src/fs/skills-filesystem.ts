@@ -12,7 +12,7 @@ import type { ByteSource } from './generated-document.js';
 import { ApprovedView } from './approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR } from './mount-layout.js';
 import { MOUNT_DIRECTORY, noSuchLabel, splitFirst, type NodeProvider, type NodeStat, type ViewPath } from './node-provider.js';
-import { KernelHold } from './kernel-hold.js';
+import { KernelHold } from './reported-versions.js';
 import { KernelPublication } from './kernel-publication.js';
 import { RootNodes } from './root-nodes.js';
 import { ServerNodes } from './server-nodes.js';

@@ -12,7 +12,7 @@ import { ContentCache } from '../../src/catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server-catalog.js';
 import { IsADirectoryError, NotADirectoryError, NotFoundError, StaleVersionError } from '../../src/errors.js';
 import { ApprovedView } from '../../src/fs/approved-view.js';
-import { KernelHold, type ReportedVersion } from '../../src/fs/kernel-hold.js';
+import { KernelHold, type ReportedVersion } from '../../src/fs/reported-versions.js';
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 import { TempDirs } from '../support/temp-dir.js';

@@ -1,4 +1,4 @@
-// The mount's subtree held open and locked, and the root it is under (issue 22, item 10):
+// The mount's subtree claimed: held open and locked, and the root it is under (issue 22, item 10):
 // opening them (the discovery-folder checks, 0700 directories owned by this user, the lock, the
 // wait for another daemon's removal of the subtree), the label directories below, the check
 // before each write that the root's path still names the held root, and letting go of it all.
@@ -13,7 +13,7 @@ import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import { currentUid, ownerProblem } from '../path-control.js';
 import { errorCode, errorMessage, lstatOrUndefined } from '../private-files.js';
 import { discoveryFolderProblem, type DiscoveryCheckOptions } from './discovery-folders.js';
-import { HeldDirectory } from './held-directory.js';
+import { AnchoredDirectory } from './anchored-directory.js';
 import { FILES_DIR, LOCK_NAME, SUBTREE_KEY_PATTERN } from './layout.js';
 
 /** A second daemon on a mount subtree whose lock a live process holds. */
@@ -30,12 +30,12 @@ const UNWRITABLE_CODES = new Set(['EROFS', 'EACCES', 'EPERM']);
 
 /** A label's directory and its files/ directory, held open. */
 export interface LabelDirectories {
-  label: HeldDirectory;
-  files: HeldDirectory;
+  label: AnchoredDirectory;
+  files: AnchoredDirectory;
 }
 
 /** The locked subtree `<root>/<key>` and its root, held open from the moment they were checked. */
-export class HeldSubtree {
+export class ClaimedSubtree {
   private readonly labelDirs = new Map<string, Promise<LabelDirectories>>();
   /** Of those, the ones already open: named synchronously by heldLabelDirectories. */
   private readonly openLabelDirs = new Map<string, LabelDirectories>();
@@ -45,8 +45,8 @@ export class HeldSubtree {
   private stopped = false;
 
   private constructor(
-    readonly root: HeldDirectory,
-    readonly dir: HeldDirectory,
+    readonly root: AnchoredDirectory,
+    readonly dir: AnchoredDirectory,
     private readonly lockToken: string,
     private readonly log: Log,
   ) {}
@@ -56,7 +56,7 @@ export class HeldSubtree {
    * what is missing (0700), holds the root and `<root>/<key>` open and takes the subtree's lock,
    * waiting while another daemon removes the subtree. CacheLockedError while a live daemon holds it.
    */
-  static async open(options: { root: string; key: string; log: Log; checks: DiscoveryCheckOptions }): Promise<HeldSubtree> {
+  static async open(options: { root: string; key: string; log: Log; checks: DiscoveryCheckOptions }): Promise<ClaimedSubtree> {
     const { key, log, checks } = options;
     if (!SUBTREE_KEY_PATTERN.test(key)) throw new ConfigError(`disk cache: ${JSON.stringify(key)} is not a mount subtree name`);
     const root = path.resolve(options.root);
@@ -89,7 +89,7 @@ export class HeldSubtree {
           continue;
         }
         handedOver = true;
-        return new HeldSubtree(rootDir, subtreeDir, locked, log);
+        return new ClaimedSubtree(rootDir, subtreeDir, locked, log);
       }
     } finally {
       if (!handedOver) await rootDir.close();
@@ -162,7 +162,7 @@ export class HeldSubtree {
     this.retired.push(dirs);
   }
 
-  /** Releases the lock and closes every held directory. */
+  /** Releases the lock and closes every anchored directory. */
   async close(): Promise<void> {
     await releaseLock(this.dir.at(LOCK_NAME), this.lockToken);
     for (const dirs of [...this.labelDirs.values(), ...this.retired]) {
@@ -178,7 +178,7 @@ export class HeldSubtree {
 }
 
 /** Takes the mount subtree's lock (one daemon per mountpoint): its token, 'pruning' while another daemon removes the subtree, or says who holds it. */
-async function lockSubtree(subtreeDir: HeldDirectory, log: Log): Promise<string | 'pruning'> {
+async function lockSubtree(subtreeDir: AnchoredDirectory, log: Log): Promise<string | 'pruning'> {
   const lockPath = subtreeDir.shown(LOCK_NAME);
   const subtree = subtreeDir.shownPath;
   let taken;
@@ -248,10 +248,10 @@ function unwritable(target: string, folder: string, error: unknown): ConfigError
  * by us, else ConfigError; group or other bits on it are removed (logged). Symlinked ancestors
  * of the root are fine: only the cache's own directories must be what they claim.
  */
-async function holdPrivateDirectory(dir: string, parent: HeldDirectory | undefined, log: Log): Promise<HeldDirectory> {
-  let held: HeldDirectory;
+async function holdPrivateDirectory(dir: string, parent: AnchoredDirectory | undefined, log: Log): Promise<AnchoredDirectory> {
+  let held: AnchoredDirectory;
   try {
-    held = parent === undefined ? await HeldDirectory.open(dir) : await parent.child(path.basename(dir), { create: true });
+    held = parent === undefined ? await AnchoredDirectory.open(dir) : await parent.child(path.basename(dir), { create: true });
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ELOOP' || code === 'EMLINK') throw new ConfigError(`disk cache: ${dir} is a symbolic link; refusing to use it (configure the real directory instead)`);
