@@ -76,6 +76,7 @@ if [ $# -eq 0 ]; then
   echo "test: the tests that need no FUSE, with FUSE unusable (Node 20)"
   started=$SECONDS
   nofuse_bin="$(mktemp -d)"
+  chmod 0755 "$nofuse_bin" # the tests that act as another user (setpriv) run their tools from it too
   for dir in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
     for tool in "$dir"/*; do
       name="$(basename "$tool")"

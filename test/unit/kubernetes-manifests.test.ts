@@ -325,7 +325,7 @@ describe('the container image', () => {
     expect(stages.map((stage) => stage[0])).toEqual(['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE}']);
     const [build, runtime] = stages as [string[], string[]];
     expect(build.join('\n')).toMatch(/apt-get install .*\bfuse3 libfuse3-dev pkg-config python3 make g\+\+/);
-    expect(build).toContain('RUN SKILLS_FUSE_REQUIRED=1 npm ci');
+    expect(build).toContain('RUN npm ci && SKILLS_FUSE_REQUIRED=1 scripts/build-native.sh');
     expect(build).toContain('RUN npm run build && npm prune --omit=dev');
     const runtimeText = runtime.join('\n');
     expect(runtimeText).toMatch(/apt-get install .*\bfuse3\b/);
