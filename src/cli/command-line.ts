@@ -7,6 +7,7 @@ import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVers
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
 import { parseDoctor, type DoctorOptions } from './doctor-command.js';
+import { parseLogin, parseLogout, type LoginOptions, type LogoutOptions } from './login-command.js';
 
 const MIB = 1024 * 1024;
 /** With libfuse 3 every change the mount learns of is invalidated at once: names may be kept for long. */
@@ -90,6 +91,8 @@ export type Command =
   | { command: 'link'; options: LinkOptions }
   | { command: 'unlink'; harnesses: string[]; projectDir: string | undefined }
   | { command: 'doctor'; options: DoctorOptions }
+  | { command: 'login'; options: LoginOptions }
+  | { command: 'logout'; options: LogoutOptions }
   | { command: 'help' }
   | { command: 'version' };
 
@@ -110,6 +113,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'snapshot') return parseSnapshot(rest);
   if (first === 'verify') return parseVerify(rest);
   if (first === 'doctor') return parseDoctor(rest);
+  if (first === 'login') return parseLogin(rest);
+  if (first === 'logout') return parseLogout(rest);
   return parseMount(argv);
 }
 

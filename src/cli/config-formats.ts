@@ -3,7 +3,9 @@
 //   Claude Desktop / Cursor  {"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}
 //   Claude Code .mcp.json    {"mcpServers": {"name": {"type": "stdio" | "http" | "sse", ...}}}
 //   VS Code mcp.json         {"inputs": [...], "servers": {"name": {"type": ..., ...}}}, or settings.json {"mcp": {...}}
+// An HTTP or SSE entry may carry an "oauth" object in each of them (src/cli/oauth-config.ts).
 import { ConfigError } from '../errors.js';
+import { readRawOAuth, type RawOAuth } from './oauth-config.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 
 export type ConfigFormat = 'mcp-servers' | 'claude-code' | 'vscode';
@@ -16,7 +18,7 @@ export const FORMAT_NAMES: Record<ConfigFormat, string> = {
 
 export type RawServer = (
   | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd: string | undefined; envFile: string | undefined }
-  | { kind: 'http' | 'sse'; url: string; headers: Record<string, string> }
+  | { kind: 'http' | 'sse'; url: string; headers: Record<string, string>; oauth?: RawOAuth | undefined }
 ) & {
   /** skills-mount's own field: which MCP revision to speak with this server. */
   protocolVersion: ProtocolVersionChoice | undefined;
@@ -90,10 +92,12 @@ function readEntry(entry: unknown, where: string): RawServer | undefined {
     if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new ConfigError(`${where}: "args" must be an array of strings`);
     if (entry.cwd !== undefined && typeof entry.cwd !== 'string') throw new ConfigError(`${where}: "cwd" must be a string`);
     if (entry.envFile !== undefined && typeof entry.envFile !== 'string') throw new ConfigError(`${where}: "envFile" must be a string`);
+    if (entry.oauth !== undefined) throw new ConfigError(`${where}: "oauth" is for HTTP servers ("url"); a stdio server is not signed in to`);
     return { kind, command: entry.command, args, env: stringRecord(entry.env, `${where}: "env"`), cwd: entry.cwd, envFile: entry.envFile, protocolVersion, approvedOnly };
   }
   if (typeof url !== 'string' || url === '') throw new ConfigError(`${where}: "type": "${String(type)}" needs "url"`);
-  return { kind, url, headers: stringRecord(entry.headers, `${where}: "headers"`), protocolVersion, approvedOnly };
+  const oauth = readRawOAuth(entry.oauth, where);
+  return { kind, url, headers: stringRecord(entry.headers, `${where}: "headers"`), ...(oauth ? { oauth } : {}), protocolVersion, approvedOnly };
 }
 
 function readProtocolVersion(value: unknown, where: string): ProtocolVersionChoice | undefined {

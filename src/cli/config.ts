@@ -12,6 +12,7 @@ import type { ProtocolVersionChoice } from '../protocol/revisions.js';
 import { FORMAT_NAMES, readConfigDocument, type RawServer } from './config-formats.js';
 import { expandVariables, type ExpansionContext } from './env-expansion.js';
 import { JsoncSyntaxError, parseJsonc } from './jsonc.js';
+import { resolveOAuth } from './oauth-config.js';
 import { isValidLabel, normalizeLabel } from './labels.js';
 import { parseServerFlag } from './server-flags.js';
 
@@ -224,7 +225,8 @@ async function resolveServer({ raw, where, context }: Candidate): Promise<Server
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${where}: "url" must be http:// or https://, got ${url.protocol}`);
   const headers = expandRecord(raw.headers, '"headers"');
   for (const [name, value] of Object.entries(headers)) checkHeader(name, value, where);
-  return { kind: raw.kind, url: url.toString(), headers };
+  const oauth = raw.oauth === undefined ? undefined : resolveOAuth(raw.oauth, expand, where);
+  return { kind: raw.kind, url: url.toString(), headers, ...(oauth ? { oauth } : {}) };
 }
 
 /** RFC 9110 token characters: what a header name may be made of. */

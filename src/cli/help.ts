@@ -27,6 +27,9 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount unlink HARNESS... [--project DIR]
        skills-mount unmount MOUNTPOINT
        skills-mount doctor [--config FILE] [--server ...] [--only ...] [--json]
+       skills-mount login LABEL... [--config FILE | --server LABEL=URL ...] [--no-browser]
+                    [--wait SECONDS] [--timeout SECONDS]
+       skills-mount logout LABEL...
        skills-mount --help | --version
 `;
 
@@ -97,6 +100,13 @@ Commands:
                           device, fusermount3, user_allow_other, the addon and where it loads
                           from, the kernel, the config and its servers (5 s each), sign-in,
                           the link store's filesystem. Exits 1 when a needed piece is missing.
+  login LABEL...          signs in to HTTP servers that ask for authorization (OAuth): opens
+                          the sign-in page with $BROWSER (or xdg-open with a display, else
+                          prints it) and takes the redirect on 127.0.0.1; --no-browser prints
+                          the address and reads the address the browser ends on from stdin.
+                          Tokens go to $XDG_CONFIG_HOME/skills-mount/auth/ (0600); a running
+                          mount picks them up within 2 s. Exit 0, 1 when a sign-in failed
+  logout LABEL...         removes the label's sign-ins, revoking them where the server allows
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.
@@ -142,7 +152,7 @@ Commands:
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink" and "doctor" are commands only as the first argument; to mount on a
+"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink", "doctor", "login" and "logout" are commands only as the first argument; to mount on a
 directory of that name, write a path: skills-mount ./status
 
 Examples:

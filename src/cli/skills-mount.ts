@@ -16,6 +16,7 @@ import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-comma
 import { runCacheCommand } from './cache-command.js';
 import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, syncAfterApprovalChange } from './link-command.js';
 import { HELP, USAGE } from './help.js';
+import { processLoginIo, runLogin, runLogout } from './login-command.js';
 import { runMount } from './mount-command.js';
 import { runSnapshot } from './snapshot-command.js';
 import { runVerify } from './verify-command.js';
@@ -71,6 +72,10 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(await runUnlink(command, processIo()));
     case 'approvals':
       return process.exit(await runApprovals(command.json, terminalIo()));
+    case 'login':
+      return process.exit(await runLogin(command.options, processLoginIo()));
+    case 'logout':
+      return process.exit(await runLogout(command.options, processLoginIo()));
     case 'mount':
       return runMount(command.options);
     case 'snapshot':

@@ -184,7 +184,7 @@ function renderMount(mount: MountReport, nowMs: number): string {
     ['SERVER', 'STATE', 'DISCOVERY', 'SKILLS', 'NOTES'],
     ...servers.map((server) => [
       server.label,
-      server.offline ? 'offline' : server.protocolVersion ? `${server.state} (${server.protocolVersion})` : server.state,
+      server.state === 'needs-login' ? 'needs login' : server.offline ? 'offline' : server.protocolVersion ? `${server.state} (${server.protocolVersion})` : server.state,
       server.generation ?? '-',
       String(server.skills),
       [

@@ -33,7 +33,7 @@ export interface SkillsJsonSkill {
 
 export interface SkillsJsonServer {
   label: string;
-  state: 'connected' | 'degraded' | 'connecting' | 'failed' | 'incompatible' | 'closed';
+  state: 'connected' | 'degraded' | 'connecting' | 'failed' | 'incompatible' | 'needs-login' | 'closed';
   reason?: string;
   /** While its skills are shown although it cannot be reached: since when, and when the listing shown was kept. */
   offline?: { since: string; listingSavedAt: string | null };

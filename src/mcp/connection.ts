@@ -2,7 +2,7 @@
 // the 2025 handshake as fallback, or one pinned), a deadline on the handshake and on every
 // request, reconnect with capped backoff, change events from whichever channel the era has,
 // and SDK/JSON-RPC failures turned into domain errors. Knows nothing of skills.
-import { Client, SdkError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError, type Transport } from '@modelcontextprotocol/client';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { NotFoundError, NotSupportedError, UnavailableError } from '../errors.js';
@@ -19,6 +19,8 @@ import type { ConnectionStatus, SourceEvent } from './skill-source.js';
 import { LineLimitedReader } from './stderr-lines.js';
 import { RobustStdioClientTransport } from './stdio-transport.js';
 import type { Log } from '../log.js';
+import { needsLoginIn } from '../auth/auth-errors.js';
+import { connectionAuth, type ConnectionAuth, type ConnectionAuthOptions } from '../auth/connection-auth.js';
 
 
 export interface ConnectionOptions {
@@ -47,6 +49,8 @@ export interface ConnectionOptions {
   stopGraceMs?: number;
   /** Timing of the 2026-07-28 listen stream's reopening; defaults in change-listener.ts. */
   listen?: ListenTimings;
+  /** Sign-in for HTTP servers (the token store); default: the user's store. `false`: send no token (tests). */
+  auth?: ConnectionAuthOptions | false;
 }
 
 /** This many refused requests in a row, none answered between, and a connected server shows as degraded. */
@@ -88,14 +92,20 @@ export class Connection {
   private lastRefusal = '';
   private readonly redact: (text: string) => string;
   private readonly log: Log;
+  /** The sign-in of an HTTP server (undefined for stdio, a static Authorization header, or auth: false). */
+  private readonly auth: ConnectionAuth | undefined;
+  /** Stops watching the token store (while the server needs a sign-in). */
+  private stopWatchingStore: (() => void) | undefined;
 
   constructor(
     readonly label: string,
     private readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    // No configured header value reaches a log line, a status reason or an error message.
-    this.redact = headerRedactor(config.kind === 'stdio' ? undefined : config.headers);
+    this.auth = options.auth === false ? undefined : connectionAuth(label, config, options.auth);
+    // No configured header value, token or client secret reaches a log line, a status reason or an error message.
+    const headers = headerRedactor(config.kind === 'stdio' ? undefined : config.headers);
+    this.redact = this.auth ? (text) => this.auth!.redact(headers(text)) : headers;
     this.log = (line) => options.log(this.redact(line));
   }
 
@@ -108,6 +118,8 @@ export class Connection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    this.stopWatchingStore?.();
+    this.stopWatchingStore = undefined;
     this.status = { status: 'closed' };
     const client = this.client;
     this.client = undefined;
@@ -192,6 +204,18 @@ export class Connection {
    */
   private mapFailure(client: Client, error: unknown, method: string, uri: string | undefined): Error {
     const context = { server: this.label, method, uri };
+    const login = this.loginProblem(error);
+    if (login !== undefined) {
+      // The token was refused and could not be renewed: only a person signing in helps now.
+      if (this.client === client) {
+        this.client = undefined;
+        const closing = client.close().catch(() => undefined);
+        this.closing.add(closing);
+        void closing.finally(() => this.closing.delete(closing));
+      }
+      this.needLogin(login);
+      return new UnavailableError(login, context);
+    }
     const closedBecause = this.oversize.get(client)?.reason;
     const mapped =
       closedBecause !== undefined && error instanceof SdkError && (error.code === 'CONNECTION_CLOSED' || error.code === 'NOT_CONNECTED')
@@ -266,6 +290,11 @@ export class Connection {
     } catch (error) {
       await client.close().catch(() => undefined);
       if (this.connectingClient === client) this.connectingClient = undefined;
+      const login = this.loginProblem(error);
+      if (login !== undefined) {
+        this.needLogin(login);
+        return;
+      }
       const incompatible = classifyConnectError(error, choice);
       if (incompatible) {
         if (this.closed) return;
@@ -347,6 +376,45 @@ export class Connection {
     void closing.finally(() => this.closing.delete(closing));
   }
 
+  /**
+   * Why this server needs a person to sign in, when `error` says so: the provider found no usable
+   * sign-in, or the server refused the token even after a refresh. Undefined for other failures.
+   */
+  private loginProblem(error: unknown): string | undefined {
+    if (this.auth === undefined) return undefined;
+    const needs = needsLoginIn(error);
+    if (needs !== undefined) return needs.message;
+    if (!this.auth.interactiveGrant) return undefined; // client credentials: a configuration problem, retried with backoff
+    const refused = error instanceof UnauthorizedError || (error instanceof SdkHttpError && error.status === 401) || (error instanceof Error && error.name === 'UnauthorizedError');
+    return refused ? this.auth.refusedAfterRefresh() : undefined;
+  }
+
+  /**
+   * No retry loop: the server shows "needs login" (kept listing and cached files served meanwhile)
+   * until the token store gains a sign-in for it, then connects again at once.
+   */
+  private needLogin(reason: string): void {
+    if (this.closed || this.auth === undefined) return;
+    const shown = escapeForLog(this.redact(reason));
+    const wasConnected = isUsable(this.status);
+    const listener = this.changeListener;
+    this.changeListener = undefined;
+    void listener?.close();
+    clearTimeout(this.retryTimer);
+    const already = this.status.status === 'needs-login' && this.status.reason === shown;
+    this.status = { status: 'needs-login', reason: shown };
+    this.failures = 0;
+    if (!already) this.log(`[${this.label}] ${shown}; waiting for a sign-in (not retrying until then)`);
+    if (wasConnected) this.emit({ type: 'disconnected', reason: shown });
+    this.stopWatchingStore?.();
+    this.stopWatchingStore = this.auth.whenSignedIn(() => {
+      this.stopWatchingStore = undefined;
+      if (this.closed || this.status.status !== 'needs-login') return;
+      this.log(`[${this.label}] a sign-in was stored; connecting`);
+      void this.attempt();
+    });
+  }
+
   private fail(reason: string): void {
     if (this.closed) return;
     const shown = escapeForLog(this.redact(reason));
@@ -383,10 +451,13 @@ export class Connection {
         },
       });
       const url = new URL(config.url);
+      // Authorization traffic (discovery, token requests) gets its own deadline and bound, and no configured header.
+      const routed = this.auth ? this.auth.fetchFor(fetch) : fetch;
+      const authProvider = this.auth ? { authProvider: this.auth.provider } : {};
       // The SDK adds requestInit headers to the event-stream GET as well as to every POST.
       return config.kind === 'http'
-        ? new StreamableHTTPClientTransport(url, { requestInit: { headers: config.headers }, fetch })
-        : new SSEClientTransport(url, { requestInit: { headers: config.headers }, fetch });
+        ? new StreamableHTTPClientTransport(url, { requestInit: { headers: config.headers }, fetch: routed, ...authProvider })
+        : new SSEClientTransport(url, { requestInit: { headers: config.headers }, fetch: routed, ...authProvider });
     }
     const transport = new RobustStdioClientTransport({
       command: config.command,
@@ -432,6 +503,7 @@ function describeStatus(status: ConnectionStatus): string {
   switch (status.status) {
     case 'failed':
     case 'incompatible':
+    case 'needs-login':
       return status.reason;
     case 'connecting':
       return status.reason ? `reconnecting after: ${status.reason}` : 'connecting';

@@ -46,6 +46,8 @@ export type ConnectionStatus =
   | { status: 'failed'; reason: string }
   /** The two sides share no protocol revision: not retried until restarted or reconfigured. */
   | { status: 'incompatible'; reason: string }
+  /** The server wants a sign-in only a person can give (`skills-mount login LABEL`): not retried until the token store changes. */
+  | { status: 'needs-login'; reason: string }
   | { status: 'closed' };
 
 export type SourceEvent =

@@ -81,7 +81,7 @@ export const MCP_OUTCOMES: readonly string[] = REQUEST_OUTCOMES;
 export const VERIFICATION_REASONS: readonly string[] = ['size', 'digest', 'frontmatter', 'gone'];
 
 /** Every state a server connection can be in, for the state-set gauge. */
-export const SERVER_STATES: readonly string[] = ['connecting', 'connected', 'degraded', 'failed', 'incompatible', 'closed'];
+export const SERVER_STATES: readonly string[] = ['connecting', 'connected', 'degraded', 'failed', 'incompatible', 'needs-login', 'closed'];
 
 /** `value` when it is one of `allowed`, else "other". */
 export function bounded(value: string, allowed: ReadonlySet<string>): string {

@@ -1,0 +1,93 @@
+// The fetch that authorization traffic goes through (discovery, registration, token and
+// revocation requests): a deadline on the whole exchange and a small bound on the answer,
+// since an authorization server that hangs or answers with megabytes must not stall a
+// connection. MCP traffic to the server itself keeps the transport's own fetch.
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { SignInError } from './auth-errors.js';
+
+/** Largest answer an authorization endpoint may give (metadata, a token, a registration). */
+export const MAX_AUTH_RESPONSE_BYTES = 1024 * 1024;
+/** Deadline for one authorization request, answer included. */
+export const AUTH_REQUEST_TIMEOUT_MS = 15_000;
+
+export interface LimitedFetchOptions {
+  maxBytes?: number;
+  timeoutMs?: number;
+  fetch?: FetchLike;
+}
+
+/** A fetch that reads the whole answer within the deadline and refuses one larger than maxBytes. */
+export function limitedFetch(options: LimitedFetchOptions = {}): FetchLike {
+  const inner: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const maxBytes = options.maxBytes ?? MAX_AUTH_RESPONSE_BYTES;
+  const timeoutMs = options.timeoutMs ?? AUTH_REQUEST_TIMEOUT_MS;
+  return async (input, init) => {
+    const where = describeUrl(input);
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    try {
+      const response = await inner(input, { ...init, signal });
+      const body = await readBounded(response, maxBytes, where);
+      return new Response(nullBodyStatus(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    } catch (error) {
+      if (deadline.aborted) throw new SignInError(`${where}: no complete answer within ${timeoutMs / 1000} s`, { cause: error });
+      throw error;
+    }
+  };
+}
+
+/**
+ * Routes each request of a transport: to `mcp` for the MCP server's own traffic, to `auth`
+ * for what the SDK's authorization code sends (well-known documents, other origins, form posts).
+ */
+export function splitFetch(serverUrl: string, mcp: FetchLike, auth: FetchLike): FetchLike {
+  const server = new URL(serverUrl);
+  return (input, init) => {
+    const url = new URL(String(input));
+    const isAuth = url.origin !== server.origin || url.pathname.startsWith('/.well-known/') || init?.body instanceof URLSearchParams;
+    return isAuth ? auth(input, init) : mcp(input, init);
+  };
+}
+
+async function readBounded(response: Response, maxBytes: number, where: string): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array();
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body.cancel().catch(() => undefined);
+    throw new SignInError(`${where}: the answer is ${declared} bytes, more than the ${maxBytes} an authorization document may be`);
+  }
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new SignInError(`${where}: the answer is over ${maxBytes} bytes, more than an authorization document may be`);
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return body;
+}
+
+function nullBodyStatus(status: number): boolean {
+  return status === 101 || status === 204 || status === 205 || status === 304;
+}
+
+/** An endpoint for messages: origin and path, never the query (which may carry a code or state). */
+export function describeUrl(input: string | URL): string {
+  try {
+    const url = new URL(String(input));
+    return `${url.origin}${url.pathname}`;
+  } catch {
+    return 'an authorization endpoint';
+  }
+}

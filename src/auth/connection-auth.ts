@@ -1,0 +1,104 @@
+// What one MCP connection to an HTTP server needs of sign-in: the provider its transport uses,
+// the fetch that keeps authorization traffic bounded, redaction of every token it handled, and
+// a watch on the token store for the moment someone signs in (`skills-mount login` elsewhere).
+import type { FetchLike } from '@modelcontextprotocol/client';
+import type { ServerConfig } from '../mcp/server-config.js';
+import { loginCommand } from './auth-errors.js';
+import { limitedFetch, splitFetch } from './auth-fetch.js';
+import { StoredOAuthProvider } from './stored-provider.js';
+import { defaultTokenStorePath, TokenStore } from './token-store.js';
+
+export interface ConnectionAuthOptions {
+  /** The token store; default: the user's ($XDG_CONFIG_HOME/skills-mount/auth/tokens.json). */
+  store?: TokenStore | undefined;
+  /** For authorization traffic; default: limitedFetch() over the global fetch. */
+  authFetch?: FetchLike | undefined;
+}
+
+export interface ConnectionAuth {
+  provider: StoredOAuthProvider;
+  /** The grant needs a person at a browser (authorization code): a refused token means "needs login". */
+  interactiveGrant: boolean;
+  /** `text` with every token, secret and verifier the provider handled replaced. */
+  redact(text: string): string;
+  /** The transport's fetch: MCP traffic to `mcp`, authorization traffic bounded and without the configured headers. */
+  fetchFor(mcp: FetchLike): FetchLike;
+  /** The needs-login reason for a token the server refused even after it was renewed. */
+  refusedAfterRefresh(): string;
+  /** Calls `signedIn` once the store holds a sign-in for this server newer than now; returns a stop function. */
+  whenSignedIn(signedIn: () => void): () => void;
+}
+
+const stores = new Map<string, TokenStore>();
+
+/** The user's token store, one instance per file in this process. */
+export function defaultTokenStore(env: NodeJS.ProcessEnv = process.env): TokenStore {
+  const file = defaultTokenStorePath(env);
+  let store = stores.get(file);
+  if (store === undefined) {
+    store = new TokenStore(file);
+    stores.set(file, store);
+  }
+  return store;
+}
+
+/** The sign-in of one HTTP server; undefined for stdio and for an entry with its own Authorization header. */
+export function connectionAuth(label: string, config: ServerConfig, options: ConnectionAuthOptions = {}): ConnectionAuth | undefined {
+  if (config.kind === 'stdio') return undefined;
+  const headerNames = Object.keys(config.headers).map((name) => name.toLowerCase());
+  // A configured static token keeps working as it always did: nothing to sign in to.
+  if (headerNames.includes('authorization')) return undefined;
+  const store = options.store ?? defaultTokenStore();
+  const authFetch = withoutHeaders(options.authFetch ?? limitedFetch(), headerNames);
+  const provider = new StoredOAuthProvider({ label, serverUrl: config.url, settings: config.oauth, store, fetch: authFetch });
+  const interactiveGrant = (config.oauth?.grantType ?? 'authorization_code') === 'authorization_code';
+  return {
+    provider,
+    interactiveGrant,
+    redact(text) {
+      let result = text;
+      for (const secret of provider.knownSecrets()) if (secret.length >= 8 && result.includes(secret)) result = result.split(secret).join('[redacted]');
+      return result;
+    },
+    fetchFor: (mcp) => splitFetch(config.url, mcp, authFetch),
+    refusedAfterRefresh() {
+      const reason = provider.needsLoginReason() ?? 'the server refused the stored sign-in';
+      return `needs login: ${reason}; run: ${loginCommand(label)}`;
+    },
+    whenSignedIn(signedIn) {
+      let stopped = false;
+      let before: number | undefined | null = null;
+      void store.get(label, config.url).then(
+        (entry) => (before = entry?.tokens?.obtainedAtMs),
+        () => (before = undefined),
+      );
+      const stop = store.watch(() => {
+        void store.get(label, config.url).then(
+          (entry) => {
+            const obtained = entry?.tokens?.obtainedAtMs;
+            if (stopped || obtained === undefined || obtained === before) return;
+            stopped = true;
+            stop();
+            signedIn();
+          },
+          () => undefined,
+        );
+      });
+      return () => {
+        stopped = true;
+        stop();
+      };
+    },
+  };
+}
+
+/** Drops the configured headers (an API key meant for the MCP server) from requests to the authorization server. */
+function withoutHeaders(inner: FetchLike, names: readonly string[]): FetchLike {
+  if (names.length === 0) return inner;
+  return (input, init) => {
+    if (init?.headers === undefined) return inner(input, init);
+    const headers = new Headers(init.headers);
+    for (const name of names) headers.delete(name);
+    return inner(input, { ...init, headers });
+  };
+}

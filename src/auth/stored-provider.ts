@@ -1,0 +1,395 @@
+// The SDK's OAuthClientProvider over the token store: what the SDK's auth() leaves to a host
+// (where clients, tokens, the PKCE verifier and discovery state live; how the person is sent to
+// the browser; the unattended grants' token requests). Discovery, PKCE, resource indicators,
+// scope selection, issuer checks, registration, refresh and step-up stay the SDK's.
+//
+// Unattended (a mount, a snapshot): it never starts a sign-in. Where only a person could go on,
+// it throws NeedsLoginError; the connection shows "needs login" and waits for the store to change.
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import {
+  checkResourceAllowed,
+  createPrivateKeyJwtAuth,
+  OAuthError,
+  refreshAuthorization,
+  resourceUrlFromServerUrl,
+  type AddClientAuthentication,
+  type AuthorizationServerMetadata,
+  type FetchLike,
+  type OAuthClientInformationContext,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthTokens,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
+import type { GrantType, OAuthSettings } from '../mcp/server-config.js';
+import { NeedsLoginError, SignInError } from './auth-errors.js';
+import { fetchAuthServerMetadata } from './metadata-url.js';
+import type { AuthEntry, StoredTokens, TokenStore } from './token-store.js';
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+/** A token this close to expiry is refreshed before it is sent. */
+const REFRESH_BEFORE_MS = 60_000;
+/** The redirect URL an unattended provider names (it never redirects or registers: only refresh uses its client). */
+const UNATTENDED_REDIRECT_URL = 'http://127.0.0.1/callback';
+
+/** How `login` takes a person through the browser. */
+export interface InteractiveSignIn {
+  /** The loopback URL the authorization server redirects back to. */
+  redirectUrl: string;
+  /** Shows the authorization URL to the person (a browser, or printed). */
+  open(url: URL): Promise<void>;
+}
+
+export interface StoredProviderOptions {
+  label: string;
+  /** The server's URL as configured. */
+  serverUrl: string;
+  /** The entry's "oauth" object; undefined: sign in with a browser, no pre-registered client. */
+  settings?: OAuthSettings | undefined;
+  store: TokenStore;
+  /** Set by `login` only; without it no sign-in is ever started. */
+  interactive?: InteractiveSignIn | undefined;
+  /** For this provider's own requests (a refresh before expiry, authServerMetadataUrl): bounded and with a deadline. */
+  fetch?: FetchLike | undefined;
+  now?: () => number;
+}
+
+/** One server's sign-in, as the SDK's transports and auth() use it. */
+export class StoredOAuthProvider implements OAuthClientProvider {
+  readonly clientMetadataUrl: string | undefined;
+  readonly addClientAuthentication?: AddClientAuthentication;
+  /** The `state` of the last authorization request (login checks the redirect against it). */
+  expectedState: string | undefined;
+  /** The authorization URL the person was sent to, once auth() asked for a sign-in. */
+  authorizationUrl: URL | undefined;
+  private readonly grant: GrantType;
+  private readonly settings: OAuthSettings;
+  private readonly now: () => number;
+  private resource: string | undefined;
+  private verifier: string | undefined;
+  /** Why this server needs a person to sign in (a refresh that was refused), for the next NeedsLoginError. */
+  private problem: string | undefined;
+  private refreshing: Promise<StoredTokens | undefined> | undefined;
+  /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
+  private readonly secrets = new Set<string>();
+
+  constructor(private readonly options: StoredProviderOptions) {
+    this.settings = options.settings ?? { grantType: 'authorization_code' };
+    this.grant = this.settings.grantType;
+    this.clientMetadataUrl = this.settings.clientMetadataUrl;
+    this.now = options.now ?? Date.now;
+    if (this.settings.clientSecret !== undefined) this.secrets.add(this.settings.clientSecret);
+    const keyFile = this.settings.privateKeyFile;
+    const clientId = this.settings.clientId;
+    if (keyFile !== undefined && clientId !== undefined) {
+      const alg = this.settings.privateKeyAlgorithm ?? 'RS256';
+      // Read at every use: a rotated key file is picked up without a restart.
+      this.addClientAuthentication = async (headers, params, url, metadata) => {
+        const privateKey = await readSecretFile(keyFile, 'oauth.privateKeyFile');
+        await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg })(headers, params, url, metadata);
+      };
+    }
+  }
+
+  get label(): string {
+    return this.options.label;
+  }
+
+  /** Whether a person is signing in through this provider (login), rather than a mount using stored tokens. */
+  get isInteractive(): boolean {
+    return this.options.interactive !== undefined;
+  }
+
+  /** True for the grants that need nobody at a browser (client credentials, workload identity). */
+  get isUnattendedGrant(): boolean {
+    return this.grant !== 'authorization_code';
+  }
+
+  get redirectUrl(): string | undefined {
+    if (this.grant !== 'authorization_code') return undefined;
+    return this.options.interactive?.redirectUrl ?? UNATTENDED_REDIRECT_URL;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const redirect = this.redirectUrl;
+    return {
+      client_name: 'skills-mount',
+      redirect_uris: redirect === undefined ? [] : [redirect],
+      grant_types: this.grant === 'authorization_code' ? ['authorization_code', 'refresh_token'] : [this.grant],
+      response_types: this.grant === 'authorization_code' ? ['code'] : [],
+      ...(this.settings.scopes !== undefined ? { scope: this.settings.scopes } : {}),
+    };
+  }
+
+  state(): string {
+    this.expectedState = randomBytes(24).toString('base64url');
+    return this.expectedState;
+  }
+
+  async clientInformation(ctx?: OAuthClientInformationContext): Promise<StoredOAuthClientInformation | undefined> {
+    const { clientId, clientSecret } = this.settings;
+    if (clientId !== undefined) {
+      const issuer = ctx?.issuer ?? (await this.entry())?.tokens?.issuer;
+      return { client_id: clientId, ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}), ...(issuer !== undefined ? { issuer } : {}) };
+    }
+    const entry = await this.entry();
+    const issuer = ctx?.issuer ?? entry?.tokens?.issuer;
+    const stored = issuer === undefined ? undefined : clientFor(entry, issuer);
+    if (stored?.client_secret !== undefined) this.secrets.add(stored.client_secret);
+    if (stored === undefined && !this.isInteractive && this.grant === 'authorization_code') {
+      // Registering a client is the first step of a sign-in: leave it to `login`.
+      throw new NeedsLoginError(this.options.label, this.problem ?? 'no sign-in stored for this server');
+    }
+    return stored;
+  }
+
+  async saveClientInformation(info: StoredOAuthClientInformation, ctx?: OAuthClientInformationContext): Promise<void> {
+    const issuer = ctx?.issuer ?? info.issuer;
+    if (issuer === undefined) return;
+    await this.change((entry) => ({ ...entry, clients: { ...entry.clients, [issuer]: { ...info, issuer } as OAuthClientInformationMixed } }));
+  }
+
+  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    const stored = (await this.entry())?.tokens;
+    if (stored === undefined || !this.covers(stored.resource)) return undefined;
+    this.remember(stored);
+    if (ctx !== undefined) return issuersMatch(stored.issuer, ctx.issuer) ? wireTokens(stored) : undefined;
+    // The bearer read before a request: refresh a token about to expire first (one refresh at a time).
+    if (stored.expiresAtMs !== undefined && stored.expiresAtMs - this.now() < REFRESH_BEFORE_MS) {
+      const fresh = await this.refreshBeforeExpiry();
+      if (fresh !== undefined) return wireTokens(fresh);
+      return stored.expiresAtMs > this.now() ? wireTokens(stored) : undefined;
+    }
+    return wireTokens(stored);
+  }
+
+  async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
+    const issuer = ctx?.issuer ?? tokens.issuer;
+    if (issuer === undefined) throw new SignInError(`${this.options.label}: tokens arrived without knowing which authorization server issued them; not stored`);
+    const stored = this.toStored(tokens, issuer, this.resource ?? resourceUrlFromServerUrl(this.options.serverUrl).href);
+    this.remember(stored);
+    await this.change((entry) => ({
+      ...entry,
+      tokens: stored,
+      pending: undefined,
+      ...(this.options.interactive ? { redirectUrl: this.options.interactive.redirectUrl } : {}),
+    }));
+    this.problem = undefined;
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    const interactive = this.options.interactive;
+    if (interactive === undefined) throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
+    this.authorizationUrl = url;
+    await interactive.open(url);
+  }
+
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    const interactive = this.options.interactive;
+    // auth() saves the verifier just before it would send a person to the browser.
+    if (interactive === undefined) throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
+    this.verifier = codeVerifier;
+    this.secrets.add(codeVerifier);
+    const pending = { codeVerifier, state: this.expectedState, redirectUrl: interactive.redirectUrl, startedAtMs: this.now() };
+    await this.change((entry) => ({ ...entry, pending }));
+  }
+
+  async codeVerifier(): Promise<string> {
+    const verifier = this.verifier ?? (await this.entry())?.pending?.codeVerifier;
+    if (verifier === undefined) throw new SignInError(`${this.options.label}: no sign-in is under way (no PKCE verifier stored); run login again`);
+    return verifier;
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams | Promise<URLSearchParams> | undefined {
+    if (this.grant === 'client_credentials') {
+      const params = new URLSearchParams({ grant_type: 'client_credentials' });
+      if (scope) params.set('scope', scope);
+      return params;
+    }
+    if (this.grant === JWT_BEARER_GRANT) {
+      const file = this.settings.assertionFile!;
+      return readSecretFile(file, 'oauth.assertionFile').then((assertion) => {
+        const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion: assertion.trim() });
+        if (scope) params.set('scope', scope);
+        return params;
+      });
+    }
+    return undefined;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    const usedRefresh = scope === 'tokens' || scope === 'all' ? (await this.entry())?.tokens?.refresh_token : undefined;
+    if (scope === 'tokens' || scope === 'all') this.problem = 'the authorization server refused the stored sign-in (expired, revoked or signed out)';
+    await this.change((entry) => {
+      const next = { ...entry };
+      if (scope === 'all' || scope === 'client') next.clients = {};
+      // Only the token this process used: another process may have stored a newer one meanwhile.
+      if ((scope === 'all' || scope === 'tokens') && entry.tokens?.refresh_token === usedRefresh) next.tokens = undefined;
+      if (scope === 'all' || scope === 'verifier') next.pending = undefined;
+      if (scope === 'all' || scope === 'discovery') next.discovery = undefined;
+      return next;
+    });
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    await this.change((entry) => ({ ...entry, discovery: state }));
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const stored = (await this.entry())?.discovery;
+    if (stored !== undefined || this.settings.authServerMetadataUrl === undefined) return stored;
+    // The configured metadata document stands in for discovery of the authorization server.
+    const metadata = await fetchAuthServerMetadata(this.settings.authServerMetadataUrl, this.options.fetch);
+    return { authorizationServerUrl: metadata.issuer, authorizationServerMetadata: metadata };
+  }
+
+  saveResourceUrl(resourceUrl: string): void {
+    this.resource = resourceUrl;
+  }
+
+  resourceUrl(): string | undefined {
+    return this.resource;
+  }
+
+  /** Forgets discovery results, so the next auth() finds the resource's authorization server afresh (login does this). */
+  async forgetDiscovery(): Promise<void> {
+    if ((await this.entry())?.discovery !== undefined) await this.change((entry) => ({ ...entry, discovery: undefined }));
+  }
+
+  /** Every secret value this provider has handled (tokens, client secret, PKCE verifier), for redaction. */
+  knownSecrets(): ReadonlySet<string> {
+    return this.secrets;
+  }
+
+  private remember(tokens: OAuthTokens): void {
+    this.secrets.add(tokens.access_token);
+    if (tokens.refresh_token !== undefined) this.secrets.add(tokens.refresh_token);
+  }
+
+  /** Why the last attempt needs a person, if it does. */
+  needsLoginReason(): string | undefined {
+    return this.problem;
+  }
+
+  /** Records why a sign-in is needed (a token the server refused after refresh). */
+  noteProblem(reason: string): void {
+    this.problem = reason;
+  }
+
+  /**
+   * Refreshes an access token about to expire under the store's lock: if another process
+   * refreshed meanwhile its token is used; a rotated refresh token is on disk before this returns.
+   */
+  private refreshBeforeExpiry(): Promise<StoredTokens | undefined> {
+    this.refreshing ??= this.refreshUnderLock().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshUnderLock(): Promise<StoredTokens | undefined> {
+    if (this.grant !== 'authorization_code') return undefined; // the 401 that follows gets a new token
+    let refused: string | undefined;
+    const after = await this.options.store.update(this.options.label, this.options.serverUrl, async (entry) => {
+      const tokens = entry?.tokens;
+      if (entry === undefined || tokens?.refresh_token === undefined) return undefined;
+      if (tokens.expiresAtMs === undefined || tokens.expiresAtMs - this.now() >= REFRESH_BEFORE_MS) return undefined; // refreshed by someone else
+      const metadata = entry.discovery?.authorizationServerMetadata as AuthorizationServerMetadata | undefined;
+      const serverUrl = entry.discovery?.authorizationServerUrl;
+      const clientInformation = this.settings.clientId !== undefined ? await this.clientInformation({ issuer: tokens.issuer }) : clientFor(entry, tokens.issuer);
+      if (metadata === undefined || serverUrl === undefined || clientInformation === undefined) return undefined; // auth() refreshes on the 401
+      try {
+        const fresh = await refreshAuthorization(serverUrl, {
+          metadata,
+          clientInformation,
+          refreshToken: tokens.refresh_token,
+          resource: new URL(tokens.resource),
+          ...(this.addClientAuthentication ? { addClientAuthentication: this.addClientAuthentication } : {}),
+          ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}),
+        });
+        const stored = this.toStored(fresh, tokens.issuer, tokens.resource);
+        this.remember(stored);
+        return { ...entry, tokens: stored };
+      } catch (error) {
+        if (!(error instanceof OAuthError) || error.code === 'server_error') return undefined; // unreachable now: try on the 401
+        refused = `the authorization server refused to refresh the sign-in (${error.code})`;
+        return { ...entry, tokens: undefined };
+      }
+    });
+    if (refused !== undefined) this.problem = refused;
+    return after?.tokens;
+  }
+
+  private toStored(tokens: OAuthTokens, issuer: string, resource: string): StoredTokens {
+    const obtainedAtMs = this.now();
+    return {
+      access_token: tokens.access_token,
+      token_type: tokens.token_type,
+      ...(tokens.refresh_token !== undefined ? { refresh_token: tokens.refresh_token } : {}),
+      ...(tokens.scope !== undefined ? { scope: tokens.scope } : {}),
+      ...(tokens.expires_in !== undefined ? { expires_in: tokens.expires_in } : {}),
+      issuer,
+      resource,
+      obtainedAtMs,
+      expiresAtMs: typeof tokens.expires_in === 'number' ? obtainedAtMs + tokens.expires_in * 1000 : undefined,
+    };
+  }
+
+  /** Whether a token issued for `resource` may be sent to this server (RFC 8707: the same origin and a path it covers). */
+  private covers(resource: string): boolean {
+    try {
+      return checkResourceAllowed({ requestedResource: resourceUrlFromServerUrl(this.options.serverUrl), configuredResource: resource });
+    } catch {
+      return false;
+    }
+  }
+
+  private entry(): Promise<AuthEntry | undefined> {
+    return this.options.store.get(this.options.label, this.options.serverUrl);
+  }
+
+  private async change(apply: (entry: AuthEntry) => AuthEntry): Promise<void> {
+    await this.options.store.update(this.options.label, this.options.serverUrl, (entry) =>
+      apply(entry ?? { label: this.options.label, serverUrl: this.options.serverUrl, clients: {}, updatedAtMs: this.now() }),
+    );
+  }
+}
+
+/** The registered client for an issuer (a trailing "/" is the one difference tolerated, as the SDK does). */
+function clientFor(entry: AuthEntry | undefined, issuer: string): StoredOAuthClientInformation | undefined {
+  if (entry === undefined) return undefined;
+  for (const [key, info] of Object.entries(entry.clients)) if (issuersMatch(key, issuer)) return { ...info, issuer: key };
+  return undefined;
+}
+
+function issuersMatch(a: string, b: string): boolean {
+  return a === b || (a.endsWith('/') && a.slice(0, -1) === b) || (b.endsWith('/') && b.slice(0, -1) === a);
+}
+
+/** The tokens as the SDK expects them, issuer-stamped, without the store's bookkeeping. */
+function wireTokens(stored: StoredTokens): StoredOAuthTokens {
+  return {
+    access_token: stored.access_token,
+    token_type: stored.token_type,
+    ...(stored.refresh_token !== undefined ? { refresh_token: stored.refresh_token } : {}),
+    ...(stored.scope !== undefined ? { scope: stored.scope } : {}),
+    issuer: stored.issuer,
+  };
+}
+
+/** A key or assertion file's text; errors name the file and field, never its contents. */
+async function readSecretFile(file: string, field: string): Promise<string> {
+  try {
+    const text = await readFile(file, 'utf8');
+    if (text.trim() === '') throw new SignInError(`${field} ${file} is empty`);
+    return text;
+  } catch (error) {
+    if (error instanceof SignInError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new SignInError(`${field} ${file} cannot be read (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? 'error')})`);
+  }
+}

@@ -1,0 +1,330 @@
+// `skills-mount login LABEL...` and `logout LABEL...`: signs in to HTTP servers that ask for
+// authorization and keeps the tokens in the user's private token store, where a running mount
+// finds them (src/auth/). login connects as the mount would; when the server asks for a
+// sign-in, the person is sent to the authorization server (a browser, or the printed address
+// with --no-browser and the redirect pasted back) and the redirect comes back to 127.0.0.1.
+// Exit status: 0 signed in, 1 a sign-in failed (the reason is printed), 2 usage.
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import {
+  Client,
+  OAuthError,
+  selectClientAuthMethod,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type AuthorizationServerMetadata,
+  type FetchLike,
+} from '@modelcontextprotocol/client';
+import { z } from 'zod';
+import { needsLoginIn, SignInError } from '../auth/auth-errors.js';
+import { describeUrl, limitedFetch, splitFetch } from '../auth/auth-fetch.js';
+import { openInBrowser } from '../auth/browser.js';
+import { defaultTokenStore } from '../auth/connection-auth.js';
+import { LoopbackReceiver } from '../auth/loopback-receiver.js';
+import { StoredOAuthProvider } from '../auth/stored-provider.js';
+import type { AuthEntry, TokenStore } from '../auth/token-store.js';
+import { ConfigError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
+import type { HttpServerConfig, SseServerConfig } from '../mcp/server-config.js';
+import { loadMountConfig } from './config.js';
+
+export interface LoginOptions {
+  labels: string[];
+  configPath: string | undefined;
+  serverFlags: string[];
+  /** Print the address and read the redirect pasted on stdin (SSH, no display). */
+  noBrowser: boolean;
+  /** How long to wait for the person to finish in the browser. */
+  waitMs: number;
+  /** Deadline for each MCP request of the check that the sign-in works. */
+  timeoutMs: number;
+}
+
+export interface LogoutOptions {
+  labels: string[];
+}
+
+/** What login and logout use of the process, injectable for tests. */
+export interface LoginIo {
+  env: NodeJS.ProcessEnv;
+  /** One line to the person (stderr). */
+  say(line: string): void;
+  /** The next line typed on stdin; undefined at end of input. */
+  readLine(): Promise<string | undefined>;
+  store?: TokenStore | undefined;
+}
+
+const DEFAULT_WAIT_SECONDS = 300;
+/** Sign-ins in a row for one server (a step-up asks for another): past this, the server is refusing whatever is granted. */
+const MAX_SIGN_INS = 3;
+const CLIENT_INFO = { name: 'skills-mount', version: '0.2.0' };
+
+export function parseLogin(argv: readonly string[]): { command: 'login'; options: LoginOptions } | { command: 'help' } {
+  const values = parseOptions('login', argv, {
+    config: { type: 'string' },
+    server: { type: 'string', multiple: true },
+    'no-browser': { type: 'boolean' },
+    wait: { type: 'string' },
+    timeout: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.values.help) return { command: 'help' };
+  const labels = labelsOf('login', values.positionals);
+  const seconds = (flag: string, fallback: number): number => {
+    const text = values.values[flag] as string | undefined;
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`login: --${flag} must be a positive number of seconds, got "${text}"`);
+    return value;
+  };
+  return {
+    command: 'login',
+    options: {
+      labels,
+      configPath: values.values.config as string | undefined,
+      serverFlags: (values.values.server as string[] | undefined) ?? [],
+      noBrowser: (values.values['no-browser'] as boolean | undefined) ?? false,
+      waitMs: seconds('wait', DEFAULT_WAIT_SECONDS) * 1000,
+      timeoutMs: seconds('timeout', 10) * 1000,
+    },
+  };
+}
+
+export function parseLogout(argv: readonly string[]): { command: 'logout'; options: LogoutOptions } | { command: 'help' } {
+  const values = parseOptions('logout', argv, { help: { type: 'boolean', short: 'h' } });
+  if (values.values.help) return { command: 'help' };
+  return { command: 'logout', options: { labels: labelsOf('logout', values.positionals) } };
+}
+
+/** The process's own I/O: stderr for the person, stdin lines for a pasted redirect. */
+export function processLoginIo(): LoginIo {
+  let lines: AsyncIterator<string> | undefined;
+  return {
+    env: process.env,
+    say: (line) => process.stderr.write(`${line}\n`),
+    async readLine() {
+      lines ??= createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]();
+      const next = await lines.next();
+      return next.done ? undefined : next.value;
+    },
+  };
+}
+
+/** Signs in to each server in turn; 0 when all succeeded, 1 when one failed, 2 for a usage error. */
+export async function runLogin(options: LoginOptions, io: LoginIo): Promise<number> {
+  let servers;
+  try {
+    const config = await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.labels, env: io.env });
+    servers = config.servers;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.say(`skills-mount login: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  for (const { label, config } of servers) {
+    if (config.kind === 'stdio') {
+      io.say(`skills-mount login: ${label} is a stdio server: there is nothing to sign in to`);
+      return 2;
+    }
+    if (Object.keys(config.headers).some((name) => name.toLowerCase() === 'authorization')) {
+      io.say(`skills-mount login: ${label} sends the Authorization header its config gives; remove that header to sign in instead`);
+      return 2;
+    }
+  }
+  let failed = false;
+  for (const { label, config } of servers) {
+    if (config.kind === 'stdio') continue;
+    try {
+      io.say(await signIn(label, config, options, io));
+    } catch (error) {
+      failed = true;
+      io.say(`skills-mount login: ${label}: sign-in failed: ${describeFailure(error)}`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+/** Removes every sign-in of each label, revoking the tokens where the authorization server offers it. */
+export async function runLogout(options: LogoutOptions, io: LoginIo): Promise<number> {
+  const store = io.store ?? defaultTokenStore(io.env);
+  for (const label of options.labels) {
+    const removed = await store.removeLabel(label);
+    if (removed.length === 0) {
+      io.say(`${label}: no sign-in stored`);
+      continue;
+    }
+    const revoked: string[] = [];
+    for (const entry of removed) revoked.push(...(await revoke(entry)));
+    io.say(`${label}: signed out (${removed.length} sign-in${removed.length === 1 ? '' : 's'} removed${revoked.length > 0 ? `; ${revoked.join('; ')}` : ''})`);
+  }
+  return 0;
+}
+
+/** One server: connect as the mount does; a sign-in when it asks; done once a request is answered with the stored token. */
+async function signIn(label: string, config: HttpServerConfig | SseServerConfig, options: LoginOptions, io: LoginIo): Promise<string> {
+  const store = io.store ?? defaultTokenStore(io.env);
+  const settings = config.oauth;
+  const interactive = (settings?.grantType ?? 'authorization_code') === 'authorization_code';
+  const authFetch = limitedFetch();
+  const receiver = interactive ? await LoopbackReceiver.start({ port: settings?.callbackPort, label }) : undefined;
+  let redirect: Promise<URLSearchParams> | undefined;
+  const provider = new StoredOAuthProvider({
+    label,
+    serverUrl: config.url,
+    settings,
+    store,
+    fetch: authFetch,
+    interactive: receiver && {
+      redirectUrl: receiver.redirectUrl,
+      open: async (url) => {
+        if (options.noBrowser) {
+          io.say(`${label}: open this address in a browser to sign in:\n  ${url.href}`);
+          io.say(`then paste here the address the browser ends on (it starts with ${receiver.redirectUrl}):`);
+          redirect = readPastedRedirect(io, receiver.redirectUrl, provider.expectedState);
+          return;
+        }
+        // Listening before the browser starts: a fast browser must find someone waiting.
+        redirect = receiver.wait(provider.expectedState ?? '', options.waitMs);
+        const opened = await openInBrowser(url, io.env, (line) => io.say(`${label}: ${line}`));
+        if (opened.kind === 'printed') io.say(`${label}: waiting for the sign-in (up to ${Math.round(options.waitMs / 1000)} s)`);
+      },
+    },
+  });
+  const redact = (text: string): string => {
+    let result = text;
+    for (const secret of provider.knownSecrets()) if (secret.length >= 8) result = result.split(secret).join('[redacted]');
+    return result;
+  };
+  try {
+    // A new sign-in finds the resource's authorization server afresh (it may have moved).
+    await provider.forgetDiscovery();
+    for (let signIns = 0; ; signIns++) {
+      const transport = httpTransport(config, provider, authFetch);
+      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      try {
+        await client.connect(transport, { timeout: options.timeoutMs });
+        // What the mount asks first; any JSON-RPC answer (an error too) means the token was accepted.
+        await client.request({ method: 'resources/list', params: {} }, z.looseObject({}), { timeout: options.timeoutMs }).catch((error: unknown) => {
+          if (isJsonRpcAnswer(error)) return undefined;
+          throw error;
+        });
+        const entry = await store.get(label, config.url);
+        return `${label}: signed in${describeSignIn(entry)}`;
+      } catch (error) {
+        const waiting = redirect;
+        redirect = undefined;
+        if (waiting === undefined || needsLoginIn(error) !== undefined) throw error;
+        if (signIns + 1 >= MAX_SIGN_INS) throw new SignInError(`the server still refuses after ${MAX_SIGN_INS} sign-ins in a row (it asks for a scope the authorization server does not grant)`);
+        const params = await waiting;
+        await transport.finishAuth(params);
+      } finally {
+        await client.close().catch(() => undefined);
+      }
+    }
+  } catch (error) {
+    if (error instanceof Error) error.message = redact(error.message);
+    throw error;
+  } finally {
+    await receiver?.close();
+  }
+}
+
+function httpTransport(config: HttpServerConfig | SseServerConfig, provider: StoredOAuthProvider, authFetch: FetchLike): StreamableHTTPClientTransport | SSEClientTransport {
+  const fetch = splitFetch(config.url, (input, init) => globalThis.fetch(input, init), authFetch);
+  const url = new URL(config.url);
+  const options = { requestInit: { headers: config.headers }, fetch, authProvider: provider };
+  return config.kind === 'http' ? new StreamableHTTPClientTransport(url, options) : new SSEClientTransport(url, options);
+}
+
+/** --no-browser: the address the browser ended on, pasted; it must be this sign-in's loopback redirect with its state. */
+async function readPastedRedirect(io: LoginIo, redirectUrl: string, state: string | undefined): Promise<URLSearchParams> {
+  const line = (await io.readLine())?.trim();
+  if (line === undefined || line === '') throw new SignInError('no redirect address was pasted');
+  let url: URL;
+  try {
+    url = new URL(line);
+  } catch {
+    throw new SignInError('what was pasted is not an address (paste the whole address from the browser\'s address bar)');
+  }
+  const expected = new URL(redirectUrl);
+  if (url.origin !== expected.origin || url.pathname !== expected.pathname) {
+    throw new SignInError(`the pasted address is not this sign-in's redirect (${expected.origin}${expected.pathname}); it goes to ${describeUrl(url)}, so nothing was stored`);
+  }
+  if (state === undefined || url.searchParams.get('state') !== state) throw new SignInError('the pasted address carries a state that does not match this sign-in (a stale or forged redirect); nothing was stored');
+  return url.searchParams;
+}
+
+/** " (token for RESOURCE from ISSUER, valid for N min, refreshable)": no token, ever. */
+function describeSignIn(entry: AuthEntry | undefined): string {
+  const tokens = entry?.tokens;
+  if (tokens === undefined) return ' (the server asked for no sign-in)';
+  const facts = [`for ${escapeForLog(tokens.resource)}`, `from ${escapeForLog(tokens.issuer)}`];
+  if (tokens.expiresAtMs !== undefined) facts.push(`valid for ${Math.max(0, Math.round((tokens.expiresAtMs - Date.now()) / 60_000))} min`);
+  if (tokens.refresh_token !== undefined) facts.push('renewed automatically');
+  if (tokens.scope) facts.push(`scope ${escapeForLog(tokens.scope)}`);
+  return ` (${facts.join(', ')})`;
+}
+
+/** Best effort: RFC 7009 revocation of the refresh and access tokens, when the server's metadata names an endpoint. */
+async function revoke(entry: AuthEntry): Promise<string[]> {
+  const tokens = entry.tokens;
+  const metadata = entry.discovery?.authorizationServerMetadata as (AuthorizationServerMetadata & { revocation_endpoint?: string }) | undefined;
+  const endpoint = metadata?.revocation_endpoint;
+  if (tokens === undefined || endpoint === undefined) return [];
+  const client = Object.entries(entry.clients).find(([issuer]) => issuer === tokens.issuer)?.[1];
+  const fetchFn = limitedFetch();
+  const results: string[] = [];
+  for (const [hint, token] of [
+    ['refresh_token', tokens.refresh_token],
+    ['access_token', tokens.access_token],
+  ] as const) {
+    if (token === undefined) continue;
+    const body = new URLSearchParams({ token, token_type_hint: hint });
+    const headers = new Headers({ 'Content-Type': 'application/x-www-form-urlencoded' });
+    if (client !== undefined) {
+      const method = selectClientAuthMethod(client, ((metadata as Record<string, unknown> | undefined)?.revocation_endpoint_auth_methods_supported as string[] | undefined) ?? metadata?.token_endpoint_auth_methods_supported ?? []);
+      if (method === 'client_secret_basic' && client.client_secret) headers.set('Authorization', `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`);
+      else {
+        body.set('client_id', client.client_id);
+        if (method === 'client_secret_post' && client.client_secret) body.set('client_secret', client.client_secret);
+      }
+    }
+    try {
+      const response = await fetchFn(endpoint, { method: 'POST', headers, body });
+      results.push(response.ok ? `${hint.replace('_', ' ')} revoked` : `revoking the ${hint.replace('_', ' ')} failed (HTTP ${response.status})`);
+    } catch (error) {
+      results.push(`revoking the ${hint.replace('_', ' ')} failed (${error instanceof Error ? escapeForLog(error.message) : 'error'})`);
+    }
+  }
+  return results;
+}
+
+/** Why a sign-in failed, in words; the authorization server's own text escaped. */
+function describeFailure(error: unknown): string {
+  if (error instanceof OAuthError) return `the authorization server answered ${error.code}${error.message && error.message !== error.code ? `: ${escapeForLog(error.message)}` : ''}`;
+  if (!(error instanceof Error)) return escapeForLog(String(error));
+  const cause = error.cause instanceof Error && error.cause.message !== error.message ? ` (${escapeForLog(error.cause.message)})` : '';
+  return `${escapeForLog(error.message)}${cause}`;
+}
+
+function isJsonRpcAnswer(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ProtocolError';
+}
+
+type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
+
+function parseOptions(command: string, argv: readonly string[], options: OptionSpec): { values: Record<string, unknown>; positionals: string[] } {
+  try {
+    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+  } catch (error) {
+    throw new ConfigError(`${command}: ${(error as Error).message.split('. ')[0] ?? 'invalid arguments'}`);
+  }
+}
+
+function labelsOf(command: string, positionals: string[]): string[] {
+  const labels = positionals.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+  if (labels.length === 0) throw new ConfigError(`${command} takes the LABEL of at least one server: skills-mount ${command} LABEL...`);
+  return labels;
+}
