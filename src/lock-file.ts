@@ -14,6 +14,7 @@ import { open, rm, statfs, unlink, type FileHandle } from 'node:fs/promises';
 import { createConnection, createServer, type Server } from 'node:net';
 import { hostname } from 'node:os';
 import { SkillsMountError } from './errors.js';
+import { PRIVATE_FILE_MODE } from './file-modes.js';
 import { CREATE_FLAGS, errorCode, isAlive, lstatOrUndefined } from './private-files.js';
 import { isBootId, localProcess, procStatOf, startedAt, type LocalProcess } from './process-identity.js';
 
@@ -84,7 +85,7 @@ export async function tryLock(
     const token = randomBytes(8).toString('hex');
     let handle: FileHandle | undefined;
     try {
-      handle = await open(lockPath, CREATE_FLAGS, 0o600);
+      handle = await open(lockPath, CREATE_FLAGS, PRIVATE_FILE_MODE);
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
     }

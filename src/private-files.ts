@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { PRIVATE_FILE_MODE } from './file-modes.js';
 
 /** A new file that must not exist yet and must not be reached through a link. */
 export const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
@@ -18,10 +19,10 @@ export const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O
 export async function writeAtomically(dir: string, name: string, data: string | Uint8Array, tempPrefix: string, options: { durable?: boolean } = {}): Promise<void> {
   const durable = options.durable ?? true;
   const temp = path.join(dir, `${tempPrefix}${process.pid}-${randomBytes(6).toString('hex')}`);
-  const handle = await open(temp, CREATE_FLAGS, 0o600);
+  const handle = await open(temp, CREATE_FLAGS, PRIVATE_FILE_MODE);
   try {
     try {
-      await handle.chmod(0o600); // whatever the umask
+      await handle.chmod(PRIVATE_FILE_MODE); // whatever the umask
       await handle.writeFile(data);
       if (durable) await handle.sync();
     } finally {

@@ -5,6 +5,7 @@
 import { constants, type Stats } from 'node:fs';
 import { chmod, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { PRIVATE_DIRECTORY_MODE } from './file-modes.js';
 import { type LockHolder, releaseLock, tryLock } from './lock-file.js';
 import { currentUid, modeText, othersCanWrite, ownerProblem } from './path-control.js';
 import { errorCode, errorMessage, kindOf, lstatOrUndefined, writeAtomically } from './private-files.js';
@@ -100,10 +101,10 @@ export async function changePrivateFile(
 async function ensurePrivateDirectory(dir: string, file: string, terms: PrivateFileTerms): Promise<void> {
   let stats = await checkPrivateDirectory(dir, file, terms);
   if (stats === undefined) {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
     stats = await checkPrivateDirectory(dir, file, terms);
   }
-  if (stats !== undefined && (stats.mode & 0o777) !== 0o700) await chmod(dir, 0o700);
+  if (stats !== undefined && (stats.mode & 0o777) !== PRIVATE_DIRECTORY_MODE) await chmod(dir, PRIVATE_DIRECTORY_MODE);
 }
 
 /** Takes the lock, waiting (with backoff, up to timeoutMs) while a live process holds it. */

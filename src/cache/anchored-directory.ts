@@ -5,6 +5,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { PRIVATE_DIRECTORY_MODE } from '../file-modes.js';
 import { errorCode, lstatOrUndefined } from '../private-files.js';
 
 const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | constants.O_NOFOLLOW;
@@ -74,7 +75,7 @@ export class AnchoredDirectory {
    */
   async child(name: string, options: { create: boolean }): Promise<AnchoredDirectory> {
     if (options.create) {
-      await mkdir(this.at(name), { mode: 0o700 }).catch((error: unknown) => {
+      await mkdir(this.at(name), { mode: PRIVATE_DIRECTORY_MODE }).catch((error: unknown) => {
         if (errorCode(error) !== 'EEXIST') throw error;
       });
     }

@@ -4,6 +4,7 @@
 // and sizes; never reads a file's content.
 import { chmod, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { PRIVATE_FILE_MODE } from '../file-modes.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
 import { kindOf, lstatOrUndefined } from '../private-files.js';
@@ -170,7 +171,7 @@ export class CacheIndex {
             await discard(relative, `${kindOf(stats)}, not a regular file`);
             continue;
           }
-          if ((stats.mode & 0o777) !== 0o600) await chmod(path.join(labelDir, relative), 0o600).catch(() => {});
+          if ((stats.mode & 0o777) !== PRIVATE_FILE_MODE) await chmod(path.join(labelDir, relative), PRIVATE_FILE_MODE).catch(() => {});
           found.push({ label, file: path.join(label, relative), sizeBytes: stats.size, mtimeMs: stats.mtimeMs });
         }
       }

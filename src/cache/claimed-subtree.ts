@@ -8,6 +8,7 @@ import type { Stats } from 'node:fs';
 import { chmod, lstat, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { PRIVATE_DIRECTORY_MODE } from '../file-modes.js';
 import type { Log } from '../log.js';
 import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import { currentUid, ownerProblem } from '../path-control.js';
@@ -223,7 +224,7 @@ async function createMissingDirectories(dir: string): Promise<void> {
   }
   for (const each of missing.reverse()) {
     try {
-      await mkdir(each, { mode: 0o700 });
+      await mkdir(each, { mode: PRIVATE_DIRECTORY_MODE });
     } catch (error) {
       const code = errorCode(error);
       if (code === 'EEXIST') continue;
@@ -281,8 +282,8 @@ async function keepPrivate(stats: Stats, shown: string, setMode: (mode: number) 
   const foreign = ownerProblem(stats, currentUid());
   if (foreign !== undefined) throw new ConfigError(`disk cache: ${shown} ${foreign}; refusing a cache directory someone else controls`);
   const mode = stats.mode & 0o777;
-  if (mode !== 0o700) {
-    await setMode(0o700);
+  if (mode !== PRIVATE_DIRECTORY_MODE) {
+    await setMode(PRIVATE_DIRECTORY_MODE);
     if ((mode & 0o077) !== 0) log(`disk cache: ${shown} had mode ${mode.toString(8).padStart(4, '0')}, open to other users; changed to 0700`);
   }
 }

@@ -11,12 +11,14 @@
 // renamed into place whole; never changed after. The key names the content, so a version that
 // exists is never built again. Knows files; the roots are link-sync.ts's.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { splitPath, uriToSegments } from '../catalog/uri-path.js';
 import { sha256Digest } from '../format/digest.js';
+import { PRIVATE_DIRECTORY_MODE, PRIVATE_READ_ONLY_FILE_MODE, READ_ONLY_EXEC_MODE, READ_ONLY_FILE_MODE } from '../file-modes.js';
 import { errorCode } from '../private-files.js';
+import { removeReadOnlyTree, sealReadOnlyTree } from '../read-only-tree.js';
 import { transformSkillMd, type EntryGrants } from './entry-transform.js';
 
 /** Changes when what an entry holds for the same approval changes (the transform, the layout): old objects are then rebuilt. */
@@ -26,9 +28,6 @@ const BUILD_PREFIX = '.build-';
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 /** An object key: `<label>/<hash>`; a bare hash is the layout before format 2 (found in old roots, replaced at their next sync). */
 export const OBJECT_KEY_PATTERN = /^(?:[a-z0-9][a-z0-9_-]*\/)?[0-9a-f]{64}$/;
-const FILE_MODE = 0o444;
-const EXEC_MODE = 0o555;
-const DIRECTORY_MODE = 0o555;
 export const ENTRY_JSON = 'entry.json';
 export const APPROVED_SKILL_MD = 'approved-SKILL.md';
 export const SKILL_DIR = 'skill';
@@ -139,12 +138,12 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
   const final = objectDir(store, spec.key);
   if (await exists(path.join(final, ENTRY_JSON))) return undefined;
   // A folder there without its entry.json is no object of ours (renames put objects in place whole).
-  if (await exists(final)) await removeTree(final);
-  await mkdir(path.dirname(final), { recursive: true, mode: 0o700 });
+  if (await exists(final)) await removeReadOnlyTree(final);
+  await mkdir(path.dirname(final), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   const build = path.join(objects, `${BUILD_PREFIX}${path.basename(final)}-${randomBytes(4).toString('hex')}`);
   try {
     const skillDir = path.join(build, SKILL_DIR);
-    await mkdir(skillDir, { recursive: true, mode: 0o700 });
+    await mkdir(skillDir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
     const files: EntryRecord['files'] = [];
     let skillMd: EntryRecord['skillMd'] | undefined;
     const made = new Set([skillDir]);
@@ -155,14 +154,14 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
       if (digest !== file.digest || bytes.length !== file.sizeBytes) return `${file.relative}: the bytes read (${bytes.length} bytes, ${digest}) are not the approved ones (${file.sizeBytes} bytes, ${file.digest})`;
       let written: Buffer = bytes;
       if (file.relative === 'SKILL.md') {
-        await writeFile(path.join(build, APPROVED_SKILL_MD), bytes, { mode: FILE_MODE });
+        await writeFile(path.join(build, APPROVED_SKILL_MD), bytes, { mode: READ_ONLY_FILE_MODE });
         written = Buffer.from(transformSkillMd(bytes.toString('utf8'), { entryName: spec.entryName, label: spec.label, skillUri: spec.skillUri }, spec.grants), 'utf8');
         skillMd = { digest: sha256Digest(written), sizeBytes: written.length };
       }
-      const mode = spec.grants.exec && startsWithShebang(bytes) ? EXEC_MODE : FILE_MODE;
+      const mode = spec.grants.exec && startsWithShebang(bytes) ? READ_ONLY_EXEC_MODE : READ_ONLY_FILE_MODE;
       const where = path.join(skillDir, ...splitPath(file.relative));
       if (!made.has(path.dirname(where))) {
-        await mkdir(path.dirname(where), { recursive: true, mode: 0o700 });
+        await mkdir(path.dirname(where), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
         made.add(path.dirname(where));
       }
       await writeFile(where, written, { mode });
@@ -179,8 +178,8 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
       files,
       skillMd: skillMd!,
     };
-    await writeFile(path.join(build, ENTRY_JSON), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o400 });
-    await sealDirectories(skillDir);
+    await writeFile(path.join(build, ENTRY_JSON), `${JSON.stringify(record, null, 2)}\n`, { mode: PRIVATE_READ_ONLY_FILE_MODE });
+    await sealReadOnlyTree(skillDir);
     try {
       await rename(build, final);
     } catch (error) {
@@ -189,7 +188,7 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
     }
     return undefined;
   } finally {
-    await removeTree(build);
+    await removeReadOnlyTree(build);
   }
 }
 
@@ -209,12 +208,12 @@ export async function removeUnreferenced(store: string, referenced: ReadonlySet<
     }
     retired[key] ??= now.toISOString();
     if (now.getTime() - Date.parse(retired[key]) >= retainMs) {
-      await removeTree(objectDir(store, key));
+      await removeReadOnlyTree(objectDir(store, key));
       delete retired[key];
     }
   };
   for (const name of await readdir(objects).catch(absentAsEmpty)) {
-    if (name.startsWith(BUILD_PREFIX)) await removeTree(path.join(objects, name));
+    if (name.startsWith(BUILD_PREFIX)) await removeReadOnlyTree(path.join(objects, name));
     else if (HASH_PATTERN.test(name)) await judge(name);
     else if (OBJECT_KEY_PATTERN.test(`${name}/${'0'.repeat(64)}`)) {
       const hashes = await readdir(path.join(objects, name)).catch(absentAsEmpty);
@@ -229,29 +228,6 @@ export async function removeUnreferenced(store: string, referenced: ReadonlySet<
 function absentAsEmpty(error: unknown): string[] {
   if (errorCode(error) === 'ENOENT') return [];
   throw error;
-}
-
-/** Removes a tree whose folders are read-only (0555): each is opened to its owner first. */
-export async function removeTree(dir: string): Promise<void> {
-  await openForRemoval(dir);
-  await rm(dir, { recursive: true, force: true });
-}
-
-async function openForRemoval(dir: string): Promise<void> {
-  let entries;
-  try {
-    await chmod(dir, 0o700);
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const entry of entries) if (entry.isDirectory()) await openForRemoval(path.join(dir, entry.name));
-}
-
-/** Every folder of the entry read-only, deepest first. */
-async function sealDirectories(dir: string): Promise<void> {
-  for (const entry of await readdir(dir, { withFileTypes: true })) if (entry.isDirectory()) await sealDirectories(path.join(dir, entry.name));
-  await chmod(dir, DIRECTORY_MODE);
 }
 
 function startsWithShebang(bytes: Buffer): boolean {

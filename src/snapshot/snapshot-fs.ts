@@ -2,9 +2,10 @@
 // default is node:fs, tests pass a set whose writes fail (a full disk) at a chosen byte.
 // Knows nothing of skills, catalogs or snapshots.
 import { chmodSync, closeSync, constants, fchmodSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, statSync, writeSync, type Dirent, type Stats } from 'node:fs';
-import { chmod, lstat, readdir, readlink, rename, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { readdir, readlink, rename, rmdir, symlink, unlink } from 'node:fs/promises';
 import { IntegrityError } from '../errors.js';
-import { errorCode } from '../private-files.js';
+import { CREATE_FLAGS, lstatOrUndefined } from '../private-files.js';
+import { removeReadOnlyTree } from '../read-only-tree.js';
 
 /** Every call a snapshot store makes on the disk. */
 export interface SnapshotFs {
@@ -28,7 +29,6 @@ export interface SnapshotFs {
   removeTree(path: string): Promise<void>;
 }
 
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 // O_NONBLOCK: a FIFO put where a file was must not hang open().
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
@@ -74,42 +74,14 @@ export const nodeSnapshotFs: SnapshotFs = {
   readlink: (path) => readlink(path),
   rename: (from, to) => rename(from, to),
   chmod: async (path, mode) => chmodSync(path, mode),
-  lstat: async (path) => {
-    try {
-      return await lstat(path);
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-      throw error;
-    }
-  },
+  lstat: (path) => lstatOrUndefined(path),
   readdir: (path) => readdir(path, { withFileTypes: true }),
   unlink: (path) => unlink(path),
   rmdir: (path) => rmdir(path),
-  removeTree: (path) => removeTree(path),
+  removeTree: (path) => removeReadOnlyTree(path),
 };
 
 /** A set with some calls replaced (a test's failing writeFile), the rest from node:fs. */
 export function snapshotFsWith(overrides: Partial<SnapshotFs> = {}): SnapshotFs {
   return { ...nodeSnapshotFs, ...overrides };
-}
-
-/** rm -rf for a snapshot: its directories are 0555, so each is made writable before it is emptied. */
-async function removeTree(path: string): Promise<void> {
-  let stats: Stats;
-  try {
-    stats = await lstat(path);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
-    throw error;
-  }
-  if (!stats.isDirectory()) {
-    await unlink(path).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw error;
-    });
-    return;
-  }
-  await chmod(path, 0o700);
-  for (const entry of await readdir(path, { withFileTypes: true })) await removeTree(`${path}/${entry.name}`);
-  await rm(path, { recursive: true, force: true });
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { OWNER_WRITABLE_DIRECTORY_MODE, READ_ONLY_DIRECTORY_MODE, READ_ONLY_FILE_MODE } from '../file-modes.js';
 import { sha256Digest } from '../format/digest.js';
 import { LockHeldError, releaseLock, tryLock } from '../lock-file.js';
 import type { Log } from '../log.js';
@@ -16,10 +17,6 @@ import { MANIFEST_NAME, manifestText, parseManifest, safeRelativePath, type Snap
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { checkDestination, checkOwnEntry } from './snapshot-location.js';
 
-export const FILE_MODE = 0o444;
-export const DIRECTORY_MODE = 0o555;
-/** Directories while a snapshot is built: the writer must add to them. */
-const BUILDING_MODE = 0o755;
 const BUILD_PREFIX = '.build-';
 const LOCK_NAME = '.lock';
 const ID_PATTERN = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z-[0-9a-f]{6}$/;
@@ -102,7 +99,7 @@ export class SnapshotStore {
     await checkDestination(dest, uid, { allowSharedParent: options.allowSharedParent, log: options.log });
     const snapshotsDir = snapshotsDirOf(dest);
     const existing = await fs.lstat(snapshotsDir);
-    if (existing === undefined) await fs.mkdir(snapshotsDir, 0o755);
+    if (existing === undefined) await fs.mkdir(snapshotsDir, OWNER_WRITABLE_DIRECTORY_MODE);
     else if (!existing.isDirectory()) throw new ConfigError(`${snapshotsDir} exists and is not a directory; remove it or choose another DEST`);
     else checkOwnEntry(snapshotsDir, 'snapshots folder', existing, dest, uid);
     const lockPath = path.join(snapshotsDir, LOCK_NAME);
@@ -147,7 +144,8 @@ export class SnapshotStore {
     const published = await resolvePublished(this.dest, this.fs);
     const id = newId(this.now(), published?.id);
     const dir = path.join(this.snapshotsDir, `${BUILD_PREFIX}${id}`);
-    await this.fs.mkdir(dir, BUILDING_MODE);
+    // Writable until commit seals it read-only.
+    await this.fs.mkdir(dir, OWNER_WRITABLE_DIRECTORY_MODE);
     return new SnapshotBuild(this, this.fs, id, dir);
   }
 
@@ -232,7 +230,7 @@ export class SnapshotBuild {
     let made = this.directories.get(relative);
     if (made === undefined) {
       const parent = relative.includes('/') ? relative.slice(0, relative.lastIndexOf('/')) : '';
-      made = this.ensureDirectory(parent).then(() => this.fs.mkdir(this.absolute(relative), BUILDING_MODE));
+      made = this.ensureDirectory(parent).then(() => this.fs.mkdir(this.absolute(relative), OWNER_WRITABLE_DIRECTORY_MODE)); // until commit seals it
       this.directories.set(relative, made);
       made.catch(() => this.directories.delete(relative));
     }
@@ -242,7 +240,7 @@ export class SnapshotBuild {
   /** A new file (0444) with these bytes. */
   async writeFile(relative: string, bytes: Uint8Array): Promise<void> {
     await this.ensureParent(relative);
-    await this.fs.writeFile(this.absolute(relative), bytes, FILE_MODE);
+    await this.fs.writeFile(this.absolute(relative), bytes, READ_ONLY_FILE_MODE);
   }
 
   /** A hard link to a file of an earlier snapshot (already 0444). */
@@ -270,10 +268,10 @@ export class SnapshotBuild {
     this.assertOpen();
     const bytes = Buffer.from(manifestText(manifest), 'utf8');
     try {
-      await this.fs.writeFile(this.absolute(MANIFEST_NAME), bytes, FILE_MODE);
+      await this.fs.writeFile(this.absolute(MANIFEST_NAME), bytes, READ_ONLY_FILE_MODE);
       // Deepest first: a parent made read-only first could not be descended into for writing, but chmod needs only search permission.
-      for (const dir of this.directoryPaths().reverse()) await this.fs.chmod(this.absolute(dir), DIRECTORY_MODE);
-      await this.fs.chmod(this.dir, DIRECTORY_MODE);
+      for (const dir of this.directoryPaths().reverse()) await this.fs.chmod(this.absolute(dir), READ_ONLY_DIRECTORY_MODE);
+      await this.fs.chmod(this.dir, READ_ONLY_DIRECTORY_MODE);
       this.finished = true;
       await this.store.publish(this);
       return sha256Digest(bytes);

@@ -7,6 +7,7 @@ import type { Stats } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { READ_ONLY_DIRECTORY_MODE, READ_ONLY_FILE_MODE } from '../file-modes.js';
 import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { sha256Digest } from '../format/digest.js';
 import { currentUid, entryControl, pathControl, type ControlReason, type PathControlFinding } from '../path-control.js';
@@ -14,7 +15,7 @@ import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { asCatalogDocument, type CatalogDocument, type ServerComparison, type SnapshotSide } from './server-comparison.js';
 import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest } from './snapshot-manifest.js';
-import { DIRECTORY_MODE, FILE_MODE, resolvePublished, snapshotsDirOf } from './snapshot-store.js';
+import { resolvePublished, snapshotsDirOf } from './snapshot-store.js';
 
 export interface VerifyProblem {
   /** Relative to the snapshot root (a server's label for one not compared). */
@@ -138,7 +139,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
         if (!expectedDirectories.has(child)) problems.push({ path: child, kind: 'extra', detail: 'a directory the manifest does not list' });
         else {
           seen.add(child);
-          if ((stats.mode & 0o7777) !== DIRECTORY_MODE) problems.push({ path: child, kind: 'differs', detail: `mode ${octal(stats.mode)}, expected ${octal(DIRECTORY_MODE)}` });
+          if ((stats.mode & 0o7777) !== READ_ONLY_DIRECTORY_MODE) problems.push({ path: child, kind: 'differs', detail: `mode ${octal(stats.mode)}, expected ${octal(READ_ONLY_DIRECTORY_MODE)}` });
         }
         await visit(child);
         continue;
@@ -154,7 +155,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
       }
       seen.add(child);
       const details: string[] = [];
-      if ((stats.mode & 0o7777) !== FILE_MODE) details.push(`mode ${octal(stats.mode)}, expected ${octal(FILE_MODE)}`);
+      if ((stats.mode & 0o7777) !== READ_ONLY_FILE_MODE) details.push(`mode ${octal(stats.mode)}, expected ${octal(READ_ONLY_FILE_MODE)}`);
       try {
         const bytes = await fs.readFile(`${dir}/${child}`);
         if (bytes.length !== expected.sizeBytes) details.push(`${bytes.length} bytes, expected ${expected.sizeBytes}`);
@@ -168,7 +169,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
   };
   await visit('');
   const rootStats = await fs.lstat(dir);
-  if (rootStats && (rootStats.mode & 0o7777) !== DIRECTORY_MODE) problems.push({ path: '', kind: 'differs', detail: `the snapshot's root has mode ${octal(rootStats.mode)}, expected ${octal(DIRECTORY_MODE)}` });
+  if (rootStats && (rootStats.mode & 0o7777) !== READ_ONLY_DIRECTORY_MODE) problems.push({ path: '', kind: 'differs', detail: `the snapshot's root has mode ${octal(rootStats.mode)}, expected ${octal(READ_ONLY_DIRECTORY_MODE)}` });
   for (const file of manifest.files) if (!seen.has(file.path)) problems.push({ path: file.path, kind: 'missing', detail: `listed in the manifest (${file.sizeBytes} bytes)` });
   for (const directory of manifest.directories) if (!seen.has(directory)) problems.push({ path: directory, kind: 'missing', detail: 'a directory listed in the manifest' });
   problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

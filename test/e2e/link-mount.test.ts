@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { removeTree } from '../../src/link/entry-objects.js';
+import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { SKILLS_MOUNT, makeTestDir, serveEntry, startMount } from '../support/mount-harness.js';
 import { waitFor } from '../support/poll.js';
 import { requireFuse } from '../support/require-fuse.js';
@@ -64,7 +64,7 @@ describe('skills-mount link with a running mount', () => {
       expect(await cli(env, 'verify', '--links')).toMatchObject({ code: 0 });
     } finally {
       await mount.stop();
-      await removeTree(home);
+      await removeReadOnlyTree(home);
     }
   });
 });

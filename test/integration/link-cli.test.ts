@@ -8,7 +8,7 @@ import { chmod, lstat, mkdir, readFile, readdir, readlink, symlink, writeFile } 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { removeTree } from '../../src/link/entry-objects.js';
+import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { SKILLS_SERVE } from '../support/http-server.js';
 import { writeSkill } from '../support/skill-builder.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -18,7 +18,7 @@ const SKILLS_MOUNT = fileURLToPath(new URL('../../dist/cli/skills-mount.js', imp
 const ROUNDS = 5;
 const made: string[] = [];
 afterAll(async () => {
-  for (const dir of made) await removeTree(dir);
+  for (const dir of made) await removeReadOnlyTree(dir);
 });
 
 interface World {
@@ -151,7 +151,7 @@ describe('skills-mount link, no FUSE', () => {
       void closed.then(() => (exited = true));
       let built = 0;
       while (!exited && built < killAt) {
-        built = (await readdir(objects).catch(() => [] as string[])).filter((name) => !name.startsWith('.')).length;
+        built = await versionsIn(objects);
         if (built < killAt) await new Promise((resolve) => setTimeout(resolve, 1));
       }
       child.kill('SIGKILL');
@@ -162,7 +162,7 @@ describe('skills-mount link, no FUSE', () => {
       for (const name of entries) {
         const target = await readlink(path.join(root, name));
         expect(JSON.parse(await readFile(path.join(path.dirname(target), 'entry.json'), 'utf8'))).toMatchObject({ entryName: name });
-        expect(await readFile(path.join(target, 'SKILL.md'), 'utf8')).toContain(`name: "${name}"`);
+        expect(await readFile(path.join(target, 'SKILL.md'), 'utf8')).toContain(`\nname: ${name}\n`);
       }
       // And its half-finished work is gone at the next run.
       const done = await cli(at, 'link', 'claude-code', '--server', at.server);
@@ -172,7 +172,7 @@ describe('skills-mount link, no FUSE', () => {
       expect((await cli(at, 'verify', '--links')).code).toBe(0);
       expect((await cli(at, 'unlink', 'claude-code')).code).toBe(0);
       // A cold store for the next round: every version built again, so the kill lands mid-work.
-      await removeTree(store);
+      await removeReadOnlyTree(store);
     }
     // The kills did land mid-update (or the test proves nothing): the early rounds die with part
     // of the versions built.
@@ -180,3 +180,10 @@ describe('skills-mount link, no FUSE', () => {
     expect(midBuild.length, `each round: ${landed.join('; ')}`).toBeGreaterThanOrEqual(2);
   }, 240_000);
 });
+
+/** Finished versions in a store's objects folder: `<label>/<hash>` folders (builds are `.build-*`). */
+async function versionsIn(objects: string): Promise<number> {
+  const labels = (await readdir(objects).catch(() => [] as string[])).filter((name) => !name.startsWith('.'));
+  const hashes = await Promise.all(labels.map((label) => readdir(path.join(objects, label)).catch(() => [] as string[])));
+  return hashes.reduce((sum, names) => sum + names.length, 0);
+}

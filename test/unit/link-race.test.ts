@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Approval } from '../../src/approvals/approval-store.js';
 import { resourcesDigest } from '../../src/catalog/resources-digest.js';
-import { removeTree } from '../../src/link/entry-objects.js';
+import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
 import { makeTempDir } from '../support/temp-dir.js';
 import { createHash } from 'node:crypto';
@@ -35,7 +35,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
 
 const made: string[] = [];
 afterEach(async () => {
-  for (const dir of made.splice(0)) await removeTree(dir);
+  for (const dir of made.splice(0)) await removeReadOnlyTree(dir);
 });
 
 function approval(version: string, options: { revoked?: boolean } = {}): { approval: Approval; content: ContentSource } {

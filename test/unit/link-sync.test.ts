@@ -11,10 +11,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Approval } from '../../src/approvals/approval-store.js';
 import { resourcesDigest } from '../../src/catalog/resources-digest.js';
 import { parseFrontmatter } from '../../src/format/frontmatter.js';
-import { OBJECTS_DIR, removeTree } from '../../src/link/entry-objects.js';
+import { OBJECTS_DIR } from '../../src/link/entry-objects.js';
 import { readLinkState } from '../../src/link/link-state.js';
 import { RETAIN_REPLACED_MS, syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
 import { verifyLinks } from '../../src/link/link-verify.js';
+import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const digest = (bytes: Buffer | string) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -66,7 +67,7 @@ const skillMd = (name: string, extra = '') => `---\nname: ${name}\ndescription: 
 
 const made: string[] = [];
 afterEach(async () => {
-  for (const dir of made.splice(0)) await removeTree(dir);
+  for (const dir of made.splice(0)) await removeReadOnlyTree(dir);
 });
 
 async function setUp() {
