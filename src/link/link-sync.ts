@@ -11,6 +11,7 @@ import { constants } from 'node:fs';
 import { access, link, lstat, mkdir, readdir, readlink, realpath, rename, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
+import { mapLimited } from '../concurrency.js';
 import { escapeForLog } from '../format/escape.js';
 import type { Log } from '../log.js';
 import { mountOf } from '../fuse/mount-table.js';
@@ -204,7 +205,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   }
   // The versions the store lacks, several at once (their server round trips overlap); then each
   // entry placed, one rename or symlink each, in order.
-  const built = await inParallel(plans, BUILD_CONCURRENCY, (plan) => ensureObject(store, plan.spec, (file) => content.read(plan.approval, file)).catch((error: unknown) => errorMessage(error)));
+  const built = await mapLimited(plans, BUILD_CONCURRENCY, (plan) => ensureObject(store, plan.spec, (file) => content.read(plan.approval, file)).catch((error: unknown) => errorMessage(error)));
   let noexec: boolean | undefined;
   for (const [index, { approval, qualified, current, spec }] of plans.entries()) {
     const made = built[index] ?? (await linkEntry(store, root.root, spec, current));
@@ -279,20 +280,6 @@ async function linkEntry(store: string, dir: string, spec: EntrySpec, current: {
   } finally {
     await unlink(temp).catch(() => {});
   }
-}
-
-/** `job` over `items`, at most `limit` at once; the results in the items' order. */
-async function inParallel<T, R>(items: readonly T[], limit: number, job: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await job(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 /** Whether the store lies on a filesystem mounted noexec (where no granted script could run). */

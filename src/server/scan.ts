@@ -4,7 +4,7 @@ import type { Dirent } from 'node:fs';
 import { openWithinRoot } from './confined-open.js';
 import { closeFd, lstatBig, readdirEntries, realpathNative, statBig } from './fs-calls.js';
 import { join } from 'node:path';
-import { createLimiter } from './limit.js';
+import { createLimiter } from '../concurrency.js';
 import { isWithin, versionKey } from './safe-read.js';
 
 export interface ScannedFile {

@@ -8,7 +8,7 @@ import { sha256Digest } from '../format/digest.js';
 import { parseFrontmatter } from '../format/frontmatter.js';
 import { frontmatterLengthProblem, frontmatterStructureProblem } from '../format/skill-rules.js';
 import { checkConfinement } from './confined-open.js';
-import { createLimiter } from './limit.js';
+import { createLimiter } from '../concurrency.js';
 import { decodeText, mimeTypeForName } from './mime.js';
 import { readWithinRoot, versionKey } from './safe-read.js';
 import { scanDirectory, type ScanResult, type ScannedFile } from './scan.js';

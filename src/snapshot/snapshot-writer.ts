@@ -4,6 +4,7 @@
 // A skill any of whose files cannot be fetched and verified is left out whole. Knows the core's
 // interface and the mount's layout, nothing of MCP, catalogs or FUSE.
 import { IntegrityError, SkillsMountError } from '../errors.js';
+import { mapLimited } from '../concurrency.js';
 import type { FilesystemCore } from '../fs/filesystem-core.js';
 import { APPROVED_DIR } from '../fs/mount-layout.js';
 import { sha256Digest } from '../format/digest.js';
@@ -125,7 +126,7 @@ async function buildInto(build: SnapshotBuild, walk: WalkResult, published: Publ
   // its skill's SKILL.md verified, and that SKILL.md is then still in the content cache. In level
   // order 10,000 SKILL.md came first and most were evicted before their files: one more read each.
   const fetchOrder = [...walk.files].sort((a, b) => compare(a.path, b.path));
-  await forEachLimited(fetchOrder, options.concurrency ?? DEFAULT_CONCURRENCY, async (file) => {
+  await mapLimited(fetchOrder, options.concurrency ?? DEFAULT_CONCURRENCY, async (file) => {
     options.signal?.throwIfAborted();
     // From the published snapshot it counts as linked; from this run's earlier attempt, as fetched.
     for (const [source, kind] of [[previous, 'linked'], [earlier, 'fetched']] as const) {
@@ -355,25 +356,6 @@ function unchangedResult(id: string, manifest: SnapshotManifest, manifestDigest:
 function sameContent(a: SnapshotManifest, b: SnapshotManifest): boolean {
   const content = (m: SnapshotManifest) => JSON.stringify([m.view, m.includeDynamic, m.servers, m.omitted, m.directories, m.files.map((f) => [f.path, f.sizeBytes, f.sha256, f.verified])]);
   return content(a) === content(b);
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const item = items[next++]!;
-      try {
-        await work(item);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
-  const rejected = results.find((result) => result.status === 'rejected');
-  if (rejected) throw (rejected as PromiseRejectedResult).reason;
 }
 
 function compare(a: string, b: string): number {

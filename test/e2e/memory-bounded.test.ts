@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mapLimited } from '../../src/concurrency.js';
 import { sha256Hex } from '../support/digest.mjs';
 import { peakRssBytes } from '../support/fault-harness.js';
 import { run } from '../support/fuse-harness.js';
@@ -31,16 +32,6 @@ async function scratchDir(prefix: string): Promise<string> {
   // tmpfs keeps generation fast; fall back to /tmp where /dev/shm is missing.
   const base = await run('test', ['-d', SHM, '-a', '-w', SHM]).then((result) => (result.code === 0 ? SHM : '/tmp'));
   return makeTempDir(prefix, base);
-}
-
-/** Runs `jobs` with at most `limit` in flight. */
-async function inParallel<T>(items: readonly T[], limit: number, job: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await job(items[next++]!);
-    }),
-  );
 }
 
 describe('large files: memory stays within the cache cap plus overhead', () => {
@@ -77,7 +68,7 @@ describe('large files: memory stays within the cache cap plus overhead', () => {
   it(`${skills * filesPerSkill} files of 4 MiB and one of 15 MiB, 4 readers at a time, twice: every byte right, peak RSS < ${CACHE_MIB} MiB + ${FIXED_OVERHEAD_MIB} MiB`, async () => {
     const files = [...digests.keys()];
     for (let pass = 0; pass < 2; pass++) {
-      await inParallel(files, 4, async (relative) => {
+      await mapLimited(files, 4, async (relative) => {
         const result = await run('sha256sum', [path.join(mount.mountpoint, 'big', relative)], 60_000);
         expect(result.stderr).toBe('');
         expect(result.stdout.split(' ')[0]).toBe(digests.get(relative));
