@@ -74,6 +74,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   /** Why this server needs a person to sign in (a refresh that was refused), for the next NeedsLoginError. */
   private problem: string | undefined;
   private refreshing: Promise<StoredTokens | undefined> | undefined;
+  /** Between sending the person to the browser and storing the tokens (the callback leg needs the discovery it began with). */
+  private signInUnderWay = false;
   /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
   private readonly secrets = new Set<string>();
 
@@ -179,6 +181,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       ...(this.options.interactive ? { redirectUrl: this.options.interactive.redirectUrl } : {}),
     }));
     this.problem = undefined;
+    this.signInUnderWay = false;
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -193,6 +196,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     // auth() saves the verifier just before it would send a person to the browser.
     if (interactive === undefined) throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
     this.verifier = codeVerifier;
+    this.signInUnderWay = true;
     this.secrets.add(codeVerifier);
     const pending = { codeVerifier, state: this.expectedState, redirectUrl: interactive.redirectUrl, startedAtMs: this.now() };
     await this.change((entry) => ({ ...entry, pending }));
@@ -240,6 +244,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    // Signing in, each new sign-in finds the resource's authorization server afresh (it may have
+    // moved, SEP-2352); only the code's exchange uses the discovery its sign-in began with.
+    if (this.isInteractive && !this.signInUnderWay) return undefined;
     const stored = (await this.entry())?.discovery;
     if (stored !== undefined || this.settings.authServerMetadataUrl === undefined) return stored;
     // The configured metadata document stands in for discovery of the authorization server.

@@ -25,6 +25,7 @@ import { StoredOAuthProvider } from '../auth/stored-provider.js';
 import type { AuthEntry, TokenStore } from '../auth/token-store.js';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
+import { jsonRpcAnswerIn } from '../mcp/error-mapping.js';
 import type { HttpServerConfig, SseServerConfig } from '../mcp/server-config.js';
 import { loadMountConfig } from './config.js';
 
@@ -183,10 +184,12 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
           io.say(`${label}: open this address in a browser to sign in:\n  ${url.href}`);
           io.say(`then paste here the address the browser ends on (it starts with ${receiver.redirectUrl}):`);
           redirect = readPastedRedirect(io, receiver.redirectUrl, provider.expectedState);
+          redirect.catch(() => undefined); // awaited once the request fails; not unhandled meanwhile
           return;
         }
         // Listening before the browser starts: a fast browser must find someone waiting.
         redirect = receiver.wait(provider.expectedState ?? '', options.waitMs);
+        redirect.catch(() => undefined); // awaited once the request fails; not unhandled meanwhile
         const opened = await openInBrowser(url, io.env, (line) => io.say(`${label}: ${line}`));
         if (opened.kind === 'printed') io.say(`${label}: waiting for the sign-in (up to ${Math.round(options.waitMs / 1000)} s)`);
       },
@@ -202,7 +205,8 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
     await provider.forgetDiscovery();
     for (let signIns = 0; ; signIns++) {
       const transport = httpTransport(config, provider, authFetch);
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      // Negotiated as the mount does (2026-07-28 first, then the 2025 handshake).
+      const client = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: 'auto', probe: { timeoutMs: options.timeoutMs } } });
       try {
         await client.connect(transport, { timeout: options.timeoutMs });
         // What the mount asks first; any JSON-RPC answer (an error too) means the token was accepted.
@@ -310,7 +314,7 @@ function describeFailure(error: unknown): string {
 }
 
 function isJsonRpcAnswer(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ProtocolError';
+  return (error instanceof Error && error.name === 'ProtocolError') || jsonRpcAnswerIn(error) !== undefined;
 }
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;

@@ -36,12 +36,16 @@ try {
   await writeFile(browser, `#!/bin/sh\nexec "${process.execPath}" -e 'fetch(process.argv[1]).then((r) => r.text()).catch(() => {})' "$1"\n`);
   await chmod(browser, 0o700);
   const env = { ...process.env, XDG_CONFIG_HOME: home, XDG_CACHE_HOME: home, BROWSER: browser };
-  const login = await run([SKILLS_MOUNT, 'login', 'suite', '--config', config, '--wait', '15', '--timeout', '5'], env);
-  log(`login exited ${login.code}`);
-  if (login.code === 0) {
-    const snapshot = await run([SKILLS_MOUNT, 'snapshot', path.join(home, 'snapshot'), '--config', config, '--timeout', '5', '--no-disk-cache'], env);
-    log(`snapshot exited ${snapshot.code}`);
+  // As a person would: sign in, use the server; when the snapshot says the server needs a new
+  // sign-in (its authorization server changed), sign in again and use it again.
+  for (let round = 1; round <= 2; round++) {
+    const login = await run([SKILLS_MOUNT, 'login', 'suite', '--config', config, '--wait', '15', '--timeout', '5'], env);
+    log(`login exited ${login.code}`);
+    if (login.code !== 0) break;
     exitCode = 0;
+    const snapshot = await run([SKILLS_MOUNT, 'snapshot', path.join(home, `snapshot-${round}`), '--config', config, '--timeout', '5', '--no-disk-cache'], env);
+    log(`snapshot exited ${snapshot.code}`);
+    if (!/needs login/.test(snapshot.stderr)) break;
   }
 } catch (error) {
   log(String(error?.message ?? error));
@@ -76,7 +80,7 @@ function run(args, env) {
   return new Promise((resolve) => {
     execFile(process.execPath, args, { env, timeout: 40_000, maxBuffer: 16 << 20 }, (error, stdout, stderr) => {
       process.stderr.write(stderr);
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout });
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
 }
