@@ -11,13 +11,12 @@ import { discoveryFolderProblem } from '../cache/discovery-folders.js';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { APPROVED_DIR } from '../fs/mount-layout.js';
-import { SnapshotProgress } from '../snapshot/snapshot-progress.js';
 import { SnapshotStore, snapshotsDirOf } from '../snapshot/snapshot-store.js';
 import { watchSnapshots } from '../snapshot/snapshot-watch.js';
 import { writeSnapshot, type SnapshotResult } from '../snapshot/snapshot-writer.js';
 import type { SnapshotOptions } from './command-line.js';
 import { loadMountConfig } from './config.js';
-import { StartupProgress } from './progress.js';
+import { SnapshotProgress, StartupProgress } from './progress.js';
 import { startServerCore, type ServerCore } from './server-core.js';
 
 const MIB = 1024 * 1024;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/command-line.js';
 import { ConfigError } from '../../src/errors.js';
-import { SnapshotProgress } from '../../src/snapshot/snapshot-progress.js';
+import { SnapshotProgress } from '../../src/cli/progress.js';
 
 describe('skills-mount snapshot and verify on the command line', () => {
   it('snapshot takes the mount\'s server flags and its own', () => {
