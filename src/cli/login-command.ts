@@ -39,6 +39,8 @@ export interface LoginOptions {
   waitMs: number;
   /** Deadline for each MCP request of the check that the sign-in works. */
   timeoutMs: number;
+  /** Deadline for each request to the authorization server (default AUTH_REQUEST_TIMEOUT_MS). */
+  authTimeoutMs?: number | undefined;
 }
 
 export interface LogoutOptions {
@@ -168,7 +170,7 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
   const store = io.store ?? defaultTokenStore(io.env);
   const settings = config.oauth;
   const interactive = (settings?.grantType ?? 'authorization_code') === 'authorization_code';
-  const authFetch = limitedFetch();
+  const authFetch = limitedFetch({ timeoutMs: options.authTimeoutMs });
   const receiver = interactive ? await LoopbackReceiver.start({ port: settings?.callbackPort, label }) : undefined;
   let redirect: Promise<URLSearchParams> | undefined;
   const provider = new StoredOAuthProvider({

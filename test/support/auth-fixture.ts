@@ -1,0 +1,211 @@
+// A small authorization server and a protected MCP skills server in this process, for the
+// client's sign-in tests: RFC 9728 metadata, RFC 8414 metadata, dynamic registration, an
+// authorization endpoint that approves at once (a 302 to the redirect URI with code, state and
+// iss), PKCE-checked code exchange, rotating refresh tokens, revocation. Every token it issues
+// is recorded, so a test can grep logs for them. Hostile variants are switches.
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSkillsHttpHandler, SkillsService, SkillTree, sendWebResponse, toWebRequest, type SkillsHttpHandler } from '../../src/server/index.js';
+import { EXAMPLES } from './server-harness.js';
+
+export interface AuthFixtureOptions {
+  /** The issuer the metadata claims (default: the server's own URL). */
+  claimedIssuer?: string;
+  /** Replaces the metadata document with this body (huge, not JSON, ...). */
+  metadataBody?: string;
+  /** The token endpoint never answers. */
+  tokenHangs?: boolean;
+  /** Access token lifetime (default 3600 s). */
+  accessTokenTtlS?: number;
+}
+
+export interface AuthFixture {
+  /** The protected MCP endpoint. */
+  mcpUrl: string;
+  issuer: string;
+  /** Every access and refresh token issued so far. */
+  issued: string[];
+  /** Requests to /mcp answered 401. */
+  unauthorizedCount(): number;
+  tokenRequests(): number;
+  /** Revokes every refresh token issued so far (the person signed out elsewhere). */
+  revokeRefreshTokens(): void;
+  /** Expires every access token now. */
+  expireAccessTokens(): void;
+  close(): Promise<void>;
+}
+
+interface Code {
+  clientId: string;
+  challenge: string;
+  redirectUri: string;
+  resource: string | null;
+}
+
+export async function startAuthFixture(options: AuthFixtureOptions = {}): Promise<AuthFixture> {
+  const issued: string[] = [];
+  const codes = new Map<string, Code>();
+  const access = new Map<string, number>(); // token -> expiry ms
+  const refresh = new Set<string>();
+  const clients = new Set<string>();
+  let unauthorized = 0;
+  let tokenRequests = 0;
+  const ttlS = options.accessTokenTtlS ?? 3600;
+  const hanging: ServerResponse[] = [];
+
+  const as = await listen(async (req, res, base) => {
+    const url = new URL(req.url ?? '/', base);
+    if (url.pathname === '/.well-known/oauth-authorization-server') {
+      if (options.metadataBody !== undefined) return send(res, 200, options.metadataBody, 'application/json');
+      return json(res, 200, {
+        issuer: options.claimedIssuer ?? base,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/token`,
+        registration_endpoint: `${base}/register`,
+        revocation_endpoint: `${base}/revoke`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+        scopes_supported: ['skills:read', 'offline_access'],
+        authorization_response_iss_parameter_supported: true,
+      });
+    }
+    if (url.pathname === '/register' && req.method === 'POST') {
+      const body = JSON.parse(await read(req)) as Record<string, unknown>;
+      const clientId = `client-${randomBytes(6).toString('hex')}`;
+      clients.add(clientId);
+      return json(res, 201, { ...body, client_id: clientId, token_endpoint_auth_method: 'none' });
+    }
+    if (url.pathname === '/authorize') {
+      const q = url.searchParams;
+      const clientId = q.get('client_id') ?? '';
+      if (!clients.has(clientId) || q.get('code_challenge_method') !== 'S256') return send(res, 400, 'bad request', 'text/plain');
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, { clientId, challenge: q.get('code_challenge') ?? '', redirectUri: q.get('redirect_uri') ?? '', resource: q.get('resource') });
+      const target = new URL(q.get('redirect_uri') ?? '');
+      target.searchParams.set('code', code);
+      if (q.get('state') !== null) target.searchParams.set('state', q.get('state')!);
+      target.searchParams.set('iss', options.claimedIssuer ?? base);
+      res.writeHead(302, { Location: target.href }).end();
+      return;
+    }
+    if (url.pathname === '/token' && req.method === 'POST') {
+      tokenRequests += 1;
+      if (options.tokenHangs) {
+        hanging.push(res);
+        return;
+      }
+      const params = new URLSearchParams(await read(req));
+      if (params.get('grant_type') === 'authorization_code') {
+        const code = codes.get(params.get('code') ?? '');
+        codes.delete(params.get('code') ?? '');
+        const verifier = params.get('code_verifier') ?? '';
+        if (!code || createHash('sha256').update(verifier).digest('base64url') !== code.challenge || params.get('redirect_uri') !== code.redirectUri) {
+          return json(res, 400, { error: 'invalid_grant' });
+        }
+        return json(res, 200, issue());
+      }
+      if (params.get('grant_type') === 'refresh_token') {
+        const token = params.get('refresh_token') ?? '';
+        if (!refresh.delete(token)) return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
+        return json(res, 200, issue());
+      }
+      return json(res, 400, { error: 'unsupported_grant_type' });
+    }
+    if (url.pathname === '/revoke' && req.method === 'POST') {
+      const params = new URLSearchParams(await read(req));
+      refresh.delete(params.get('token') ?? '');
+      access.delete(params.get('token') ?? '');
+      return send(res, 200, '', 'text/plain');
+    }
+    send(res, 404, 'not found', 'text/plain');
+  });
+
+  function issue(): Record<string, unknown> {
+    const accessToken = `at-${randomBytes(18).toString('base64url')}`;
+    const refreshToken = `rt-${randomBytes(18).toString('base64url')}`;
+    issued.push(accessToken, refreshToken);
+    access.set(accessToken, Date.now() + ttlS * 1000);
+    refresh.add(refreshToken);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: ttlS, refresh_token: refreshToken, scope: 'skills:read offline_access' };
+  }
+
+  const tree = await SkillTree.open({ root: EXAMPLES, watch: false });
+  const service = new SkillsService(tree);
+  let handler: SkillsHttpHandler | undefined;
+  const mcp = await listen(async (req, res, base) => {
+    const url = new URL(req.url ?? '/', base);
+    const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`;
+    if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
+      return json(res, 200, { resource: `${base}/mcp`, authorization_servers: [as.url], scopes_supported: ['skills:read'] });
+    }
+    if (url.pathname !== '/mcp') return send(res, 404, 'not found', 'text/plain');
+    const header = req.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice(7) : '';
+    const expiry = access.get(token);
+    if (expiry === undefined || expiry <= Date.now()) {
+      unauthorized += 1;
+      res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", scope="skills:read"`, 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: 'invalid_token' }));
+      return;
+    }
+    handler ??= createSkillsHttpHandler(service, { loopbackOnly: true });
+    const { request, body } = await toWebRequest(req, res, 4 * 1024 * 1024);
+    await sendWebResponse(res, await handler.handle(request, body));
+  });
+
+  return {
+    mcpUrl: `${mcp.url}/mcp`,
+    issuer: as.url,
+    issued,
+    unauthorizedCount: () => unauthorized,
+    tokenRequests: () => tokenRequests,
+    revokeRefreshTokens: () => refresh.clear(),
+    expireAccessTokens: () => {
+      for (const token of access.keys()) access.set(token, 0);
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      await handler?.close();
+      service.close();
+      tree.close();
+      await Promise.all([as.close(), mcp.close()]);
+    },
+  };
+}
+
+async function listen(handle: (req: IncomingMessage, res: ServerResponse, base: string) => Promise<void> | void): Promise<{ url: string; close(): Promise<void> }> {
+  let base = '';
+  const server: Server = createServer((req, res) => {
+    void Promise.resolve(handle(req, res, base)).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, String(error), 'text/plain');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: base,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function read(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => resolve(body)).on('error', reject);
+  });
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, JSON.stringify(body), 'application/json');
+}
+
+function send(res: ServerResponse, status: number, body: string, type: string): void {
+  res.writeHead(status, { 'Content-Type': type }).end(body);
+}
