@@ -6,7 +6,7 @@ import { SdkError, ProtocolError as SdkProtocolError } from '@modelcontextprotoc
 import { describe, expect, it } from 'vitest';
 import { LimitExceededError, NotFoundError, NotSupportedError, ProtocolError, UnavailableError } from '../../src/errors.js';
 import { requestOutcome } from '../../src/mcp/request-observer.js';
-import { errnoName } from '../../src/metrics/metric-labels.js';
+import { errnoName, SERVER_STATES } from '../../src/metrics/metric-labels.js';
 import { MountMetrics, type WatchedCatalog } from '../../src/metrics/index.js';
 import type { ConnectionStatus } from '../../src/mcp/skill-source.js';
 import type { VerificationFailureReason } from '../../src/catalog/server-catalog.js';
@@ -170,7 +170,7 @@ describe('the metrics registry', () => {
     expect(values.get('skills_mount_server_state{server="gone",state="incompatible"}')).toBe(1);
     expect(values.get('skills_mount_server_state{server="gone",state="connected"}')).toBe(0);
     // One series per state and server, exactly one of them 1.
-    expect(seriesOf(await metrics.text(), 'skills_mount_server_state')).toHaveLength(3 * 6);
+    expect(seriesOf(await metrics.text(), 'skills_mount_server_state')).toHaveLength(3 * SERVER_STATES.length);
     expect(values.get('skills_mount_cache_bytes{cache="memory"}')).toBe(1_000);
     expect(values.get('skills_mount_cache_limit_bytes{cache="disk"}')).toBe(2 ** 30);
 
