@@ -14,8 +14,8 @@ const SPINNER = ['|', '/', '-', '\\'];
 const TICK_MS = 250;
 const MIB = 1024 * 1024;
 
-/** The line itself: a spinner, the seconds since start() and `body()`, redrawn every TICK_MS and on draw(). */
-export class ProgressLine {
+/** The line: a spinner, the seconds since start() and what body() says, redrawn every TICK_MS and on draw(). */
+export abstract class ProgressLine {
   private frame = 0;
   private drawn = false;
   private timer: NodeJS.Timeout | undefined;
@@ -23,7 +23,6 @@ export class ProgressLine {
 
   constructor(
     private readonly stream: ProgressStream,
-    private readonly body: () => string,
     readonly enabled = stream.isTTY === true,
   ) {}
 
@@ -40,19 +39,9 @@ export class ProgressLine {
     return (Date.now() - this.startedAtMs) / 1000;
   }
 
-  /** The line's text (without terminal control codes). */
-  text(): string {
+  /** The progress line's text (without terminal control codes). */
+  line(): string {
     return `${SPINNER[this.frame % SPINNER.length]} ${this.elapsedSeconds().toFixed(1)}s  ${this.body()}`;
-  }
-
-  /** Redraws the line now (a count changed); nothing while it is stopped. */
-  draw(): void {
-    if (!this.timer) return;
-    this.frame += 1;
-    const width = Math.max(20, (this.stream.columns ?? 80) - 1);
-    // \r and erase-line: redraw in place; never wider than the terminal, or it would wrap.
-    this.stream.write(`\r\x1b[2K${this.text().slice(0, width)}`);
-    this.drawn = true;
   }
 
   /** Writes one log line, keeping the progress line below it. */
@@ -69,6 +58,19 @@ export class ProgressLine {
     this.clear();
   }
 
+  /** What the line says after the spinner and the seconds. */
+  protected abstract body(): string;
+
+  /** Redraws the line now (a count changed); nothing while it is stopped. */
+  protected draw(): void {
+    if (!this.timer) return;
+    this.frame += 1;
+    const width = Math.max(20, (this.stream.columns ?? 80) - 1);
+    // \r and erase-line: redraw in place; never wider than the terminal, or it would wrap.
+    this.stream.write(`\r\x1b[2K${this.line().slice(0, width)}`);
+    this.drawn = true;
+  }
+
   private clear(): void {
     if (!this.drawn) return;
     this.stream.write('\r\x1b[2K');
@@ -76,51 +78,36 @@ export class ProgressLine {
   }
 }
 
-/** Counts servers and skills during startup and draws them on a TTY. */
-export class StartupProgress {
+/** Counts servers and skills during startup and draws them on a TTY from construction to finish(). */
+export class StartupProgress extends ProgressLine {
   private connected = 0;
   private failed = 0;
   private listed = 0;
   private skills = 0;
-  private readonly progress: ProgressLine;
 
   constructor(
     stream: ProgressStream,
     private readonly totalServers: number,
     enabled = stream.isTTY === true,
   ) {
-    this.progress = new ProgressLine(stream, () => this.body(), enabled);
-    this.progress.start();
-  }
-
-  get enabled(): boolean {
-    return this.progress.enabled;
-  }
-
-  /** Writes one log line, keeping the progress line below it. */
-  log(line: string): void {
-    this.progress.log(line);
+    super(stream, enabled);
+    this.start();
   }
 
   serverConnected(): void {
     this.connected += 1;
-    this.progress.draw();
+    this.draw();
   }
 
   serverFailed(): void {
     this.failed += 1;
-    this.progress.draw();
+    this.draw();
   }
 
   serverListed(skillCount: number): void {
     this.listed += 1;
     this.skills += skillCount;
-    this.progress.draw();
-  }
-
-  /** Seconds since startup, for the summary line. */
-  elapsedSeconds(): number {
-    return this.progress.elapsedSeconds();
+    this.draw();
   }
 
   get skillCount(): number {
@@ -129,15 +116,10 @@ export class StartupProgress {
 
   /** Removes the progress line for good; later logs go straight through. */
   finish(): void {
-    this.progress.stop();
+    this.stop();
   }
 
-  /** The progress line's text (without terminal control codes). */
-  line(): string {
-    return this.progress.text();
-  }
-
-  private body(): string {
+  protected body(): string {
     const pending = this.totalServers - this.connected - this.failed;
     const servers = `${this.connected}/${this.totalServers} servers connected${this.failed ? `, ${this.failed} failed` : ''}${pending ? `, ${pending} starting` : ''}`;
     return `${servers}; ${this.skills.toLocaleString('en-US')} skills listed from ${this.listed} server${this.listed === 1 ? '' : 's'}`;
@@ -145,37 +127,32 @@ export class StartupProgress {
 }
 
 /** A snapshot's progress: files and bytes written, linked and fetched, drawn on a TTY from start() to stop(). */
-export class SnapshotProgress implements SnapshotProgressSink {
+export class SnapshotProgress extends ProgressLine implements SnapshotProgressSink {
   private total = 0;
   private skills = 0;
   private done = 0;
   private bytes = 0;
   private linked = 0;
   private fetched = 0;
-  private readonly progress: ProgressLine;
 
   constructor(
     stream: ProgressStream,
     private readonly servers: number,
     enabled = stream.isTTY === true,
   ) {
-    this.progress = new ProgressLine(stream, () => this.body(), enabled);
-  }
-
-  get enabled(): boolean {
-    return this.progress.enabled;
+    super(stream, enabled);
   }
 
   /** A new snapshot run: counts start again, the line is drawn while it runs. */
-  start(): void {
+  override start(): void {
     this.total = this.skills = this.done = this.bytes = this.linked = this.fetched = 0;
-    this.progress.start();
+    super.start();
   }
 
   walked(files: number, skills: number): void {
     this.total = files;
     this.skills = skills;
-    this.progress.draw();
+    this.draw();
   }
 
   fileDone(bytes: number, how: 'linked' | 'fetched'): void {
@@ -185,22 +162,7 @@ export class SnapshotProgress implements SnapshotProgressSink {
     else this.fetched += 1;
   }
 
-  /** Writes one log line, keeping the progress line below it. */
-  log(line: string): void {
-    this.progress.log(line);
-  }
-
-  /** Removes the line until the next start(). */
-  stop(): void {
-    this.progress.stop();
-  }
-
-  /** The progress line's text (without terminal control codes). */
-  line(): string {
-    return this.progress.text();
-  }
-
-  private body(): string {
+  protected body(): string {
     const count = (n: number) => n.toLocaleString('en-US');
     const files = this.total === 0 ? 'listing files' : `${count(this.skills)} skills, ${count(this.done)}/${count(this.total)} files`;
     return `${this.servers} server${this.servers === 1 ? '' : 's'}; ${files}, ${(this.bytes / MIB).toFixed(1)} MiB (${count(this.linked)} linked, ${count(this.fetched)} fetched)`;
