@@ -12,6 +12,7 @@ import { access, link, lstat, mkdir, readdir, readlink, realpath, rename, rmdir,
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { mapLimited } from '../concurrency.js';
+import { PRIVATE_DIRECTORY_MODE } from '../file-modes.js';
 import { escapeForLog } from '../format/escape.js';
 import type { Log } from '../log.js';
 import { mountOf } from '../fuse/mount-table.js';
@@ -292,7 +293,7 @@ async function storeIsNoexec(store: string): Promise<boolean> {
 async function temporaryLink(store: string, dir: string, name: string, target: string): Promise<string> {
   const random = randomBytes(6).toString('hex');
   const inStore = path.join(store, TEMP_LINKS_DIR, `${name}-${random}`);
-  await mkdir(path.dirname(inStore), { recursive: true, mode: 0o700 });
+  await mkdir(path.dirname(inStore), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   await symlink(target, inStore);
   const [storeDevice, rootDevice] = await Promise.all([stat(path.dirname(inStore)), stat(dir)]);
   if (storeDevice.dev === rootDevice.dev) return inStore;
@@ -381,12 +382,12 @@ async function putBack(aside: string, at: string): Promise<void> {
 /** A folder of ours on the root's filesystem: the store's tmp when it is on it, else a fresh dot folder in the root, removed by done(). */
 async function privateSpot(store: string, dir: string): Promise<{ dir: string; done: () => Promise<void> }> {
   const inStore = path.join(store, TEMP_LINKS_DIR);
-  await mkdir(inStore, { recursive: true, mode: 0o700 });
+  await mkdir(inStore, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   const [storeDevice, rootDevice] = await Promise.all([stat(inStore), stat(dir)]);
   if (storeDevice.dev === rootDevice.dev) return { dir: inStore, done: async () => undefined };
   // mkdir(2) makes it or fails: a folder of that name cannot be anyone else's.
   const beside = path.join(dir, `${ASIDE_PREFIX}${randomBytes(6).toString('hex')}`);
-  await mkdir(beside, { mode: 0o700 });
+  await mkdir(beside, { mode: PRIVATE_DIRECTORY_MODE });
   return { dir: beside, done: () => rmdir(beside).catch(() => {}) };
 }
 
@@ -402,7 +403,7 @@ async function rootRefusal(dir: string): Promise<string | undefined> {
   if (before.length > 0) return refuse(before);
   let resolved: string;
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
     resolved = await realpath(dir);
     if (!(await stat(resolved)).isDirectory()) return `${dir} is not a folder; nothing linked there`;
   } catch (error) {

@@ -210,7 +210,7 @@ describe('approve reads the SKILL.md as every harness YAML reader would', () => 
     expect(await stored(at)).toEqual([expect.objectContaining({ name: 'tricky', allowedTools: null, allowedToolsApproved: false })]);
     const linked = await cli(at, 'link', 'claude-code', '--config', at.config);
     expect(linked.code, linked.stdout + linked.stderr).toBe(0);
-    const entry = await readFile(path.join(at.env.HOME, '.claude', 'skills', 'tricky', 'SKILL.md'), 'utf8');
+    const entry = await readFile(path.join(at.env.HOME!, '.claude', 'skills', 'tricky', 'SKILL.md'), 'utf8');
     expect(entry).not.toMatch(/\u0085/);
     for (const reading of frontmatterReadings(frontmatterBlock(entry))) {
       expect(Object.keys(reading.data ?? {}).filter((key) => /allowed|hooks/i.test(key)), reading.reader).toEqual([]);
