@@ -178,6 +178,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       ...entry,
       tokens: stored,
       pending: undefined,
+      wantedScope: undefined,
       ...(this.options.interactive ? { redirectUrl: this.options.interactive.redirectUrl } : {}),
     }));
     this.problem = undefined;
@@ -186,15 +187,28 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   async redirectToAuthorization(url: URL): Promise<void> {
     const interactive = this.options.interactive;
-    if (interactive === undefined) throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
+    if (interactive === undefined) {
+      // A step-up (or a sign-in) only a person can complete: say which scope, and keep it for the next login.
+      const asked = url.searchParams.get('scope') ?? undefined;
+      const granted = (await this.entry())?.tokens?.scope;
+      const beyond = asked?.split(' ').filter((scope) => scope !== '' && !(granted ?? '').split(' ').includes(scope)) ?? [];
+      if (granted !== undefined && beyond.length > 0) {
+        await this.change((entry) => ({ ...entry, wantedScope: unionScopes(entry.wantedScope, asked) }));
+        this.problem = `the server asks for scope ${beyond.join(' ')}, beyond the sign-in's`;
+      }
+      throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
+    }
+    // A scope a mount was asked for since the last sign-in is asked for now too.
+    const wanted = (await this.entry())?.wantedScope;
+    if (wanted !== undefined) url.searchParams.set('scope', unionScopes(url.searchParams.get('scope') ?? undefined, wanted)!);
     this.authorizationUrl = url;
     await interactive.open(url);
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
     const interactive = this.options.interactive;
-    // auth() saves the verifier just before it would send a person to the browser.
-    if (interactive === undefined) throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
+    // Unattended, auth() goes on to redirectToAuthorization, which says why a person is needed.
+    if (interactive === undefined) return;
     this.verifier = codeVerifier;
     this.signInUnderWay = true;
     this.secrets.add(codeVerifier);
@@ -371,6 +385,11 @@ function clientFor(entry: AuthEntry | undefined, issuer: string): StoredOAuthCli
   if (entry === undefined) return undefined;
   for (const [key, info] of Object.entries(entry.clients)) if (issuersMatch(key, issuer)) return { ...info, issuer: key };
   return undefined;
+}
+
+function unionScopes(...scopes: Array<string | undefined>): string | undefined {
+  const all = new Set(scopes.flatMap((scope) => (scope ?? '').split(' ')).filter((scope) => scope !== ''));
+  return all.size === 0 ? undefined : [...all].join(' ');
 }
 
 function issuersMatch(a: string, b: string): boolean {

@@ -45,6 +45,8 @@ export interface AuthEntry {
   tokens?: StoredTokens | undefined;
   discovery?: OAuthDiscoveryState | undefined;
   pending?: PendingSignIn | undefined;
+  /** Scopes a server asked for beyond the sign-in's (a step-up a mount could not complete); the next login asks for them. */
+  wantedScope?: string | undefined;
   /** The redirect URL of the last interactive sign-in (what the registered client knows). */
   redirectUrl?: string | undefined;
   updatedAtMs: number;

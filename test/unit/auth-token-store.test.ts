@@ -91,8 +91,19 @@ describe('stored provider: a token goes only where it was issued for', () => {
     const store = await storeWith(undefined);
     const provider = new StoredOAuthProvider({ label: 'team', serverUrl: SERVER, store });
     await expect(provider.clientInformation({ issuer: 'https://new-id.example.com' })).rejects.toBeInstanceOf(NeedsLoginError);
-    await expect(provider.saveCodeVerifier('verifier-value')).rejects.toThrow(/needs login: .*run: skills-mount login team/);
-    await expect(provider.redirectToAuthorization(new URL('https://id.example.com/authorize'))).rejects.toBeInstanceOf(NeedsLoginError);
+    await provider.saveCodeVerifier('verifier-value');
+    expect((await store.get('team', SERVER))?.pending).toBeUndefined();
+    await expect(provider.redirectToAuthorization(new URL('https://id.example.com/authorize'))).rejects.toThrow(/needs login: .*run: skills-mount login team/);
+  });
+
+  it('unattended, a step-up it cannot complete names the scope, and the next login asks for it', async () => {
+    const store = await storeWith(tokens({ scope: 'skills:read' }));
+    const mount = new StoredOAuthProvider({ label: 'team', serverUrl: SERVER, store });
+    await expect(mount.redirectToAuthorization(new URL('https://id.example.com/authorize?scope=skills:read%20skills:admin'))).rejects.toThrow(/asks for scope skills:admin, beyond the sign-in's/);
+    let opened: URL | undefined;
+    const login = new StoredOAuthProvider({ label: 'team', serverUrl: SERVER, store, interactive: { redirectUrl: 'http://127.0.0.1:1/callback', open: async (url) => void (opened = url) } });
+    await login.redirectToAuthorization(new URL('https://id.example.com/authorize?scope=skills:read'));
+    expect(opened?.searchParams.get('scope')).toBe('skills:read skills:admin');
   });
 });
 
