@@ -45,8 +45,23 @@ export function splitFetch(serverUrl: string, mcp: FetchLike, auth: FetchLike): 
   return (input, init) => {
     const url = new URL(String(input));
     const isAuth = url.origin !== server.origin || url.pathname.startsWith('/.well-known/') || init?.body instanceof URLSearchParams;
-    return isAuth ? auth(input, init) : mcp(input, init);
+    return isAuth ? auth(input, withoutAccessToken(init)) : mcp(input, init);
   };
+}
+
+/**
+ * The access token is for the MCP server alone: a wrapper that adds it to every request of a
+ * transport (the SDK's DPoP wrapper does) must not carry it to the authorization server. Client
+ * authentication (Basic) passes.
+ */
+function withoutAccessToken(init: RequestInit | undefined): RequestInit | undefined {
+  if (init?.headers === undefined) return init;
+  const headers = new Headers(init.headers);
+  const authorization = headers.get('authorization') ?? '';
+  if (!/^(bearer|dpop)\s/i.test(authorization)) return init;
+  headers.delete('authorization');
+  headers.delete('dpop');
+  return { ...init, headers };
 }
 
 async function readBounded(response: Response, maxBytes: number, where: string): Promise<Uint8Array> {

@@ -15,6 +15,7 @@ import {
   resourceUrlFromServerUrl,
   type AddClientAuthentication,
   type AuthorizationServerMetadata,
+  type DpopSession,
   type FetchLike,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
@@ -27,6 +28,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { GrantType, OAuthSettings } from '../mcp/server-config.js';
 import { NeedsLoginError, SignInError } from './auth-errors.js';
+import { dpopAlgorithmFor, dpopSessionFor, newDpopKey } from './dpop-key.js';
 import { fetchAuthServerMetadata } from './metadata-url.js';
 import type { AuthEntry, StoredTokens, TokenStore } from './token-store.js';
 
@@ -76,6 +78,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private refreshing: Promise<StoredTokens | undefined> | undefined;
   /** Between sending the person to the browser and storing the tokens (the callback leg needs the discovery it began with). */
   private signInUnderWay = false;
+  private dpopSession: Promise<DpopSession | undefined> | undefined;
   /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
   private readonly secrets = new Set<string>();
 
@@ -266,6 +269,35 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     // The configured metadata document stands in for discovery of the authorization server.
     const metadata = await fetchAuthServerMetadata(this.settings.authServerMetadataUrl, this.options.fetch);
     return { authorizationServerUrl: metadata.issuer, authorizationServerMetadata: metadata };
+  }
+
+  /**
+   * The DPoP session (RFC 9449) where the authorization server advertises DPoP: one key per
+   * sign-in, kept in the store so every process proves possession with the same key.
+   */
+  dpop(): Promise<DpopSession | undefined> {
+    this.dpopSession ??= this.loadDpop().then((session) => {
+      if (session === undefined) this.dpopSession = undefined; // not advertised (yet): ask again after discovery
+      return session;
+    });
+    return this.dpopSession;
+  }
+
+  private async loadDpop(): Promise<DpopSession | undefined> {
+    const entry = await this.entry();
+    const alg = dpopAlgorithmFor((entry?.discovery?.authorizationServerMetadata as Record<string, unknown> | undefined)?.dpop_signing_alg_values_supported);
+    if (alg === undefined) return undefined;
+    let key = entry?.dpopKey;
+    if (key === undefined || key.alg !== alg) {
+      const fresh = await newDpopKey(alg);
+      // Another process may have made one meanwhile: the first stored wins, so all sign with it.
+      const stored = await this.options.store.update(this.options.label, this.options.serverUrl, (current) => {
+        const base = current ?? { label: this.options.label, serverUrl: this.options.serverUrl, clients: {}, updatedAtMs: this.now() };
+        return base.dpopKey?.alg === alg ? undefined : { ...base, dpopKey: fresh };
+      });
+      key = stored?.dpopKey ?? fresh;
+    }
+    return dpopSessionFor(key);
   }
 
   saveResourceUrl(resourceUrl: string): void {

@@ -11,6 +11,7 @@ import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
+import type { StoredDpopKey } from './dpop-key.js';
 import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
 import { TokenStoreError, TokenStoreLockedError } from './auth-errors.js';
 
@@ -45,6 +46,8 @@ export interface AuthEntry {
   tokens?: StoredTokens | undefined;
   discovery?: OAuthDiscoveryState | undefined;
   pending?: PendingSignIn | undefined;
+  /** The DPoP key the tokens are bound to, where the authorization server binds them (a secret like the tokens). */
+  dpopKey?: StoredDpopKey | undefined;
   /** Scopes a server asked for beyond the sign-in's (a step-up a mount could not complete); the next login asks for them. */
   wantedScope?: string | undefined;
   /** The redirect URL of the last interactive sign-in (what the registered client knows). */

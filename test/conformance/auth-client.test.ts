@@ -2,8 +2,8 @@
 // client: auth-adapter.mjs signs in with `skills-mount login` (a $BROWSER script follows the
 // authorization server's redirect) and lists the server with `skills-mount snapshot`; the suite
 // judges from the requests it saw. Every scenario the suite lists for 2025-11-25 and
-// 2026-07-28 (and the 2025-03-26 fallbacks), plus the client-credentials and workload-identity
-// extensions, must pass whole. Runs three scenarios at a time under the pinned Node 24.
+// 2026-07-28 (and the 2025-03-26 fallbacks), plus the client-credentials, workload-identity and
+// DPoP extensions, must pass whole. Runs three scenarios at a time under the pinned Node 24.
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -53,6 +53,8 @@ const SCENARIOS: Array<[scenario: string, revisions: string[]]> = [
     'client-credentials-basic',
     'client-credentials-jwt',
     'wif-jwt-bearer',
+    'dpop',
+    'dpop-nonce',
   ].map((name): [string, string[]] => [name, ['2026-07-28']]),
 ];
 
@@ -65,8 +67,8 @@ const NOT_APPLICABLE: Record<string, string[]> = {
   'scope-step-up': ['scope-step-up-escalation', 'sep-2350-scope-union-on-reauth'],
 };
 
-/** Reported, not required: extensions skills-mount does not implement (yet). */
-const REPORTED = ['enterprise-managed-authorization', 'dpop', 'dpop-nonce'];
+/** Reported, not required: an extension skills-mount does not implement (yet). */
+const REPORTED = ['enterprise-managed-authorization'];
 
 interface Outcome {
   checks: Check[];
@@ -120,7 +122,7 @@ describe('conformance: client authorization scenarios with skills-mount as the c
     }
   }
 
-  it('reports enterprise-managed authorization and DPoP (not required)', async () => {
+  it('reports enterprise-managed authorization (not required)', async () => {
     for (const scenario of REPORTED) {
       const { checks } = await outcomes.get(`${scenario}@2026-07-28`)!;
       expect(checks.length).toBeGreaterThan(0);
