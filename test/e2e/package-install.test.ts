@@ -151,6 +151,8 @@ describe('the packed package', () => {
       expect(result.code, `${args[0]}: ${result.stderr}`).toBe(0);
     }
     expect(await readdir(path.join(env['HOME']!, '.claude', 'skills'))).toContain('hello-mount');
+    const { version } = JSON.parse(await readFile(path.join(REPO, 'package.json'), 'utf8')) as { version: string };
+    expect((await run(cli, ['--version'], { env: noFuse })).stdout).toBe(`skills-mount ${version}\n`);
     const mount = await run(cli, [path.join(dir, 'mnt-nofuse')], { env: noFuse });
     expect(mount.code).toBe(2);
     expect(await readdir(marks)).toEqual([]);
