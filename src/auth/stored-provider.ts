@@ -12,6 +12,7 @@ import {
   createPrivateKeyJwtAuth,
   OAuthError,
   refreshAuthorization,
+  requestJwtAuthorizationGrant,
   resourceUrlFromServerUrl,
   type AddClientAuthentication,
   type AuthorizationServerMetadata,
@@ -79,6 +80,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   /** Between sending the person to the browser and storing the tokens (the callback leg needs the discovery it began with). */
   private signInUnderWay = false;
   private dpopSession: Promise<DpopSession | undefined> | undefined;
+  private authorizationServer: string | undefined;
   /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
   private readonly secrets = new Set<string>();
 
@@ -88,6 +90,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     this.clientMetadataUrl = this.settings.clientMetadataUrl;
     this.now = options.now ?? Date.now;
     if (this.settings.clientSecret !== undefined) this.secrets.add(this.settings.clientSecret);
+    if (this.settings.idpClientSecret !== undefined) this.secrets.add(this.settings.idpClientSecret);
     const keyFile = this.settings.privateKeyFile;
     const clientId = this.settings.clientId;
     if (keyFile !== undefined && clientId !== undefined) {
@@ -232,14 +235,42 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       return params;
     }
     if (this.grant === JWT_BEARER_GRANT) {
-      const file = this.settings.assertionFile!;
-      return readSecretFile(file, 'oauth.assertionFile').then((assertion) => {
-        const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion: assertion.trim() });
+      return this.assertion(scope).then((assertion) => {
+        const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion });
         if (scope) params.set('scope', scope);
         return params;
       });
     }
     return undefined;
+  }
+
+  /** The jwt-bearer grant's JWT: the assertion file's, or an ID-JAG the identity provider exchanges the ID token for. */
+  private async assertion(scope: string | undefined): Promise<string> {
+    const { idTokenFile, idpTokenEndpoint, idpClientId, idpClientSecret } = this.settings;
+    if (idTokenFile === undefined || idpTokenEndpoint === undefined || idpClientId === undefined) {
+      return (await readSecretFile(this.settings.assertionFile!, 'oauth.assertionFile')).trim();
+    }
+    const idToken = (await readSecretFile(idTokenFile, 'oauth.idTokenFile')).trim();
+    this.secrets.add(idToken);
+    const audience = this.authorizationServer;
+    if (audience === undefined) throw new SignInError(`${this.options.label}: the authorization server is not known yet; cannot ask the identity provider for a grant`);
+    const grant = await requestJwtAuthorizationGrant({
+      tokenEndpoint: idpTokenEndpoint,
+      audience,
+      resource: this.resource ?? resourceUrlFromServerUrl(this.options.serverUrl).href,
+      idToken,
+      clientId: idpClientId,
+      ...(idpClientSecret !== undefined ? { clientSecret: idpClientSecret } : {}),
+      ...(scope ? { scope } : {}),
+      ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}),
+    });
+    this.secrets.add(grant.jwtAuthGrant);
+    return grant.jwtAuthGrant;
+  }
+
+  /** Told by auth() which authorization server it resolved (the audience of an ID-JAG). */
+  saveAuthorizationServerUrl(issuer: string): void {
+    this.authorizationServer = issuer;
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {

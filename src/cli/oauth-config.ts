@@ -16,9 +16,26 @@ export interface RawOAuth {
   privateKeyFile?: string;
   privateKeyAlgorithm?: string;
   assertionFile?: string;
+  idpTokenEndpoint?: string;
+  idpClientId?: string;
+  idpClientSecret?: string;
+  idTokenFile?: string;
 }
 
-const STRING_FIELDS = ['clientId', 'clientSecret', 'clientMetadataUrl', 'authServerMetadataUrl', 'grantType', 'privateKeyFile', 'privateKeyAlgorithm', 'assertionFile'] as const;
+const STRING_FIELDS = [
+  'clientId',
+  'clientSecret',
+  'clientMetadataUrl',
+  'authServerMetadataUrl',
+  'grantType',
+  'privateKeyFile',
+  'privateKeyAlgorithm',
+  'assertionFile',
+  'idpTokenEndpoint',
+  'idpClientId',
+  'idpClientSecret',
+  'idTokenFile',
+] as const;
 const KNOWN_FIELDS = new Set<string>([...STRING_FIELDS, 'callbackPort', 'scopes']);
 /** What jose signs a private_key_jwt with (the SDK's createPrivateKeyJwtAuth accepts these for PEM keys). */
 const KEY_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'] as const;
@@ -118,9 +135,26 @@ export function resolveOAuth(raw: RawOAuth, expand: (text: string, field: string
     if (clientId === undefined) fail('grantType', '"client_credentials" needs "clientId" and either "clientSecret" or "privateKeyFile"');
     if (clientSecret === undefined && keyFile === undefined) fail('grantType', '"client_credentials" needs "clientSecret" or "privateKeyFile" to authenticate the client');
   }
+  const idp = { idpTokenEndpoint: get('idpTokenEndpoint'), idpClientId: get('idpClientId'), idpClientSecret: get('idpClientSecret'), idTokenFile: get('idTokenFile') };
+  const idpGiven = (Object.keys(idp) as Array<keyof typeof idp>).filter((key) => idp[key] !== undefined);
+  if (idpGiven.length > 0 && grantType !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
+    fail(idpGiven[0]!, 'is used only with "grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer" (enterprise-managed authorization)');
+  }
   if (grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
-    if (assertionFile === undefined) fail('grantType', '"urn:ietf:params:oauth:grant-type:jwt-bearer" needs "assertionFile" (the file holding the JWT, e.g. a projected service-account token)');
-    settings.assertionFile = assertionFile;
+    if (clientId === undefined) fail('grantType', '"urn:ietf:params:oauth:grant-type:jwt-bearer" needs "clientId" (the client registered with the authorization server)');
+    if (idpGiven.length > 0) {
+      // Enterprise-managed: the ID token is exchanged at the identity provider for the grant.
+      if (assertionFile !== undefined) fail('assertionFile', 'and "idTokenFile" are two sources of the grant; give one');
+      for (const field of ['idpTokenEndpoint', 'idpClientId', 'idTokenFile'] as const) {
+        if (idp[field] === undefined) fail(field, 'is needed for enterprise-managed authorization (with "idpTokenEndpoint", "idpClientId" and "idTokenFile")');
+      }
+      const url = parseUrl(idp.idpTokenEndpoint!);
+      if (url === undefined || (url.protocol !== 'https:' && !isLoopbackHost(url.hostname))) fail('idpTokenEndpoint', 'must be an https URL (http only on a loopback address)');
+      Object.assign(settings, idp);
+    } else {
+      if (assertionFile === undefined) fail('grantType', '"urn:ietf:params:oauth:grant-type:jwt-bearer" needs "assertionFile" (the file holding the JWT, e.g. a projected service-account token), or "idTokenFile" with "idpTokenEndpoint" and "idpClientId"');
+      settings.assertionFile = assertionFile;
+    }
   }
   if (grantType !== 'authorization_code') {
     if (settings.callbackPort !== undefined) fail('callbackPort', `is for signing in with a browser; "grantType" is ${JSON.stringify(grantType)}`);

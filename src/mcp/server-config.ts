@@ -33,6 +33,15 @@ export interface OAuthSettings {
   privateKeyAlgorithm?: string | undefined;
   /** A file holding the JWT assertion for the jwt-bearer grant; read again at every use. */
   assertionFile?: string | undefined;
+  /**
+   * Enterprise-managed authorization (jwt-bearer with an ID-JAG): the enterprise identity
+   * provider's token endpoint, the client registered there, and a file holding the person's ID
+   * token, exchanged at each use for the grant the server's authorization server accepts.
+   */
+  idpTokenEndpoint?: string | undefined;
+  idpClientId?: string | undefined;
+  idpClientSecret?: string | undefined;
+  idTokenFile?: string | undefined;
 }
 
 /** Streamable HTTP (the current MCP transport). */

@@ -71,6 +71,18 @@ async function oauthFor(name, ctx, dir) {
       await writeFile(assertionFile, ctx.valid_jwt, { mode: 0o600 });
       return { grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', clientId: ctx.client_id, assertionFile };
     }
+    case 'auth/enterprise-managed-authorization': {
+      const idTokenFile = path.join(dir, 'id-token');
+      await writeFile(idTokenFile, ctx.idp_id_token, { mode: 0o600 });
+      return {
+        grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        clientId: ctx.client_id,
+        clientSecret: ctx.client_secret,
+        idpTokenEndpoint: ctx.idp_token_endpoint,
+        idpClientId: ctx.idp_client_id,
+        idTokenFile,
+      };
+    }
     default:
       return { clientMetadataUrl: CIMD_URL };
   }

@@ -2,8 +2,8 @@
 // client: auth-adapter.mjs signs in with `skills-mount login` (a $BROWSER script follows the
 // authorization server's redirect) and lists the server with `skills-mount snapshot`; the suite
 // judges from the requests it saw. Every scenario the suite lists for 2025-11-25 and
-// 2026-07-28 (and the 2025-03-26 fallbacks), plus the client-credentials, workload-identity and
-// DPoP extensions, must pass whole. Runs three scenarios at a time under the pinned Node 24.
+// 2026-07-28 (and the 2025-03-26 fallbacks), plus the client-credentials, workload-identity,
+// DPoP and enterprise-managed authorization extensions, must pass whole. Runs three scenarios at a time under the pinned Node 24.
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -55,6 +55,7 @@ const SCENARIOS: Array<[scenario: string, revisions: string[]]> = [
     'wif-jwt-bearer',
     'dpop',
     'dpop-nonce',
+    'enterprise-managed-authorization',
   ].map((name): [string, string[]] => [name, ['2026-07-28']]),
 ];
 
@@ -67,8 +68,6 @@ const NOT_APPLICABLE: Record<string, string[]> = {
   'scope-step-up': ['scope-step-up-escalation', 'sep-2350-scope-union-on-reauth'],
 };
 
-/** Reported, not required: an extension skills-mount does not implement (yet). */
-const REPORTED = ['enterprise-managed-authorization'];
 
 interface Outcome {
   checks: Check[];
@@ -85,7 +84,7 @@ describe('conformance: client authorization scenarios with skills-mount as the c
     outDir = await makeTempDir('skills-mount-auth-conformance-out-');
     // Every run starts now, CONCURRENCY at a time; each test awaits its own.
     const queue: Array<() => Promise<void>> = [];
-    for (const [scenario, revisions] of [...SCENARIOS, ...REPORTED.map((name): [string, string[]] => [name, ['2026-07-28']])]) {
+    for (const [scenario, revisions] of SCENARIOS) {
       for (const revision of revisions) {
         let settle!: (outcome: Outcome) => void;
         outcomes.set(`${scenario}@${revision}`, new Promise<Outcome>((resolve) => (settle = resolve)));
@@ -121,13 +120,6 @@ describe('conformance: client authorization scenarios with skills-mount as the c
       }, 300_000);
     }
   }
-
-  it('reports enterprise-managed authorization (not required)', async () => {
-    for (const scenario of REPORTED) {
-      const { checks } = await outcomes.get(`${scenario}@2026-07-28`)!;
-      expect(checks.length).toBeGreaterThan(0);
-    }
-  }, 300_000);
 });
 
 async function runScenario(node24: string, outDir: string, scenario: string, revision: string): Promise<Outcome> {

@@ -48,6 +48,21 @@ describe('oauth in config entries', () => {
     expect(workload!.config).toMatchObject({ oauth: { grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertionFile: '/var/run/secrets/tokens/mcp' } });
   });
 
+  it('reads enterprise-managed authorization: an ID token exchanged at the identity provider', async () => {
+    const [server] = await serversOf({
+      mcpServers: {
+        e: {
+          url: 'https://e.example.com/mcp',
+          oauth: { grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', clientId: 'mcp-client', idpTokenEndpoint: 'https://idp.example.com/token', idpClientId: 'idp-client', idTokenFile: '/run/id-token' },
+        },
+      },
+    });
+    expect(server!.config).toMatchObject({ oauth: { idpTokenEndpoint: 'https://idp.example.com/token', idpClientId: 'idp-client', idTokenFile: '/run/id-token' } });
+    await expect(
+      serversOf({ mcpServers: { e: { url: 'https://e.example.com/mcp', oauth: { grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', clientId: 'c', idpTokenEndpoint: 'https://idp.example.com/token', idTokenFile: '/t' } } } }),
+    ).rejects.toThrow(/"oauth"."idpClientId" is needed for enterprise-managed authorization/);
+  });
+
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
     ['an unknown field', { clientID: 'x' }, /"oauth"."clientID" is not a field/],
     ['a grant it does not know', { grantType: 'password' }, /"oauth"."grantType" must be one of/],
