@@ -73,6 +73,8 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn) {
   r->id = -1;
   r->capable = conn->capable;
   r->want = conn->want;
+  // The protocol the kernel speaks, for --verbose and doctor's reader: major in the high 16 bits.
+  r->size = ((uint64_t)conn->proto_major << 16) | conn->proto_minor;
   napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking);
 }
 

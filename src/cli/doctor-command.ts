@@ -179,7 +179,7 @@ function kernelCheck(kernel: string): DoctorCheck {
   const needed = `${KERNEL_NEEDED[0]}.${KERNEL_NEEDED[1]}`;
   // The FUSE protocol version is negotiated at INIT, i.e. only by a mount; the release bounds it.
   return enough
-    ? { name: 'kernel', status: 'ok', detail: `${kernel}: has every FUSE feature the mount uses (>= ${needed}; the FUSE protocol version itself is negotiated only when mounting)` }
+    ? { name: 'kernel', status: 'ok', detail: `${kernel}: has every FUSE feature the mount uses (>= ${needed}; the FUSE protocol version is known only once mounted: the mount's --verbose logs it)` }
     : { name: 'kernel', status: 'warn', detail: `${kernel}: older than ${needed}, so directory opens and listings reach the daemon every time (slower, still correct); a newer kernel removes them` };
 }
 

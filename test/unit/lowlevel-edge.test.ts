@@ -6,7 +6,8 @@ import { NotFoundError } from '../../src/errors.js';
 import type { ChangeListener, FilesystemCore, NodeAttributes } from '../../src/fs/filesystem-core.js';
 import type { Addon, RequestHandler, Session } from '../../src/fuse/lowlevel/addon.js';
 import { ATTR } from '../../src/fuse/lowlevel/addon.js';
-import { LowLevelEdge } from '../../src/fuse/lowlevel/lowlevel-edge.js';
+import { LowLevelEdge, type Negotiated } from '../../src/fuse/lowlevel/lowlevel-edge.js';
+import { describeNegotiated } from '../../src/fuse/lowlevel/mount-lowlevel.js';
 import type { OperationObserver } from '../../src/fuse/operation-observer.js';
 
 const OPS = { INIT: 1, LOOKUP: 2, FORGET: 3, GETATTR: 4, OPEN: 5, READ: 6, RELEASE: 7, OPENDIR: 8, READDIR: 9, READDIRPLUS: 10, RELEASEDIR: 11, STATFS: 12, GETXATTR: 13, LISTXATTR: 14, EXIT: 15, DRAINED: 16, NOTIFIED: 17 };
@@ -216,6 +217,17 @@ async function edgeOver(fake: FakeCore = versionedCore(), timeoutMs = 1_000, obs
 }
 
 describe('the libfuse 3 edge', () => {
+  it('reports the FUSE protocol the kernel speaks, as INIT carried it, in the --verbose line', async () => {
+    const { addon } = recordingAddon();
+    const fake = versionedCore();
+    const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit: 1 << 20, operationTimeoutMs: 1_000 }, await fake.core.getattr('/'));
+    let negotiated: Negotiated | undefined;
+    edge.attach({} as Session, { init: (n) => (negotiated = n), exit: () => undefined });
+    (edge.handle as RequestHandler)(OPS.INIT, -1, 0, 0, 0, (7 << 16) | 45, undefined);
+    expect(negotiated?.kernelProtocol).toBe('7.45');
+    expect(describeNegotiated(negotiated!)).toMatch(/^kernel FUSE protocol 7\.45, /);
+  });
+
   it('answers each request once; a new content version is a new inode; an open handle keeps its version', async () => {
     const { send, fake } = await edgeOver();
     const [dir] = await send(OPS.LOOKUP, 1, 0, 0, 0, 'dir');

@@ -36,7 +36,7 @@ export interface OpCodes {
 
 /**
  * One kernel request: op, reply id (-1 when no reply is due), inode, then op-specific numbers:
- * a = fh (FORGET: nlookup; INIT: capable), b = offset or open flags (INIT: want), c = size.
+ * a = fh (FORGET: nlookup; INIT: capable), b = offset or open flags (INIT: want), c = size (INIT: the kernel's protocol, major << 16 | minor).
  */
 export type RequestHandler = (op: number, id: number, ino: number, a: number, b: number, c: number, name: string | undefined) => void;
 

@@ -102,6 +102,8 @@ export interface Negotiated {
   zeroMessageOpendir: boolean;
   readdirPlus: boolean;
   autoInvalData: boolean;
+  /** The kernel's FUSE protocol version ("7.39"), when the addon reports it. */
+  kernelProtocol?: string;
 }
 
 export class LowLevelEdge {
@@ -229,7 +231,7 @@ export class LowLevelEdge {
     this.pushed.absorb();
     switch (op) {
       case ops.INIT:
-        return this.init(a, b);
+        return this.init(a, b, c);
       case ops.EXIT:
         return this.onExit?.();
       case ops.FORGET:
@@ -273,7 +275,7 @@ export class LowLevelEdge {
     }
   };
 
-  private init(capable: number, want: number): void {
+  private init(capable: number, want: number, protocol: number): void {
     const caps = this.addon.capabilities;
     const has = (name: string, mask: number) => ((caps[name] ?? 0) & mask) !== 0;
     this.negotiated = {
@@ -281,6 +283,7 @@ export class LowLevelEdge {
       zeroMessageOpendir: has('NO_OPENDIR_SUPPORT', capable),
       readdirPlus: has('READDIRPLUS', want),
       autoInvalData: has('AUTO_INVAL_DATA', want),
+      ...(protocol > 0 ? { kernelProtocol: `${Math.floor(protocol / 65536)}.${protocol % 65536}` } : {}),
     };
     this.onInit?.(this.negotiated);
   }

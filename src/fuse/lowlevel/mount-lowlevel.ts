@@ -112,6 +112,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
 export function describeNegotiated(negotiated: Negotiated): string {
   const part = (on: boolean, yes: string, no: string) => (on ? yes : no);
   return [
+    ...(negotiated.kernelProtocol ? [`kernel FUSE protocol ${negotiated.kernelProtocol}`] : []),
     part(negotiated.zeroMessageOpen, 'zero-message open', 'opens counted: the first pins the version, the addon answers the rest with keep_cache'),
     part(negotiated.zeroMessageOpendir, 'zero-message opendir', 'opendir answered with cache_readdir (kernel lacks NO_OPENDIR_SUPPORT)'),
     part(negotiated.readdirPlus, 'readdirplus', 'plain readdir (kernel lacks READDIRPLUS)'),
