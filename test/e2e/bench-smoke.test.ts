@@ -95,7 +95,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!fuseAvailable())('npm run bench -- --quick', () => {
-  it('writes every row with finite numbers on both backends, and the request counts are 1/0/0/0 on each', { timeout: 120_000 }, async () => {
+  it('writes every row with finite numbers on each backend measured, and the request counts are 1/0/0/0 on each', { timeout: 120_000 }, async () => {
     dir = await makeTestDir();
     const resultsFile = path.join(dir, 'results.json');
     const stdout = await new Promise<string>((resolve, reject) =>
