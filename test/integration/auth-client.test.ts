@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { TokenStore } from '../../src/auth/token-store.js';
-import { runLogin, type LoginIo, type LoginOptions } from '../../src/cli/login-command.js';
+import { runLogin, runLogout, type LoginIo, type LoginOptions } from '../../src/cli/login-command.js';
 import { Connection } from '../../src/mcp/connection.js';
 import { startAuthFixture, type AuthFixture, type AuthFixtureOptions } from '../support/auth-fixture.js';
 import { TempDirs } from '../support/temp-dir.js';
@@ -110,6 +110,18 @@ describe('sign-in with login, then a connection with the stored tokens', () => {
     fixture.expireAccessTokens();
     await expect(connection.request('resources/list', {}, LIST)).rejects.toThrow(/needs login/);
     expect(connection.connection()).toMatchObject({ status: 'needs-login', reason: expect.stringMatching(/run: skills-mount login team/) });
+    expectNoTokenIn(logs, fixture);
+  });
+});
+
+describe('logout', () => {
+  it('removes the sign-in and revokes its tokens at the authorization server', async () => {
+    const { fixture, store, logs } = await setup();
+    expect(await runLogin(loginOptions(fixture), pastingIo(store, logs))).toBe(0);
+    expect(await runLogout({ labels: ['team'] }, pastingIo(store, logs))).toBe(0);
+    expect(await store.get('team', fixture.mcpUrl)).toBeUndefined();
+    expect(fixture.revocations()).toBe(2);
+    expect(logs.at(-1)).toBe('team: signed out (1 sign-in removed; refresh token revoked; access token revoked)');
     expectNoTokenIn(logs, fixture);
   });
 });

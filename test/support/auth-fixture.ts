@@ -29,6 +29,8 @@ export interface AuthFixture {
   /** Requests to /mcp answered 401. */
   unauthorizedCount(): number;
   tokenRequests(): number;
+  /** Tokens revoked at the revocation endpoint (RFC 7009). */
+  revocations(): number;
   /** Revokes every refresh token issued so far (the person signed out elsewhere). */
   revokeRefreshTokens(): void;
   /** Expires every access token now. */
@@ -51,6 +53,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
   const clients = new Set<string>();
   let unauthorized = 0;
   let tokenRequests = 0;
+  let revocations = 0;
   const ttlS = options.accessTokenTtlS ?? 3600;
   const hanging: ServerResponse[] = [];
 
@@ -116,8 +119,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     }
     if (url.pathname === '/revoke' && req.method === 'POST') {
       const params = new URLSearchParams(await read(req));
-      refresh.delete(params.get('token') ?? '');
-      access.delete(params.get('token') ?? '');
+      if (refresh.delete(params.get('token') ?? '') || access.delete(params.get('token') ?? '')) revocations += 1;
       return send(res, 200, '', 'text/plain');
     }
     send(res, 404, 'not found', 'text/plain');
@@ -162,6 +164,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     issued,
     unauthorizedCount: () => unauthorized,
     tokenRequests: () => tokenRequests,
+    revocations: () => revocations,
     revokeRefreshTokens: () => refresh.clear(),
     expireAccessTokens: () => {
       for (const token of access.keys()) access.set(token, 0);
