@@ -15,6 +15,15 @@ function npmRequire() {
   return createRequire(path.join(path.dirname(npmBin), '..', 'package.json'));
 }
 
+/** npm's content cache: `npm config get cache` (npm_config_cache or ~/.npm), then _cacache. */
+function npmCacheDir() {
+  try {
+    return path.join(execFileSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).trim(), '_cacache');
+  } catch {
+    return path.join(homedir(), '.npm', '_cacache');
+  }
+}
+
 /** Packuments of every package the lock installs for production (dev ones left out). */
 function packuments(lockFile) {
   const lock = JSON.parse(readFileSync(lockFile, 'utf8'));
@@ -30,7 +39,7 @@ function packuments(lockFile) {
 }
 
 /** Serves the lock's production packages; tarballs from npm's cache by integrity. */
-export async function startLocalRegistry(lockFile, cacheDir = path.join(homedir(), '.npm', '_cacache')) {
+export async function startLocalRegistry(lockFile, cacheDir = npmCacheDir()) {
   const cacache = npmRequire()('cacache');
   const packages = packuments(lockFile);
   const tarballs = new Map();
