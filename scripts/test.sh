@@ -72,7 +72,7 @@ if [ $# -eq 0 ]; then
   # Where Node runs but FUSE does not (macOS, Windows, a container without /dev/fuse): the tests
   # that need no FUSE (the fast project) once more with FUSE unusable: no addon
   # (SKILLS_FUSE_ADDON names nothing), no fusermount3 or fusermount on PATH, /dev/fuse treated as
-  # unusable (SKILLS_MOUNT_NO_FUSE=1, which the mount and doctor honour). Node 20 (~2 min).
+  # unusable (SKILLS_MOUNT_NO_FUSE=1, which the mount and doctor honour). Node 20 (4-7 min).
   echo "test: the tests that need no FUSE, with FUSE unusable (Node 20)"
   started=$SECONDS
   nofuse_bin="$(mktemp -d)"
@@ -81,7 +81,7 @@ if [ $# -eq 0 ]; then
     for tool in "$dir"/*; do
       name="$(basename "$tool")"
       case "$name" in fusermount*) continue ;; esac
-      [ -e "$nofuse_bin/$name" ] || ln -s "$tool" "$nofuse_bin/$name"
+      [ -e "$nofuse_bin/$name" ] || [ -L "$nofuse_bin/$name" ] || ln -s "$tool" "$nofuse_bin/$name"
     done
   done
   PATH="$nofuse_bin" SKILLS_FUSE_ADDON=/nonexistent/skills_fuse.node SKILLS_MOUNT_NO_FUSE=1 \
