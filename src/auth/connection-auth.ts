@@ -1,7 +1,7 @@
 // What one MCP connection to an HTTP server needs of sign-in: the provider its transport uses,
 // the fetch that keeps authorization traffic bounded, redaction of every token it handled, and
 // a watch on the token store for the moment someone signs in (`skills-mount login` elsewhere).
-import type { FetchLike } from '@modelcontextprotocol/client';
+import { auth, extractWWWAuthenticateParams, InsufficientScopeError, UnauthorizedError, withDpopFromProvider, type AuthProvider, type FetchLike } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../mcp/server-config.js';
 import { loginCommand } from './auth-errors.js';
 import { limitedFetch, splitFetch } from './auth-fetch.js';
@@ -17,6 +17,12 @@ export interface ConnectionAuthOptions {
 
 export interface ConnectionAuth {
   provider: StoredOAuthProvider;
+  /**
+   * What the transport is given: the bearer read, and one renewal at a time on a 401 (requests
+   * refused together share it, so a rotating refresh token is never presented twice). A step-up
+   * (403 insufficient_scope) is not attempted: only a person can grant more scope.
+   */
+  transportAuth: AuthProvider;
   /** The grant needs a person at a browser (authorization code): a refused token means "needs login". */
   interactiveGrant: boolean;
   /** `text` with every token, secret and verifier the provider handled replaced. */
@@ -25,6 +31,8 @@ export interface ConnectionAuth {
   fetchFor(mcp: FetchLike): FetchLike;
   /** The needs-login reason for a token the server refused even after it was renewed. */
   refusedAfterRefresh(): string;
+  /** The needs-login reason for a 403 insufficient_scope; the scope is kept for the next login. */
+  needsScope(error: InsufficientScopeError): string;
   /** Calls `signedIn` once the store holds a sign-in for this server newer than now; returns a stop function. */
   whenSignedIn(signedIn: () => void): () => void;
 }
@@ -52,18 +60,39 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
   const authFetch = withoutHeaders(options.authFetch ?? limitedFetch(), headerNames);
   const provider = new StoredOAuthProvider({ label, serverUrl: config.url, settings: config.oauth, store, fetch: authFetch });
   const interactiveGrant = (config.oauth?.grantType ?? 'authorization_code') === 'authorization_code';
+  let renewing: Promise<void> | undefined;
+  const transportAuth: AuthProvider = {
+    token: async () => (await provider.tokens())?.access_token,
+    onUnauthorized(ctx) {
+      renewing ??= (async () => {
+        const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(ctx.response);
+        const result = await auth(provider, { serverUrl: ctx.serverUrl, resourceMetadataUrl, scope, fetchFn: ctx.fetchFn });
+        if (result !== 'AUTHORIZED') throw new UnauthorizedError();
+      })().finally(() => {
+        renewing = undefined;
+      });
+      return renewing;
+    },
+  };
   return {
     provider,
+    transportAuth,
     interactiveGrant,
     redact(text) {
       let result = text;
       for (const secret of provider.knownSecrets()) if (secret.length >= 8 && result.includes(secret)) result = result.split(secret).join('[redacted]');
       return result;
     },
-    fetchFor: (mcp) => splitFetch(config.url, mcp, authFetch),
+    // DPoP-bound tokens get the DPoP scheme and a proof per request (the SDK's wrapper, as its transports apply it).
+    fetchFor: (mcp) => withDpopFromProvider(provider)(splitFetch(config.url, mcp, authFetch)),
     refusedAfterRefresh() {
       const reason = provider.needsLoginReason() ?? 'the server refused the stored sign-in';
       return `needs login: ${reason}; run: ${loginCommand(label)}`;
+    },
+    needsScope(error) {
+      const scope = error.requiredScope;
+      if (scope !== undefined) void provider.noteWantedScope(scope).catch(() => undefined);
+      return `needs login: the server asks for scope ${scope ?? '(unnamed)'}, beyond the sign-in's; run: ${loginCommand(label)}`;
     },
     whenSignedIn(signedIn) {
       let stopped = false;

@@ -34,8 +34,15 @@ import { fetchAuthServerMetadata } from './metadata-url.js';
 import type { AuthEntry, StoredTokens, TokenStore } from './token-store.js';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-/** A token this close to expiry is refreshed before it is sent. */
+/** A token this close to expiry (or past half its lifetime, for short-lived ones) is refreshed before it is sent. */
 const REFRESH_BEFORE_MS = 60_000;
+
+/** Whether a token should be renewed before it is sent: within a minute of expiry, or past half its life if it lives less than two. */
+function dueForRefresh(tokens: StoredTokens, nowMs: number): boolean {
+  if (tokens.expiresAtMs === undefined) return false;
+  const window = Math.min(REFRESH_BEFORE_MS, (tokens.expiresAtMs - tokens.obtainedAtMs) / 2);
+  return tokens.expiresAtMs - nowMs < window;
+}
 /** The redirect URL an unattended provider names (it never redirects or registers: only refresh uses its client). */
 const UNATTENDED_REDIRECT_URL = 'http://127.0.0.1/callback';
 
@@ -56,6 +63,8 @@ export interface StoredProviderOptions {
   store: TokenStore;
   /** Set by `login` only; without it no sign-in is ever started. */
   interactive?: InteractiveSignIn | undefined;
+  /** Ignore the stored tokens until this provider stores new ones (login after a refused step-up). */
+  freshSignIn?: boolean | undefined;
   /** For this provider's own requests (a refresh before expiry, authServerMetadataUrl): bounded and with a deadline. */
   fetch?: FetchLike | undefined;
   now?: () => number;
@@ -79,6 +88,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private refreshing: Promise<StoredTokens | undefined> | undefined;
   /** Between sending the person to the browser and storing the tokens (the callback leg needs the discovery it began with). */
   private signInUnderWay = false;
+  /** A login that must sign in anew (the stored token lacks a scope the server asked for). */
+  private ignoreStored: boolean;
   private dpopSession: Promise<DpopSession | undefined> | undefined;
   private authorizationServer: string | undefined;
   /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
@@ -89,6 +100,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     this.grant = this.settings.grantType;
     this.clientMetadataUrl = this.settings.clientMetadataUrl;
     this.now = options.now ?? Date.now;
+    this.ignoreStored = options.freshSignIn === true;
     if (this.settings.clientSecret !== undefined) this.secrets.add(this.settings.clientSecret);
     if (this.settings.idpClientSecret !== undefined) this.secrets.add(this.settings.idpClientSecret);
     const keyFile = this.settings.privateKeyFile;
@@ -162,12 +174,13 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    if (this.ignoreStored) return undefined;
     const stored = (await this.entry())?.tokens;
     if (stored === undefined || !this.covers(stored.resource)) return undefined;
     this.remember(stored);
     if (ctx !== undefined) return issuersMatch(stored.issuer, ctx.issuer) ? wireTokens(stored) : undefined;
     // The bearer read before a request: refresh a token about to expire first (one refresh at a time).
-    if (stored.expiresAtMs !== undefined && stored.expiresAtMs - this.now() < REFRESH_BEFORE_MS) {
+    if (stored.expiresAtMs !== undefined && dueForRefresh(stored, this.now())) {
       const fresh = await this.refreshBeforeExpiry();
       if (fresh !== undefined) return wireTokens(fresh);
       return stored.expiresAtMs > this.now() ? wireTokens(stored) : undefined;
@@ -189,6 +202,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     }));
     this.problem = undefined;
     this.signInUnderWay = false;
+    this.ignoreStored = false;
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -344,6 +358,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if ((await this.entry())?.discovery !== undefined) await this.change((entry) => ({ ...entry, discovery: undefined }));
   }
 
+  /** Keeps a scope the server asked for (a step-up nobody was there to complete) for the next login. */
+  async noteWantedScope(scope: string): Promise<void> {
+    await this.change((entry) => ({ ...entry, wantedScope: unionScopes(entry.wantedScope, scope) }));
+  }
+
   /** Every secret value this provider has handled (tokens, client secret, PKCE verifier), for redaction. */
   knownSecrets(): ReadonlySet<string> {
     return this.secrets;
@@ -381,7 +400,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const after = await this.options.store.update(this.options.label, this.options.serverUrl, async (entry) => {
       const tokens = entry?.tokens;
       if (entry === undefined || tokens?.refresh_token === undefined) return undefined;
-      if (tokens.expiresAtMs === undefined || tokens.expiresAtMs - this.now() >= REFRESH_BEFORE_MS) return undefined; // refreshed by someone else
+      if (!dueForRefresh(tokens, this.now())) return undefined; // refreshed by someone else
       const metadata = entry.discovery?.authorizationServerMetadata as AuthorizationServerMetadata | undefined;
       const serverUrl = entry.discovery?.authorizationServerUrl;
       const clientInformation = this.settings.clientId !== undefined ? await this.clientInformation({ issuer: tokens.issuer }) : clientFor(entry, tokens.issuer);

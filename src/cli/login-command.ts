@@ -173,12 +173,15 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
   const authFetch = limitedFetch({ timeoutMs: options.authTimeoutMs });
   const receiver = interactive ? await LoopbackReceiver.start({ port: settings?.callbackPort, label }) : undefined;
   let redirect: Promise<URLSearchParams> | undefined;
+  // A mount was refused for a scope the stored sign-in lacks: sign in anew, asking for it too.
+  const wantsScope = interactive && (await store.get(label, config.url))?.wantedScope !== undefined;
   const provider = new StoredOAuthProvider({
     label,
     serverUrl: config.url,
     settings,
     store,
     fetch: authFetch,
+    freshSignIn: wantsScope,
     interactive: receiver && {
       redirectUrl: receiver.redirectUrl,
       open: async (url) => {

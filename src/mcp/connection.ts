@@ -2,7 +2,7 @@
 // the 2025 handshake as fallback, or one pinned), a deadline on the handshake and on every
 // request, reconnect with capped backoff, change events from whichever channel the era has,
 // and SDK/JSON-RPC failures turned into domain errors. Knows nothing of skills.
-import { Client, SdkError, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError, type Transport } from '@modelcontextprotocol/client';
+import { Client, InsufficientScopeError, SdkError, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, UnauthorizedError, type Transport } from '@modelcontextprotocol/client';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { NotFoundError, NotSupportedError, UnavailableError } from '../errors.js';
@@ -385,6 +385,7 @@ export class Connection {
     const needs = needsLoginIn(error);
     if (needs !== undefined) return needs.message;
     if (!this.auth.interactiveGrant) return undefined; // client credentials: a configuration problem, retried with backoff
+    if (error instanceof InsufficientScopeError) return this.auth.needsScope(error);
     const refused = error instanceof UnauthorizedError || (error instanceof SdkHttpError && error.status === 401) || (error instanceof Error && error.name === 'UnauthorizedError');
     return refused ? this.auth.refusedAfterRefresh() : undefined;
   }
@@ -453,7 +454,7 @@ export class Connection {
       const url = new URL(config.url);
       // Authorization traffic (discovery, token requests) gets its own deadline and bound, and no configured header.
       const routed = this.auth ? this.auth.fetchFor(fetch) : fetch;
-      const authProvider = this.auth ? { authProvider: this.auth.provider } : {};
+      const authProvider = this.auth ? { authProvider: this.auth.transportAuth } : {};
       // The SDK adds requestInit headers to the event-stream GET as well as to every POST.
       return config.kind === 'http'
         ? new StreamableHTTPClientTransport(url, { requestInit: { headers: config.headers }, fetch: routed, ...authProvider })

@@ -114,6 +114,26 @@ describe('sign-in with login, then a connection with the stored tokens', () => {
   });
 });
 
+describe('step-up', () => {
+  it('a mount refused for scope shows "needs login" naming it; one login grants it and the mount reads', async () => {
+    const { fixture, store, logs } = await setup({ scopeForRead: 'skills:admin' });
+    expect(await runLogin(loginOptions(fixture), pastingIo(store, logs))).toBe(0);
+    const connection = connect(fixture, store, logs);
+    await connection.start();
+    const read = () => connection.request('resources/read', { uri: 'skill://index.json' }, LIST);
+    await expect(read()).rejects.toThrow(/needs login: the server asks for scope skills:read skills:admin, beyond the sign-in's; run: skills-mount login team/);
+    expect(connection.connection().status).toBe('needs-login');
+    // The scope is kept for the next login (written just after the state changes).
+    for (let i = 0; i < 100 && (await store.get('team', fixture.mcpUrl))?.wantedScope === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect((await store.get('team', fixture.mcpUrl))?.wantedScope).toBe('skills:read skills:admin');
+    expect(await runLogin(loginOptions(fixture), pastingIo(new TokenStore(store.file), logs))).toBe(0);
+    expect((await store.get('team', fixture.mcpUrl))?.tokens?.scope).toContain('skills:admin');
+    await waitForStatus(connection, 'connected', 2_000);
+    await read();
+    expectNoTokenIn(logs, fixture);
+  });
+});
+
 describe('logout', () => {
   it('removes the sign-in and revokes its tokens at the authorization server', async () => {
     const { fixture, store, logs } = await setup();

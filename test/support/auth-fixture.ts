@@ -18,6 +18,8 @@ export interface AuthFixtureOptions {
   tokenHangs?: boolean;
   /** Access token lifetime (default 3600 s). */
   accessTokenTtlS?: number;
+  /** resources/read needs this scope too (a 403 insufficient_scope without it): a step-up. */
+  scopeForRead?: string;
 }
 
 export interface AuthFixture {
@@ -43,13 +45,14 @@ interface Code {
   challenge: string;
   redirectUri: string;
   resource: string | null;
+  scope: string;
 }
 
 export async function startAuthFixture(options: AuthFixtureOptions = {}): Promise<AuthFixture> {
   const issued: string[] = [];
   const codes = new Map<string, Code>();
-  const access = new Map<string, number>(); // token -> expiry ms
-  const refresh = new Set<string>();
+  const access = new Map<string, { expiresAtMs: number; scope: string }>();
+  const refresh = new Map<string, string>(); // refresh token -> scope
   const clients = new Set<string>();
   let unauthorized = 0;
   let tokenRequests = 0;
@@ -86,7 +89,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
       const clientId = q.get('client_id') ?? '';
       if (!clients.has(clientId) || q.get('code_challenge_method') !== 'S256') return send(res, 400, 'bad request', 'text/plain');
       const code = randomBytes(16).toString('hex');
-      codes.set(code, { clientId, challenge: q.get('code_challenge') ?? '', redirectUri: q.get('redirect_uri') ?? '', resource: q.get('resource') });
+      codes.set(code, { clientId, challenge: q.get('code_challenge') ?? '', redirectUri: q.get('redirect_uri') ?? '', resource: q.get('resource'), scope: q.get('scope') ?? 'skills:read' });
       const target = new URL(q.get('redirect_uri') ?? '');
       target.searchParams.set('code', code);
       if (q.get('state') !== null) target.searchParams.set('state', q.get('state')!);
@@ -108,12 +111,13 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
         if (!code || createHash('sha256').update(verifier).digest('base64url') !== code.challenge || params.get('redirect_uri') !== code.redirectUri) {
           return json(res, 400, { error: 'invalid_grant' });
         }
-        return json(res, 200, issue());
+        return json(res, 200, issue(code.scope));
       }
       if (params.get('grant_type') === 'refresh_token') {
         const token = params.get('refresh_token') ?? '';
-        if (!refresh.delete(token)) return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
-        return json(res, 200, issue());
+        const scope = refresh.get(token);
+        if (scope === undefined || !refresh.delete(token)) return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
+        return json(res, 200, issue(scope));
       }
       return json(res, 400, { error: 'unsupported_grant_type' });
     }
@@ -125,13 +129,13 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     send(res, 404, 'not found', 'text/plain');
   });
 
-  function issue(): Record<string, unknown> {
+  function issue(scope: string): Record<string, unknown> {
     const accessToken = `at-${randomBytes(18).toString('base64url')}`;
     const refreshToken = `rt-${randomBytes(18).toString('base64url')}`;
     issued.push(accessToken, refreshToken);
-    access.set(accessToken, Date.now() + ttlS * 1000);
-    refresh.add(refreshToken);
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: ttlS, refresh_token: refreshToken, scope: 'skills:read offline_access' };
+    access.set(accessToken, { expiresAtMs: Date.now() + ttlS * 1000, scope });
+    refresh.set(refreshToken, scope);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: ttlS, refresh_token: refreshToken, scope };
   }
 
   const tree = await SkillTree.open({ root: EXAMPLES, watch: false });
@@ -146,8 +150,8 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     if (url.pathname !== '/mcp') return send(res, 404, 'not found', 'text/plain');
     const header = req.headers.authorization ?? '';
     const token = header.startsWith('Bearer ') ? header.slice(7) : '';
-    const expiry = access.get(token);
-    if (expiry === undefined || expiry <= Date.now()) {
+    const granted = access.get(token);
+    if (granted === undefined || granted.expiresAtMs <= Date.now()) {
       unauthorized += 1;
       res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", scope="skills:read"`, 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: 'invalid_token' }));
@@ -155,6 +159,12 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     }
     handler ??= createSkillsHttpHandler(service, { loopbackOnly: true });
     const { request, body } = await toWebRequest(req, res, 4 * 1024 * 1024);
+    const method = body === undefined ? undefined : (JSON.parse(body.toString('utf8') || '{}') as { method?: string }).method;
+    if (options.scopeForRead !== undefined && method === 'resources/read' && !granted.scope.split(' ').includes(options.scopeForRead)) {
+      res.writeHead(403, { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="skills:read ${options.scopeForRead}", resource_metadata="${metadataUrl}"`, 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: 'insufficient_scope' }));
+      return;
+    }
     await sendWebResponse(res, await handler.handle(request, body));
   });
 
@@ -167,7 +177,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     revocations: () => revocations,
     revokeRefreshTokens: () => refresh.clear(),
     expireAccessTokens: () => {
-      for (const token of access.keys()) access.set(token, 0);
+      for (const granted of access.values()) granted.expiresAtMs = 0;
     },
     async close() {
       for (const res of hanging) res.destroy();

@@ -134,7 +134,7 @@ describe('stored provider: refresh before expiry', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
     const issuer = `http://127.0.0.1:${port}`;
-    const store = await storeWith(tokens({ issuer, expiresAtMs: Date.now() + 5_000 }));
+    const store = await storeWith(tokens({ issuer, obtainedAtMs: Date.now() - 3_600_000, expiresAtMs: Date.now() + 5_000 }));
     await store.update('team', SERVER, (entry) => ({
       ...entry!,
       clients: { [issuer]: { client_id: 'client-1' } },
