@@ -121,7 +121,7 @@ export async function runLogin(options: LoginOptions, io: LoginIo): Promise<numb
     servers = config.servers;
   } catch (error) {
     if (error instanceof ConfigError) {
-      io.say(`skills-mount login: ${error.message}`);
+      io.say(`skills-mount login: ${error.message.replace(/^--only: /, '')}`);
       return 2;
     }
     throw error;
@@ -314,7 +314,12 @@ async function revoke(entry: AuthEntry): Promise<string[]> {
 function describeFailure(error: unknown): string {
   if (error instanceof OAuthError) return `the authorization server answered ${error.code}${error.message && error.message !== error.code ? `: ${escapeForLog(error.message)}` : ''}`;
   if (!(error instanceof Error)) return escapeForLog(String(error));
-  const cause = error.cause instanceof Error && error.cause.message !== error.message ? ` (${escapeForLog(error.cause.message)})` : '';
+  // A network failure names its errno deep in the cause chain (fetch failed <- ECONNREFUSED).
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 6; cause = cause.cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot reach it (${code}): ${escapeForLog(error.message)}`;
+  }
+  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? ` (${escapeForLog(error.cause.message)})` : '';
   return `${escapeForLog(error.message)}${cause}`;
 }
 
