@@ -14,6 +14,7 @@ import { isValidLabel } from '../labels.js';
 import { LockHeldError } from '../lock-file.js';
 import { errorMessage } from '../private-files.js';
 import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
+import { appDir, platformPath } from '../user-dirs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -100,11 +101,9 @@ const TERMS: PrivateFileTerms = {
   maxBytes: MAX_FILE_BYTES,
 };
 
-/** `$XDG_CONFIG_HOME/skills-mount/approvals.json` when that is an absolute path (the XDG rule), else `<home>/.config/skills-mount/approvals.json`. */
-export function defaultApprovalsPath(env: Env, home: string): string {
-  const xdg = env.XDG_CONFIG_HOME;
-  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.config');
-  return path.join(base, 'skills-mount', 'approvals.json');
+/** `<config>/skills-mount/approvals.json` (user-dirs.ts: `$XDG_CONFIG_HOME` when absolute, else `~/.config`; `%APPDATA%` on Windows). */
+export function defaultApprovalsPath(env: Env, home: string, platform: NodeJS.Platform = process.platform): string {
+  return platformPath(platform).join(appDir('config', 'skills-mount', { env, home, platform }), 'approvals.json');
 }
 
 /**

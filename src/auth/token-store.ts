@@ -14,6 +14,7 @@ import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } fr
 import type { StoredDpopKey } from './dpop-key.js';
 import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
 import { TokenStoreError, TokenStoreLockedError } from './auth-errors.js';
+import { appDir, platformPath } from '../user-dirs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -74,11 +75,9 @@ const TERMS: PrivateFileTerms = {
   maxBytes: MAX_FILE_BYTES,
 };
 
-/** `$XDG_CONFIG_HOME/skills-mount/auth/tokens.json` when that is absolute, else `~/.config/skills-mount/auth/tokens.json`. */
-export function defaultTokenStorePath(env: Env = process.env, home: string = homedir()): string {
-  const xdg = env.XDG_CONFIG_HOME;
-  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.config');
-  return path.join(base, 'skills-mount', 'auth', 'tokens.json');
+/** `<config>/skills-mount/auth/tokens.json` (user-dirs.ts: `$XDG_CONFIG_HOME` when absolute, else `~/.config`; `%APPDATA%` on Windows). */
+export function defaultTokenStorePath(env: Env = process.env, home: string = homedir(), platform: NodeJS.Platform = process.platform): string {
+  return platformPath(platform).join(appDir('config', 'skills-mount', { env, home, platform }), 'auth', 'tokens.json');
 }
 
 /** The canonical form of a server URL, as entries are keyed. */

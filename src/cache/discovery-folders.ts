@@ -3,6 +3,7 @@
 // integrity, cache isolation, and durable origin"). Knows paths only: nothing of the cache or the mount.
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { windowsAppData } from '../user-dirs.js';
 
 /** One folder a harness scans for skills. */
 export interface DiscoveryFolder {
@@ -34,6 +35,9 @@ export interface DiscoveryFolder {
 //   workspace .gemini/skills, .agents/skills).
 // - goose: https://block.github.io/goose/docs/guides/context-engineering/using-skills (~/.claude/skills,
 //   ~/.config/agents/skills, ~/.config/goose/skills; ./.claude/skills, ./.goose/skills, ./.agents/skills).
+//   On Windows its own folder is %APPDATA%\Block\goose\config\skills
+//   (https://block.github.io/goose/docs/guides/config-files: config in %APPDATA%\Block\goose\config).
+// Every other home folder here is the same on Linux, macOS and Windows (see harness-roots.ts).
 // Not listed: plugin folders (Claude Code's ~/.claude/plugins, Codex plugins), which a harness
 // loads only for a plugin installed through its own command, never for a folder that merely exists.
 const CLAUDE = 'Claude Code';
@@ -71,8 +75,10 @@ export const DISCOVERY_FOLDERS: readonly DiscoveryFolder[] = [
 export interface DiscoveryCheckOptions {
   /** The user's home directory. */
   home: string;
-  /** For folders that move with the environment: $CODEX_HOME/skills, $XDG_CONFIG_HOME/{opencode,goose,agents}/skills. */
+  /** For folders that move with the environment: $CODEX_HOME/skills, $XDG_CONFIG_HOME/{opencode,goose,agents}/skills, %APPDATA%. */
   env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Whose folders to add (goose's Windows folder on win32); default process.platform. */
+  platform?: NodeJS.Platform | undefined;
 }
 
 /** A folder with its location settled: absolute for home and system folders. */
@@ -97,7 +103,7 @@ export async function discoveryFolderProblem(absolutePath: string, options: Disc
   const describe = (candidate: string) =>
     candidate === lexical ? tilde(lexical, home) : `${tilde(lexical, home)} (which resolves to ${tilde(resolved, home)})`;
 
-  for (const placed of placedFolders(home, options.env)) {
+  for (const placed of placedFolders(home, options.env, options.platform ?? process.platform)) {
     const scope = placed.folder.scope;
     if (scope === 'project') {
       for (const candidate of candidates) {
@@ -125,7 +131,7 @@ function sentence(what: string, equal: boolean, folder: string, discovery: Disco
 }
 
 /** Home and system folders first, so a path under ~/.claude/skills is named as that, not as "a project's". */
-function placedFolders(home: string, env: DiscoveryCheckOptions['env']): PlacedFolder[] {
+function placedFolders(home: string, env: DiscoveryCheckOptions['env'], platform: NodeJS.Platform): PlacedFolder[] {
   const placed: PlacedFolder[] = [];
   for (const folder of DISCOVERY_FOLDERS) {
     if (folder.scope === 'home') placed.push({ folder, where: path.join(home, folder.path), shown: `~/${folder.path}` });
@@ -139,6 +145,10 @@ function placedFolders(home: string, env: DiscoveryCheckOptions['env']): PlacedF
       const folder: DiscoveryFolder = { scope: 'home', path: `$XDG_CONFIG_HOME/${app}/skills`, harnesses: [harness] };
       placed.push({ folder, where: path.join(configHome, app, 'skills'), shown: folder.path });
     }
+  }
+  if (platform === 'win32') {
+    const folder: DiscoveryFolder = { scope: 'home', path: '%APPDATA%\\Block\\goose\\config\\skills', harnesses: [GOOSE] };
+    placed.push({ folder, where: path.join(windowsAppData('roaming', env ?? {}, home), 'Block', 'goose', 'config', 'skills'), shown: folder.path });
   }
   for (const folder of DISCOVERY_FOLDERS) {
     if (folder.scope === 'project') placed.push({ folder, where: folder.path, shown: `a project's ${folder.path}` });

@@ -19,6 +19,7 @@ import { ConfigError } from '../errors.js';
 import { isValidLabel } from '../labels.js';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage } from '../private-files.js';
+import { appDir } from '../user-dirs.js';
 import { CacheIndex, indexKey } from './cache-index.js';
 import { DEFAULT_ROOT_LIMIT_BYTES, DEFAULT_UNUSED_GRACE_MS, RECORD_REFRESH_MS, tidyCacheRoot, writeSubtreeRecord } from './cache-root.js';
 import { readSubtreeStatus, type CacheStatus } from './cache-status.js';
@@ -87,11 +88,9 @@ export interface ServerCache {
   loadListing(): Promise<SavedListing | undefined>;
 }
 
-/** `$XDG_CACHE_HOME/skills-mount` when that is an absolute path (the XDG rule), else `<home>/.cache/skills-mount`. */
-export function defaultCacheRoot(env: Env, home: string): string {
-  const xdg = env.XDG_CACHE_HOME;
-  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache');
-  return path.join(base, 'skills-mount');
+/** `<cache>/skills-mount` (user-dirs.ts: `$XDG_CACHE_HOME` when absolute, else `~/.cache`; `%LOCALAPPDATA%\skills-mount\cache` on Windows). */
+export function defaultCacheRoot(env: Env, home: string, platform: NodeJS.Platform = process.platform): string {
+  return appDir('cache', 'skills-mount', { env, home, platform });
 }
 
 /**

@@ -13,6 +13,7 @@ import { FORMAT_NAMES, readConfigDocument, type RawServer } from './config-forma
 import { expandVariables, type ExpansionContext } from './env-expansion.js';
 import { JsoncSyntaxError, parseJsonc } from './jsonc.js';
 import { resolveOAuth } from './oauth-config.js';
+import { appDir, platformPath } from '../user-dirs.js';
 import { isValidLabel, normalizeLabel } from './labels.js';
 import { parseServerFlag } from './server-flags.js';
 
@@ -45,10 +46,9 @@ export interface ConfigRequest {
 
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The default config file: $XDG_CONFIG_HOME/skills-mount/config.json, else ~/.config/skills-mount/config.json. */
-export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(homedir(), '.config');
-  return path.join(base, 'skills-mount', 'config.json');
+/** The default config file: `<config>/skills-mount/config.json` (user-dirs.ts: $XDG_CONFIG_HOME when absolute, else ~/.config; %APPDATA% on Windows). */
+export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env, home: string = homedir(), platform: NodeJS.Platform = process.platform): string {
+  return platformPath(platform).join(appDir('config', 'skills-mount', { env, home, platform }), 'config.json');
 }
 
 /** The zero-config first run: the bundled reference server on the bundled example skills, as "demo". */

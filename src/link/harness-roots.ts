@@ -2,8 +2,8 @@
 // each a folder the harness lists one level down (`<root>/<name>/SKILL.md`). Every root here is
 // one of the discovery folders src/cache/discovery-folders.ts documents, with its sources; the
 // choice among a harness's several folders is made here. Knows paths only.
-import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { platformPath, xdgConfigHome } from '../user-dirs.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -16,7 +16,7 @@ export interface Harness {
   title: string;
   /** The user root, relative to the home directory (or to XDG_CONFIG_HOME where `configRelative`). */
   user: string;
-  /** The user root lies under XDG_CONFIG_HOME (default ~/.config) rather than the home directory. */
+  /** The user root lies under XDG_CONFIG_HOME (default ~/.config, on every platform: the harness applies XDG everywhere) rather than the home directory. */
   configRelative?: boolean;
   /** The project root, relative to the project folder. */
   project: string;
@@ -27,6 +27,13 @@ export interface Harness {
 // OpenCode's project root is the shared .agents/skills, which it reads too (measured): a
 // .opencode/ folder made for it would be a config folder to OpenCode, which then writes into it
 // on every start (its .gitignore, and online an npm install of its plugin).
+// The same roots on Linux, macOS and Windows (each under the home directory, %USERPROFILE% on
+// Windows): Claude Code, Codex, Gemini CLI, Cursor and Copilot keep dot-folders in the home
+// directory everywhere; OpenCode's folders come from xdg-basedir, which answers ~/.config on
+// every platform; goose reads ~/.config/agents/skills as that literal path on every platform
+// (its source: home_dir().join(".config").join("agents")), not under XDG_CONFIG_HOME. Only goose's own
+// folder differs (~/.config/goose/skills; %APPDATA%\Block\goose\config\skills on Windows):
+// discovery-folders.ts keeps the cache out of it, and nothing is linked there.
 export const HARNESSES: readonly Harness[] = Object.freeze([
   { name: 'claude-code', title: 'Claude Code', user: '.claude/skills', project: '.claude/skills' },
   { name: 'codex', title: 'Codex', user: '.codex/skills', project: '.agents/skills' },
@@ -34,7 +41,7 @@ export const HARNESSES: readonly Harness[] = Object.freeze([
   { name: 'opencode', title: 'OpenCode', user: 'opencode/skills', configRelative: true, project: '.agents/skills' },
   { name: 'cursor', title: 'Cursor', user: '.cursor/skills', project: '.cursor/skills' },
   { name: 'vscode', title: 'VS Code (GitHub Copilot)', user: '.copilot/skills', project: '.github/skills' },
-  { name: 'goose', title: 'goose', user: 'agents/skills', configRelative: true, project: '.agents/skills' },
+  { name: 'goose', title: 'goose', user: '.config/agents/skills', project: '.agents/skills' },
   { name: 'agents', title: 'the shared .agents folder (Codex, Gemini CLI, OpenCode, Cursor, VS Code, goose)', user: '.agents/skills', project: '.agents/skills' },
 ]);
 
@@ -44,16 +51,13 @@ export function harnessNamed(name: string): Harness {
   return found;
 }
 
-/** The absolute skills root of `harness` in `scope` (a project's root needs `projectDir`). */
-export function harnessRoot(harness: Harness, scope: Scope, where: { home: string; env: Env; projectDir?: string | undefined }): string {
+/** The absolute skills root of `harness` in `scope` (a project's root needs `projectDir`); `platform` defaults to process.platform. */
+export function harnessRoot(harness: Harness, scope: Scope, where: { home: string; env: Env; projectDir?: string | undefined; platform?: NodeJS.Platform | undefined }): string {
+  const p = platformPath(where.platform);
   if (scope === 'project') {
     if (where.projectDir === undefined) throw new ConfigError('a project root needs --project DIR');
-    return path.join(path.resolve(where.projectDir), harness.project);
+    return p.join(p.resolve(where.projectDir), harness.project);
   }
-  if (harness.configRelative) {
-    const xdg = where.env['XDG_CONFIG_HOME'];
-    const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(where.home, '.config');
-    return path.join(base, harness.user);
-  }
-  return path.join(where.home, harness.user);
+  if (harness.configRelative) return p.join(xdgConfigHome(where), harness.user);
+  return p.join(where.home, harness.user);
 }

@@ -9,6 +9,7 @@ import { LockHeldError } from '../lock-file.js';
 import { currentUid, describeControlFinding, pathControl, type PathControlFinding } from '../path-control.js';
 import { errorMessage } from '../private-files.js';
 import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
+import { appDir, platformPath } from '../user-dirs.js';
 import { OBJECTS_DIR, OBJECT_KEY_PATTERN } from './entry-objects.js';
 import type { Scope } from './harness-roots.js';
 
@@ -72,11 +73,9 @@ const TERMS: PrivateFileTerms = {
   maxBytes: 64 * 1024 * 1024,
 };
 
-/** `$XDG_DATA_HOME/skills-mount/links` when that is an absolute path (the XDG rule), else `<home>/.local/share/skills-mount/links`. */
-export function defaultLinkStore(env: Env, home: string): string {
-  const xdg = env['XDG_DATA_HOME'];
-  const base = xdg !== undefined && xdg !== '' && path.isAbsolute(xdg) ? xdg : path.join(home, '.local', 'share');
-  return path.join(base, 'skills-mount', 'links');
+/** `<data>/skills-mount/links` (user-dirs.ts: `$XDG_DATA_HOME` when absolute, else `~/.local/share`; `%LOCALAPPDATA%` on Windows). */
+export function defaultLinkStore(env: Env, home: string, platform: NodeJS.Platform = process.platform): string {
+  return platformPath(platform).join(appDir('data', 'skills-mount', { env, home, platform }), 'links');
 }
 
 /**

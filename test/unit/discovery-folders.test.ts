@@ -97,6 +97,15 @@ describe('discovery folders', () => {
     expect(await discoveryFolderProblem(path.join(home, 'skills/x'), { home, env: { CODEX_HOME: 'relative' } })).toBeUndefined();
   });
 
+  it("keeps out of goose's own folder on Windows (%APPDATA%\\Block\\goose\\config\\skills), only there", async () => {
+    const home = await tempDir();
+    const appData = path.join(home, 'AppData/Roaming');
+    const inside = path.join(appData, 'Block/goose/config/skills/cache');
+    expect(await discoveryFolderProblem(inside, { home, env: { APPDATA: appData }, platform: 'win32' })).toMatch(/is inside %APPDATA%\\Block\\goose\\config\\skills, a folder goose loads skills from/);
+    expect(await discoveryFolderProblem(inside, { home, env: { APPDATA: appData }, platform: 'linux' })).toBeUndefined();
+    expect(await discoveryFolderProblem(inside, { home, env: { APPDATA: appData }, platform: 'darwin' })).toBeUndefined();
+  });
+
   it('matches without regard to case (macOS and Windows folders are case-insensitive)', async () => {
     const home = await tempDir();
     expect(await discoveryFolderProblem(path.join(home, '.Claude/Skills/x'), { home })).toMatch(/is inside ~\/\.claude\/skills/);
