@@ -1,7 +1,8 @@
 // A real mount of a server that asks for a sign-in (test/support/auth-fixture.ts): the daemon
 // shows it as "needs login" in status.json and does not retry in a loop; `login` in "another
 // terminal" (this process, the same token store) and the running mount serves the server's
-// skills within 2 s, no restart. No issued token in the daemon's log.
+// skills within 2 s, no restart. Signed out elsewhere, it turns back to "needs login" and keeps
+// its listing served. No issued token in the daemon's log.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,7 +67,22 @@ describe.skipIf(!fuseAvailable() && !process.env.CI)('a mounted server that need
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     process.stdout.write(`auth e2e: the mount served the server ${Date.now() - returnedAt} ms after login returned\n`);
-    expect(await readdir(path.join(mount.mountpoint, 'team'))).not.toHaveLength(0);
+    const listed = await readdir(path.join(mount.mountpoint, 'team'));
+    expect(listed).not.toHaveLength(0);
+
+    // Signed out elsewhere: the next request's refresh is refused; the listing stays served.
+    fixture.revokeRefreshTokens();
+    fixture.expireAccessTokens();
+    const started = Date.now();
+    while ((await state())?.state !== 'needs-login') {
+      // Reads that need the server (each file once) make it notice.
+      await readFile(path.join(mount.mountpoint, 'team', listed[0]!, 'SKILL.md')).catch(() => undefined);
+      await readdir(path.join(mount.mountpoint, 'team', listed[0]!), { recursive: true }).catch(() => undefined);
+      expect(Date.now() - started, `still ${JSON.stringify(await state())}`).toBeLessThan(10_000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect((await state())?.reason).toMatch(/needs login: .*run: skills-mount login team/);
+    expect(await readdir(path.join(mount.mountpoint, 'team'))).toEqual(listed);
     for (const token of fixture.issued) expect(mount.log()).not.toContain(token);
   }, 60_000);
 });
