@@ -30,8 +30,8 @@ export type MountListingOutcome = 'present' | 'absent' | 'timeout';
 
 /**
  * Whether directory `dir` of a mount lists `name` now, from an `ls -A` child process with a
- * deadline. A listing, not a stat: the libfuse 2 backend's kernel keeps a name it looked up
- * for --metadata-ttl, but asks the daemon for every listing; on libfuse 3 both are current.
+ * deadline. A listing, not a stat, so the answer never rests on a name the kernel cached (the
+ * libfuse 2 edge, removed in 0.2.0, let the kernel keep one for --metadata-ttl).
  * A directory that cannot be listed lists nothing.
  */
 export function mountListingState(dir: string, name: string, timeoutMs: number): Promise<MountListingOutcome> {

@@ -8,7 +8,7 @@ import { REQUEST_OUTCOMES } from '../mcp/request-observer.js';
 /** The label value for anything outside its enumeration. */
 export const OTHER = 'other';
 
-/** Operations either FUSE edge reports: the libfuse3 requests and fuse-native's callbacks (the write ones only ever answer EROFS). */
+/** FUSE operation labels: the libfuse 3 addon's requests, and the callbacks the libfuse 2 edge removed in 0.2.0 reported (fgetattr, access, the writes), kept so those label values stay valid. */
 export const FUSE_OPERATIONS: readonly string[] = [
   'init',
   'lookup',

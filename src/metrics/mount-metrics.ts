@@ -31,7 +31,7 @@ export interface Watched {
   catalogs: () => readonly WatchedCatalog[];
   /** The caches' sizes now; no disk entry with --no-disk-cache. */
   caches: () => Partial<Record<CacheName, CacheUse>>;
-  /** Opens, releases and reads the libfuse 3 addon answered itself since mounting (counted opens); undefined on libfuse 2 or before mounting. */
+  /** Opens, releases and reads the libfuse 3 addon answered itself since mounting (counted opens); undefined before mounting. */
   answeredByAddon?: () => AddonAnswers | undefined;
 }
 
