@@ -71,7 +71,9 @@ export async function runMount(options: MountOptions): Promise<void> {
   // Declared before the signal handlers: a signal may come before it exists.
   let links: LinkKeeper | undefined;
   // Listening before any server starts: a port in use stops the mount at once.
-  const served = options.metrics && (await serveMetrics(options.metrics, mountpoint, allowedUser, config.servers.map((server) => server.label), log));
+  // What /healthz notes of the servers, once there are catalogs to ask.
+  let healthNotes: () => string[] = () => [];
+  const served = options.metrics && (await serveMetrics(options.metrics, mountpoint, allowedUser, config.servers.map((server) => server.label), () => healthNotes(), log));
   const metrics = served?.metrics;
   const health = served?.health;
   const diskCache = options.diskCache && (await openDiskCache(options.diskCache, mountpoint, log, metrics ? (hit) => metrics.cacheLookup('disk', hit) : undefined));
@@ -109,6 +111,8 @@ export async function runMount(options: MountOptions): Promise<void> {
         onVerificationFailure: metrics ? (reason) => metrics.verificationFailed(source.label, reason) : undefined,
       }),
   );
+  healthNotes = () =>
+    catalogs.flatMap((catalog) => (catalog.health().connection.status === 'needs-login' ? [`${catalog.label}: needs login; run: skills-mount login ${catalog.label}`] : []));
   if (metrics) {
     metrics.cacheEnabled('memory');
     if (diskCache) metrics.cacheEnabled('disk');
@@ -241,11 +245,17 @@ async function serveMetrics(
   mountpoint: string,
   allowedUser: AllowedUser | undefined,
   servers: string[],
+  notes: () => string[],
   log: (line: string) => void,
 ): Promise<{ metrics: MountMetrics; health: MountHealth; url: string }> {
   const metrics = new MountMetrics({ servers });
   const health = new MountHealth({ mountpoint, findMount: () => findMount(mountpoint), probe: healthProbe(mountpoint, allowedUser), probeTimeoutMs: HEALTH_PROBE_TIMEOUT_MS });
-  const server = await startMetricsServer({ ...address, metrics: () => metrics.text(), contentType: metrics.contentType, health: () => health.check() });
+  const report = async () => {
+    const checked = await health.check();
+    const noted = checked.healthy ? notes() : [];
+    return noted.length > 0 ? { healthy: true as const, notes: noted } : checked;
+  };
+  const server = await startMetricsServer({ ...address, metrics: () => metrics.text(), contentType: metrics.contentType, health: report });
   log(`metrics at ${server.url}/metrics`);
   warnIfExposed(server, { servers, mountpoint }, log);
   return { metrics, health, url: server.url };

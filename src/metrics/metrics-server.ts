@@ -1,5 +1,5 @@
 // The --metrics HTTP endpoint (node:http, nothing else): GET /metrics in the Prometheus text
-// format and GET /healthz (200 "ok", or 503 with the reason in one line). It serves what it is
+// format and GET /healthz (200 "ok" and a line per note, or 503 with the reason in one line). It serves what it is
 // given and knows nothing of mounts or servers; it never keeps the daemon alive on its own.
 // A flood cannot starve /healthz: the cap on work is on /metrics answers, not on connections,
 // and idle or slow connections give way to new ones.
@@ -70,7 +70,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     },
     '/healthz': async () => {
       const report = await options.health();
-      return report.healthy ? { status: 200, type: TEXT, body: 'ok\n' } : { status: 503, type: TEXT, body: `${oneLine(report.reason)}\n` };
+      if (!report.healthy) return { status: 503, type: TEXT, body: `${oneLine(report.reason)}\n` };
+      // Still 200: a server waiting for a sign-in does not make the mount unhealthy (a restart would not sign in).
+      return { status: 200, type: TEXT, body: `ok\n${(report.notes ?? []).map((note) => `${oneLine(note)}\n`).join('')}` };
     },
   };
   const server = createServer(

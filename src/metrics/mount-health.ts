@@ -5,7 +5,8 @@
 import { MOUNT_TYPE, type MountTableEntry } from '../fuse/index.js';
 import type { MountProbe } from './mount-probe.js';
 
-export type HealthReport = { healthy: true } | { healthy: false; reason: string };
+/** `notes`: what a healthy mount still wants a person to know (a server that needs a sign-in), one line each. */
+export type HealthReport = { healthy: true; notes?: string[] } | { healthy: false; reason: string };
 
 export interface MountHealthOptions {
   mountpoint: string;

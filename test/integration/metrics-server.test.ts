@@ -75,6 +75,9 @@ describe('the metrics endpoint', () => {
     expect(down.headers['content-type']).toBe('text/plain; charset=utf-8');
     report = { healthy: false, reason: 'probe through the mount failed: a\nforged line' };
     expect((await ask(`${server.url}/healthz`)).body).toBe('probe through the mount failed: a forged line\n');
+    // A server waiting for a sign-in: still healthy (a restart would not sign in), and said so, one line each.
+    report = { healthy: true, notes: ['team: needs login; run: skills-mount login team', 'x: a\nforged'] };
+    expect(await ask(`${server.url}/healthz`)).toMatchObject({ status: 200, body: 'ok\nteam: needs login; run: skills-mount login team\nx: a forged\n' });
   });
 
   it('answers 404 for any other path and 405 (with Allow) for other methods', async () => {
