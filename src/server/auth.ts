@@ -1,13 +1,15 @@
 // skills-serve as an OAuth 2.1 protected resource (MCP authorization, 2025-11-25 and
-// 2026-07-28): its protected resource metadata (RFC 9728), and the bearer check in front of
+// 2026-07-28): its protected resource metadata (RFC 9728), and the token check in front of
 // the MCP endpoint: a JWT from the trusted issuer, for this resource (RFC 8707), unexpired,
-// with the required scopes; else 401 or 403 with the WWW-Authenticate challenge (RFC 6750).
-// Knows nothing of MCP messages. A token is never logged nor echoed.
+// with the required scopes, presented as Bearer (RFC 6750) or, bound to a key, as DPoP with a
+// proof of that key (RFC 9449); else 401 or 403 with both schemes' WWW-Authenticate challenges.
+// Knows nothing of MCP messages. A token or proof is never logged nor echoed.
 import { jwtVerify, type JWTPayload } from 'jose';
 import { ConfigError, UnavailableError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import type { Log } from '../log.js';
 import { isTokenFault, TrustedIssuer, type IssuerOptions } from './auth-issuer.js';
+import { DPOP_ALGORITHMS, DpopProofChecker, DpopProofError, type DpopProofOptions } from './dpop-proof.js';
 
 export interface ResourceAuthOptions {
   /** The authorization server's issuer identifier, exactly as its metadata states it. */
@@ -22,6 +24,8 @@ export interface ResourceAuthOptions {
   verbose?: boolean;
   /** Deadlines, size cap, retry and fetch of the issuer's metadata and keys. */
   issuerFetch?: Omit<IssuerOptions, 'issuer' | 'log'>;
+  /** The DPoP proof window and replay memory (defaults in dpop-proof.ts). */
+  dpop?: DpopProofOptions;
 }
 
 /** The protected resource in front of one MCP endpoint. */
@@ -39,6 +43,15 @@ const PRM_PATH = '/.well-known/oauth-protected-resource';
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 // RFC 6750 b64token, in the shape of a compact JWS.
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+type Scheme = 'Bearer' | 'DPoP';
+/** A refusal: the status, the scheme whose challenge carries the error, the error code and a fixed phrase. */
+interface Refusal {
+  status: 401 | 403;
+  scheme: Scheme;
+  error?: string;
+  description: string;
+}
 
 /** Checks that a resource needing an audience can have one: a server bound to every address does not know the URL its clients use. Throws ConfigError. */
 export function checkAuthBinding(host: string, auth: ResourceAuthOptions): void {
@@ -63,23 +76,79 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
     ...(scopes.length > 0 && { scopes_supported: scopes }),
     bearer_methods_supported: ['header'],
     resource_name: 'skills-serve',
+    dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
+    dpop_bound_access_tokens_required: false,
   });
+  const dpop = new DpopProofChecker(options.dpop);
+  // RFC 9449 htu: the URL the client used for the endpoint, i.e. the resource (the audience), not
+  // the URL this process sees behind a proxy; the same reason the audience is not taken from Host.
+  const proofUrl = resource;
   log(`auth: tokens from ${issuer.issuer} for ${resource}${scope === '' ? '' : ` with scope "${scope}"`} required; metadata at ${metadataUrl}`);
   issuer.warm();
 
-  const challenge = (status: 401 | 403, error: string | undefined, description: string): Response => {
-    const params: Array<[string, string]> = [];
-    if (error !== undefined) params.push(['error', error], ['error_description', description]);
-    params.push(['resource_metadata', metadataUrl]);
-    if (scope !== '') params.push(['scope', scope]);
-    const header = `Bearer ${params.map(([name, value]) => `${name}="${value.replace(/["\\]/g, '\\$&')}"`).join(', ')}`;
+  // Both schemes are offered every time (RFC 9449 §7.1, RFC 9110 §11.6.1): the error, if any, in
+  // the challenge of the scheme the client used; Bearer first, where MCP clients look.
+  const challenge = ({ status, scheme, error, description }: Refusal): Response => {
+    const render = (name: Scheme): string => {
+      const params: Array<[string, string]> = [];
+      if (error !== undefined && scheme === name) params.push(['error', error], ['error_description', description]);
+      params.push(['resource_metadata', metadataUrl]);
+      if (scope !== '') params.push(['scope', scope]);
+      if (name === 'DPoP') params.push(['algs', DPOP_ALGORITHMS.join(' ')]);
+      return `${name} ${params.map(([key, value]) => `${key}="${value.replace(/["\\]/g, '\\$&')}"`).join(', ')}`;
+    };
     const message = status === 403 ? `Forbidden: ${description}` : `Unauthorized: ${description}`;
-    return Response.json({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }, { status, headers: { 'www-authenticate': header, 'cache-control': 'no-store' } });
+    return Response.json(
+      { jsonrpc: '2.0', error: { code: -32001, message }, id: null },
+      { status, headers: { 'www-authenticate': `${render('Bearer')}, ${render('DPoP')}`, 'cache-control': 'no-store' } },
+    );
   };
 
-  const refuse = (request: Request, status: 401 | 403, error: string | undefined, description: string): Response => {
-    if (options.verbose) log(`auth: ${request.method} ${escapeForLog(new URL(request.url).pathname)} refused (${status}): ${description}`);
-    return challenge(status, error, description);
+  const refuse = (request: Request, refusal: Refusal): Response => {
+    if (options.verbose) log(`auth: ${request.method} ${escapeForLog(new URL(request.url).pathname)} refused (${refusal.status}, ${refusal.scheme}): ${refusal.description}`);
+    return challenge(refusal);
+  };
+
+  /** Undefined when the token (and its proof, for DPoP) passes every check, else why not; throws UnavailableError when the issuer cannot be asked. */
+  const check = async (request: Request, scheme: Scheme, token: string): Promise<Refusal | undefined> => {
+    const refusal = (error: string, description: string, status: 401 | 403 = 401): Refusal => ({ status, scheme, error, description });
+    if (!JWT_SHAPE.test(token)) return refusal('invalid_token', 'the token is not a JWT');
+    let thumbprint: string | undefined;
+    if (scheme === 'DPoP') {
+      // Several DPoP fields arrive joined by ", " (a JWS has neither character).
+      const proof = request.headers.get('dpop');
+      if (proof === null) return refusal('invalid_dpop_proof', 'the DPoP scheme needs a DPoP proof header');
+      if (/[,\s]/.test(proof.trim())) return refusal('invalid_dpop_proof', 'exactly one DPoP proof header is allowed');
+      try {
+        thumbprint = await dpop.check(proof.trim(), { method: request.method, url: proofUrl, accessToken: token });
+      } catch (error) {
+        if (error instanceof DpopProofError) return refusal(error.code, error.message);
+        throw error;
+      }
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, issuer.getKey, {
+        issuer: issuer.issuer,
+        audience: resource,
+        algorithms: ALGORITHMS,
+        requiredClaims: ['exp'],
+        clockTolerance: options.clockToleranceS ?? 0,
+      }));
+    } catch (error) {
+      if (!isTokenFault(error)) throw error;
+      return refusal('invalid_token', describeFault(error as Error & { code: string; claim?: string }));
+    }
+    const boundTo = boundKeyOf(payload);
+    if (scheme === 'Bearer' && boundTo !== undefined) return refusal('invalid_token', 'the token is bound to a DPoP key: present it with the DPoP scheme and a proof');
+    if (scheme === 'DPoP') {
+      if (boundTo === undefined) return refusal('invalid_token', 'the token is not bound to a DPoP key (no cnf.jkt): present it as Bearer');
+      if (boundTo !== thumbprint) return refusal('invalid_token', 'the token is bound to another DPoP key than the proof');
+    }
+    const granted = grantedScopes(payload);
+    const missing = scopes.filter((wanted) => !granted.has(wanted));
+    if (missing.length > 0) return refusal('insufficient_scope', `the token lacks the scope ${missing.join(' ')}`, 403);
+    return undefined;
   };
 
   return {
@@ -95,20 +164,13 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
       if (pathname !== endpointPath) return undefined;
 
       const authorization = request.headers.get('authorization');
-      const bearer = authorization === null ? undefined : /^Bearer +(.*)$/i.exec(authorization.trim());
-      if (!bearer) return refuse(request, 401, undefined, 'a bearer token is required');
-      const token = bearer[1]!;
-      if (!JWT_SHAPE.test(token)) return refuse(request, 401, 'invalid_token', 'the token is not a JWT');
+      const presented = authorization === null ? undefined : /^(Bearer|DPoP) +(.*)$/i.exec(authorization.trim());
+      if (!presented) return refuse(request, { status: 401, scheme: 'Bearer', description: 'a bearer or DPoP token is required' });
+      const scheme: Scheme = presented[1]!.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
 
-      let payload: JWTPayload;
+      let refusal: Refusal | undefined;
       try {
-        ({ payload } = await jwtVerify(token, issuer.getKey, {
-          issuer: issuer.issuer,
-          audience: resource,
-          algorithms: ALGORITHMS,
-          requiredClaims: ['exp'],
-          clockTolerance: options.clockToleranceS ?? 0,
-        }));
+        refusal = await check(request, scheme, presented[2]!);
       } catch (error) {
         if (error instanceof UnavailableError) {
           // The issuer's own log line says why; the client may retry.
@@ -117,13 +179,9 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
             { status: 503, headers: { 'retry-after': '5', 'cache-control': 'no-store' } },
           );
         }
-        if (!isTokenFault(error)) throw error;
-        return refuse(request, 401, 'invalid_token', describeFault(error as Error & { code: string; claim?: string }));
+        throw error;
       }
-      const granted = grantedScopes(payload);
-      const missing = scopes.filter((wanted) => !granted.has(wanted));
-      if (missing.length > 0) return refuse(request, 403, 'insufficient_scope', `the token lacks the scope ${missing.join(' ')}`);
-      return undefined;
+      return refusal && refuse(request, refusal);
     },
   };
 }
@@ -135,6 +193,15 @@ export function grantedScopes(payload: JWTPayload): Set<string> {
   if (typeof scp === 'string') return new Set(scp.split(' ').filter(Boolean));
   if (Array.isArray(scp)) return new Set(scp.filter((entry): entry is string => typeof entry === 'string'));
   return new Set();
+}
+
+/** The JWK thumbprint a token is bound to (`cnf.jkt`, RFC 9449 §6.1), or undefined for a bearer token. */
+function boundKeyOf(payload: JWTPayload): string | undefined {
+  const { cnf } = payload as { cnf?: unknown };
+  if (typeof cnf !== 'object' || cnf === null) return undefined;
+  const { jkt } = cnf as { jkt?: unknown };
+  // A jkt that is not a string still binds the token, to a key no proof can show: refused either way.
+  return jkt === undefined ? undefined : typeof jkt === 'string' ? jkt : '';
 }
 
 function checkAudience(audience: string): string {

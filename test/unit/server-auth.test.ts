@@ -153,12 +153,21 @@ describe('scopes and binding', () => {
     for (const path of ['/.well-known/oauth-protected-resource/team/mcp', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource']) {
       const answer = await auth.handle(new Request(`http://127.0.0.1:4000${path}`));
       expect(answer?.status, path).toBe(200);
-      expect(await answer!.json()).toEqual({ resource: 'https://skills.example/team/mcp', authorization_servers: [ISSUER], bearer_methods_supported: ['header'], resource_name: 'skills-serve' });
+      expect(await answer!.json()).toEqual({
+        resource: 'https://skills.example/team/mcp',
+        authorization_servers: [ISSUER],
+        bearer_methods_supported: ['header'],
+        resource_name: 'skills-serve',
+        dpop_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA', 'Ed25519'],
+        dpop_bound_access_tokens_required: false,
+      });
     }
     expect((await auth.handle(new Request('http://127.0.0.1:4000/.well-known/oauth-protected-resource', { method: 'POST' })))?.status).toBe(405);
     // Other paths are not the resource's business.
     expect(await auth.handle(new Request('http://127.0.0.1:4000/elsewhere'))).toBeUndefined();
     const challenge = (await auth.handle(request()))!.headers.get('www-authenticate');
-    expect(challenge).toBe('Bearer resource_metadata="https://skills.example/.well-known/oauth-protected-resource/team/mcp"');
+    expect(challenge).toBe(
+      'Bearer resource_metadata="https://skills.example/.well-known/oauth-protected-resource/team/mcp", DPoP resource_metadata="https://skills.example/.well-known/oauth-protected-resource/team/mcp", algs="ES256 ES384 ES512 PS256 PS384 PS512 RS256 RS384 RS512 EdDSA Ed25519"',
+    );
   });
 });
