@@ -1,14 +1,15 @@
 // skills-serve --auth-issuer in front of a real authorization server (oidc-provider): the
 // 401 challenge and protected resource metadata, tokens accepted and refused (audience,
-// expiry, scope, signature), an issuer that is down at start, and a whole authorization code
-// + PKCE sign-in driven by the $BROWSER script the client's sign-in tests use.
+// expiry, scope, signature), DPoP-bound tokens (RFC 9449) presented with a proof, an issuer
+// that is down at start, and a whole authorization code + PKCE sign-in driven by the $BROWSER
+// script the client's sign-in tests use.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthTokens } from '@modelcontextprotocol/client';
+import { Client, ClientCredentialsProvider, DpopSession, StreamableHTTPClientTransport, UnauthorizedError, withDpop, type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthTokens } from '@modelcontextprotocol/client';
 import { decodeJwt, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exitOf, stopChild } from '../support/children.js';
@@ -33,11 +34,39 @@ function post(url: string, token?: string): Promise<Response> {
   });
 }
 
-/** The parameters of a `WWW-Authenticate: Bearer k="v", ...` header. */
-function challengeOf(response: Response): Record<string, string> {
+/** The parameters of the `scheme` challenge in a `WWW-Authenticate: Bearer k="v", ..., DPoP k="v", ...` header. */
+function challengeOf(response: Response, scheme: 'Bearer' | 'DPoP' = 'Bearer'): Record<string, string> {
   const header = response.headers.get('www-authenticate') ?? '';
-  expect(header).toMatch(/^Bearer /);
-  return Object.fromEntries([...header.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((match) => [match[1]!, match[2]!.replace(/\\(.)/g, '$1')]));
+  expect(header).toMatch(/^Bearer .*, DPoP /);
+  const part = header.split(/,\s*(?=(?:Bearer|DPoP) )/).find((one) => one.startsWith(`${scheme} `)) ?? '';
+  return Object.fromEntries([...part.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((match) => [match[1]!, match[2]!.replace(/\\(.)/g, '$1')]));
+}
+
+/** A client credentials token bound to `session`'s key: the token request carries a DPoP proof (RFC 9449 §5). */
+async function dpopTokenFor(oidc: OidcServer, resource: string, session: DpopSession): Promise<string> {
+  const tokenUrl = `${oidc.issuer}/token`;
+  const response = await fetch(tokenUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${ROBOT_CLIENT.clientId}:${ROBOT_CLIENT.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: await session.buildProof({ htm: 'POST', htu: tokenUrl }),
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: SCOPE }),
+  });
+  const answer = (await response.json()) as { access_token: string; token_type: string; error?: string };
+  expect(response.status, answer.error).toBe(200);
+  expect(answer.token_type).toBe('DPoP');
+  issuedTokens.push(answer.access_token);
+  return answer.access_token;
+}
+
+function postWithDpop(url: string, token: string, proof: string): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `DPoP ${token}`, dpop: proof },
+    body: JSON.stringify(INIT),
+  });
 }
 
 async function connectWith(url: string, token: string, era: ClientEra): Promise<Client> {
@@ -102,6 +131,52 @@ describe('skills-serve --auth-issuer with oidc-provider', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('serves skills/list for a DPoP-bound token from oidc-provider with a fresh proof, and refuses it as Bearer, replayed or from another key', async () => {
+    // What the client sees first: the issuer and skills-serve both advertise DPoP.
+    const discovery = (await (await fetch(`${oidc.issuer}/.well-known/openid-configuration`)).json()) as { dpop_signing_alg_values_supported?: string[] };
+    expect(discovery.dpop_signing_alg_values_supported).toContain('ES256');
+    const metadata = (await (await fetch(`${new URL(serve.url).origin}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
+    expect(metadata).toMatchObject({ dpop_bound_access_tokens_required: false });
+    expect(metadata.dpop_signing_alg_values_supported).toContain('ES256');
+
+    const session = await DpopSession.create({ alg: 'ES256' });
+    const token = await dpopTokenFor(oidc, serve.url, session);
+    expect(decodeJwt(token)).toMatchObject({ iss: oidc.issuer, aud: serve.url, scope: SCOPE, cnf: { jkt: session.thumbprint } });
+
+    // The SDK's DPoP fetch wrapper: `Authorization: DPoP`, a fresh proof on every request (both eras: the 2025 one adds GET and DELETE).
+    for (const era of ['legacy', 'modern'] as const) {
+      const client = newClient(era);
+      await client.connect(new StreamableHTTPClientTransport(new URL(serve.url), { authProvider: { token: async () => token }, fetch: withDpop(session, async () => token)(fetch) }));
+      try {
+        expect((await listAllSkills(client)).skills.map((skill) => skill.uri), era).toContain('skill://acme/billing/refunds/SKILL.md');
+      } finally {
+        await client.close();
+      }
+    }
+
+    const proof = await session.buildProof({ htm: 'POST', htu: serve.url, accessToken: token });
+    // Proofs are as secret as tokens for the minute they are good: the log check covers them too.
+    issuedTokens.push(proof);
+    expect((await postWithDpop(serve.url, token, proof)).status).toBe(200);
+    const replayed = await postWithDpop(serve.url, token, proof);
+    expect(replayed.status).toBe(401);
+    expect(challengeOf(replayed, 'DPoP')).toMatchObject({ error: 'invalid_dpop_proof', error_description: 'the DPoP proof was used before (jti)' });
+
+    const asBearer = await post(serve.url, token);
+    expect(asBearer.status).toBe(401);
+    expect(challengeOf(asBearer)).toMatchObject({ error: 'invalid_token', error_description: 'the token is bound to a DPoP key: present it with the DPoP scheme and a proof' });
+
+    // A thief with the token but not the key signs proofs with a key of its own.
+    const thief = await DpopSession.create({ alg: 'ES256' });
+    const stolen = await postWithDpop(serve.url, token, await thief.buildProof({ htm: 'POST', htu: serve.url, accessToken: token }));
+    expect(stolen.status).toBe(401);
+    expect(challengeOf(stolen, 'DPoP')).toMatchObject({ error: 'invalid_token', error_description: 'the token is bound to another DPoP key than the proof' });
+
+    // A proof for another URL is refused before the token is looked at.
+    const elsewhere = await postWithDpop(serve.url, token, await session.buildProof({ htm: 'POST', htu: `${oidc.issuer}/mcp`, accessToken: token }));
+    expect(challengeOf(elsewhere, 'DPoP')).toMatchObject({ error: 'invalid_dpop_proof', error_description: 'the DPoP proof is for another URL (htu)' });
   });
 
   it('refuses a token issued for another resource with 401 invalid_token', async () => {
