@@ -396,6 +396,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   private async refreshUnderLock(): Promise<StoredTokens | undefined> {
     if (this.grant !== 'authorization_code') return undefined; // the 401 that follows gets a new token
+    // A DPoP-bound refresh token is refused without a proof by the same key (RFC 9449 §5): the
+    // session is had before the store's lock is taken (it may store a key under that lock itself).
+    const dpop = await this.dpop();
     let refused: string | undefined;
     const after = await this.options.store.update(this.options.label, this.options.serverUrl, async (entry) => {
       const tokens = entry?.tokens;
@@ -412,6 +415,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
           refreshToken: tokens.refresh_token,
           resource: new URL(tokens.resource),
           ...(this.addClientAuthentication ? { addClientAuthentication: this.addClientAuthentication } : {}),
+          ...(dpop ? { dpop } : {}),
           ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}),
         });
         const stored = this.toStored(fresh, tokens.issuer, tokens.resource);
