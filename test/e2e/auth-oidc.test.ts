@@ -8,6 +8,8 @@
 // in everything the suite keeps (the daemon's log, the commands' output, status, skills.json, what
 // a second server was sent): it is in none of them.
 import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +23,54 @@ import { writeSkill } from '../support/skill-builder.js';
 
 const OTHER_TOKEN = 'static-token-of-the-other-server';
 
+/** What a server was sent: the headers that could carry a sign-in. */
+interface SeenRequest {
+  url: string;
+  authorization: string | undefined;
+  dpop: string | undefined;
+}
+
+/** The server's front door: passes every request to `upstream`, or, once told, redirects it (307) to another origin. */
+async function startFrontDoor(): Promise<{ url: string; upstream?: URL; redirectTo?: string | undefined; close(): Promise<void> }> {
+  const door: { url: string; upstream?: URL; redirectTo?: string | undefined; close(): Promise<void> } = { url: '', close: async () => undefined };
+  const server = createServer((req, res) => {
+    if (door.redirectTo !== undefined) {
+      res.writeHead(307, { location: `${door.redirectTo}${req.url ?? '/'}` }).end();
+      return;
+    }
+    const upstream = httpRequest({ host: door.upstream!.hostname, port: door.upstream!.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  door.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  door.close = () =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return door;
+}
+
+/** A server on another origin that records what it was sent and answers 404. */
+async function startRecorder(): Promise<{ origin: string; seen: SeenRequest[]; close(): Promise<void> }> {
+  const seen: SeenRequest[] = [];
+  const server = createServer((req, res) => {
+    seen.push({ url: req.url ?? '', authorization: req.headers.authorization, dpop: req.headers['dpop'] as string | undefined });
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close };
+}
+
 interface Cli {
   code: number | null;
   stdout: string;
@@ -32,6 +82,8 @@ interface Cli {
 describe.skipIf(!fuseAvailable())('sign-in against oidc-provider, through a real mount', () => {
   let oidc: OidcServer;
   let serve: ListeningServer;
+  let door: Awaited<ReturnType<typeof startFrontDoor>>;
+  let elsewhere: Awaited<ReturnType<typeof startRecorder>>;
   let other: AuthServer;
   let dir: string;
   let skills: string;
@@ -83,13 +135,18 @@ describe.skipIf(!fuseAvailable())('sign-in against oidc-provider, through a real
     await writeSkill(path.join(dir, 'other-skills'), 'beta');
     // Access tokens live 2 s: a reader that keeps reading meets an expired one every few reads.
     oidc = await startOidcServer({ accessTokenTtlS: 2 });
+    // The server is reached through a front door that can redirect it elsewhere: its address is the resource.
+    door = await startFrontDoor();
+    elsewhere = await startRecorder();
     // --ttl 1: the mount asks the server again about once a second, so expiring tokens are met often.
-    serve = await startProtectedServe(oidc, skills, { args: ['--ttl', '1'] });
+    serve = await startProtectedServe(oidc, skills, { args: ['--ttl', '1', '--auth-audience', door.url] });
+    oidc.addResource(door.url, 'skills:read skills:write');
+    door.upstream = new URL(serve.url);
     other = await startAuthServer(path.join(dir, 'other-skills'), OTHER_TOKEN);
     configPath = path.join(dir, 'config.json');
     await writeFile(
       configPath,
-      JSON.stringify({ mcpServers: { team: { url: serve.url }, other: { url: `${other.origin}/mcp`, headers: { Authorization: `Bearer ${OTHER_TOKEN}` } } } }),
+      JSON.stringify({ mcpServers: { team: { url: door.url }, other: { url: `${other.origin}/mcp`, headers: { Authorization: `Bearer ${OTHER_TOKEN}` } } } }),
     );
     env = {
       ...process.env,
@@ -105,6 +162,8 @@ describe.skipIf(!fuseAvailable())('sign-in against oidc-provider, through a real
     if (mount) kept.push({ what: 'the daemon log', text: mount.log() });
     await mount?.stop();
     await serve?.stop();
+    await door?.close();
+    await elsewhere?.close();
     await other?.close();
     await oidc?.close();
   });
@@ -119,7 +178,7 @@ describe.skipIf(!fuseAvailable())('sign-in against oidc-provider, through a real
     expect(tokens.size).toBeGreaterThanOrEqual(2);
     // What oidc-provider saw: PKCE S256 and the resource indicator, a client it registered.
     const asked = oidc.authorizationRequests.at(-1)!;
-    expect({ resource: asked.getAll('resource'), method: asked.get('code_challenge_method') }).toEqual({ resource: [serve.url], method: 'S256' });
+    expect({ resource: asked.getAll('resource'), method: asked.get('code_challenge_method') }).toEqual({ resource: [door.url], method: 'S256' });
 
     metricsPort = await freePort();
     mount = await startMount({ dir: path.join(dir, 'm'), args: ['--config', configPath, '--metrics', `127.0.0.1:${metricsPort}`], env });
@@ -181,6 +240,21 @@ describe.skipIf(!fuseAvailable())('sign-in against oidc-provider, through a real
     console.log(`auth-oidc: login returned -> mount connected ${connectedMs.toFixed(0)} ms, -> a file added meanwhile read ${servedMs.toFixed(0)} ms`);
     expect(connectedMs).toBeLessThan(2_000);
   }, 120_000);
+
+  it('the server redirected to another origin: not followed, so the sign-in goes nowhere else; what was read is still served', async () => {
+    door.redirectTo = elsewhere.origin;
+    try {
+      const file = path.join(mount!.mountpoint, 'team', 'alpha', 'references', 'after-redirect.md');
+      await writeFile(path.join(skills, 'alpha', 'references', 'after-redirect.md'), '# moved\n');
+      const refused = `Redirect to ${elsewhere.origin}/mcp not followed`;
+      await waitFor(async () => (await run('cat', [file]), mount!.log().includes(refused)), 15_000, 'the redirect refused');
+      expect((await run('cat', [path.join(mount!.mountpoint, 'team', 'alpha', 'references', 'first.md')])).stdout).toBe('# first\n');
+    } finally {
+      door.redirectTo = undefined;
+    }
+    // The SDK's transports follow a redirect only within the server's origin.
+    expect(elsewhere.seen).toEqual([]);
+  }, 60_000);
 
   it('no token the store ever held is in any log, output, status or index the suite keeps, nor was sent to the other server', async () => {
     await collectTokens();
