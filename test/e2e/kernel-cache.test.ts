@@ -170,7 +170,7 @@ describe('a user who is not root', () => {
       const preload = daemonEnv({})['LD_PRELOAD'];
       const result = await run('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', 'env', ...(preload ? [`LD_PRELOAD=${preload}`] : []), ...envArgs(install), install.node, install.skillsMount, mountpoint, '--no-disk-cache', '--fuse-backend', 'libfuse3', '--server', `s=${install.node} ${install.skillsServe} ${dir}`], 20_000);
       expect(result.code).not.toBe(0);
-      expect(result.stderr).toMatch(/this user cannot open \/dev\/fuse .*mode 0666/);
+      expect(result.stderr).toMatch(/this user cannot open \/dev\/fuse\b.*mode 0666/);
     } finally {
       await chmod('/dev/fuse', deviceMode);
     }
