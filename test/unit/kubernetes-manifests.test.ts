@@ -192,7 +192,22 @@ describe('what each recipe must get right', () => {
     const dir = await temps.make();
     await writeFile(path.join(dir, 'config.json'), text);
     const config = await loadMountConfig({ configPath: path.join(dir, 'config.json'), env: { DOCS_TOKEN: token } });
-    expect(config.servers).toEqual([expect.objectContaining({ label: 'docs', config: expect.objectContaining({ kind: 'http', headers: { Authorization: `Bearer ${token}` } }) })]);
+    expect(config.servers).toEqual([
+      expect.objectContaining({ label: 'docs', config: expect.objectContaining({ kind: 'http', headers: { Authorization: `Bearer ${token}` } }) }),
+      // The unattended sign-in: the pod's projected service-account token is the jwt-bearer grant.
+      expect.objectContaining({ label: 'team', config: expect.objectContaining({ kind: 'http', oauth: expect.objectContaining({ grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertionFile: '/var/run/secrets/mcp/token' }) }) }),
+    ]);
+    // Every container that runs skills-mount with that config has the identity and a writable sign-in store.
+    for (const { where, doc } of manifests.filter(({ doc }) => doc['kind'] === 'Pod' || doc['kind'] === 'DaemonSet')) {
+      const spec = podSpec(doc);
+      for (const box of containersOf(spec).filter((candidate) => ((candidate['volumeMounts'] as Json[] | undefined) ?? []).some((mount) => mount['name'] === 'config'))) {
+        const mounts = (box['volumeMounts'] as Json[]).map((mount) => [mount['name'], mount['mountPath']]);
+        expect(mounts, `${where} ${String(box['name'])}`).toEqual(expect.arrayContaining([['identity', '/var/run/secrets/mcp'], ['sign-in', '/var/lib/skills-mount-sign-in']]));
+        expect(box['env'], `${where} ${String(box['name'])}`).toEqual(expect.arrayContaining([{ name: 'XDG_CONFIG_HOME', value: '/var/lib/skills-mount-sign-in' }]));
+      }
+      const identity = ((spec['volumes'] as Json[] | undefined) ?? []).find((volume) => volume['name'] === 'identity');
+      if (identity) expect(JSON.stringify(identity), where).toContain('"serviceAccountToken":{"path":"token","audience":"https://id.team.example.com"');
+    }
     // Every container that gets DOCS_TOKEN gets it from that Secret, never as a literal.
     for (const { doc } of manifests.filter(({ doc }) => doc['kind'] === 'Pod' || doc['kind'] === 'DaemonSet')) {
       for (const box of containersOf(podSpec(doc))) {
