@@ -97,6 +97,22 @@ export async function changePrivateFile(
   }
 }
 
+/**
+ * Runs `work` holding the lock file `<file>.<purpose>.lock` beside `file` (its directory made
+ * private as for a change): a turn among processes for work that is not a change of the file
+ * itself, such as one renewal of a sign-in at a time.
+ */
+export async function withPrivateLock<T>(file: string, purpose: string, terms: PrivateFileTerms, lockTimeoutMs: number, work: () => Promise<T>): Promise<T> {
+  await ensurePrivateDirectory(path.dirname(file), file, terms);
+  const lockPath = `${file}.${purpose}.lock`;
+  const token = await acquireLock(lockPath, lockTimeoutMs, terms);
+  try {
+    return await work();
+  } finally {
+    await releaseLock(lockPath, token);
+  }
+}
+
 /** Makes `dir` (and missing parents) 0700, or checks the existing one and takes read and search from others. */
 async function ensurePrivateDirectory(dir: string, file: string, terms: PrivateFileTerms): Promise<void> {
   let stats = await checkPrivateDirectory(dir, file, terms);

@@ -61,13 +61,23 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
   const provider = new StoredOAuthProvider({ label, serverUrl: config.url, settings: config.oauth, store, fetch: authFetch });
   const interactiveGrant = (config.oauth?.grantType ?? 'authorization_code') === 'authorization_code';
   let renewing: Promise<void> | undefined;
+  /** The access token last handed to a request: the one a 401 refused. */
+  let sent: string | undefined;
   const transportAuth: AuthProvider = {
-    token: async () => (await provider.tokens())?.access_token,
+    token: async () => (sent = (await provider.tokens())?.access_token),
     onUnauthorized(ctx) {
+      const refused = sent;
       renewing ??= (async () => {
         const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(ctx.response);
-        const result = await auth(provider, { serverUrl: ctx.serverUrl, resourceMetadataUrl, scope, fetchFn: ctx.fetchFn });
-        if (result !== 'AUTHORIZED') throw new UnauthorizedError();
+        // One renewal among every process sharing the store: a mount and a snapshot refused at
+        // the same moment would otherwise both present the same refresh token, and an
+        // authorization server that rotates them takes the second for theft (oidc-provider
+        // revokes the whole grant). Whoever comes second finds the first one's token and uses it.
+        await provider.renewing(async () => {
+          if (await provider.renewedElsewhere(refused)) return;
+          const result = await auth(provider, { serverUrl: ctx.serverUrl, resourceMetadataUrl, scope, fetchFn: ctx.fetchFn });
+          if (result !== 'AUTHORIZED') throw new UnauthorizedError();
+        });
       })().finally(() => {
         renewing = undefined;
       });

@@ -378,6 +378,21 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return this.problem;
   }
 
+  /**
+   * Whether the store holds a usable access token other than `refused` (the one the server just
+   * refused): another process renewed the sign-in meanwhile, and that token is the one to try.
+   */
+  async renewedElsewhere(refused: string | undefined): Promise<boolean> {
+    const tokens = (await this.entry())?.tokens;
+    if (tokens === undefined || tokens.access_token === refused || !this.covers(tokens.resource)) return false;
+    return tokens.expiresAtMs === undefined || tokens.expiresAtMs > this.now();
+  }
+
+  /** Runs `work` as the one renewal of this sign-in among every process sharing the store. */
+  renewing<T>(work: () => Promise<T>): Promise<T> {
+    return this.options.store.renewing(work);
+  }
+
   /** Records why a sign-in is needed (a token the server refused after refresh). */
   noteProblem(reason: string): void {
     this.problem = reason;

@@ -12,7 +12,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
 import type { StoredDpopKey } from './dpop-key.js';
-import { changePrivateFile, readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
+import { changePrivateFile, readPrivateFile, withPrivateLock, type PrivateFileTerms } from '../private-json-file.js';
 import { TokenStoreError, TokenStoreLockedError } from './auth-errors.js';
 import { appDir, platformPath } from '../user-dirs.js';
 
@@ -107,6 +107,14 @@ export class TokenStore {
   /** Every entry of a label (any server URL). */
   async entriesOf(label: string): Promise<AuthEntry[]> {
     return (await this.current()).entries.filter((entry) => entry.label === label);
+  }
+
+  /**
+   * Runs `work` as the one renewal of a refused sign-in among every process sharing the store (a
+   * lock file of its own: `work` itself changes the store under the store's lock).
+   */
+  renewing<T>(work: () => Promise<T>): Promise<T> {
+    return withPrivateLock(this.file, 'renewal', TERMS, this.lockTimeoutMs, work);
   }
 
   /**

@@ -101,6 +101,22 @@ describe('sign-in with login, then a connection with the stored tokens', () => {
     expectNoTokenIn(logs, fixture);
   });
 
+  it('two processes refused at the same moment renew once between them: no rotated-away refresh token is presented', async () => {
+    const { fixture, store, logs } = await setup();
+    expect(await runLogin(loginOptions(fixture), pastingIo(store, logs))).toBe(0);
+    // Two processes: each its own store object on the one file (a mount and a snapshot, say).
+    const first = connect(fixture, store, logs);
+    const second = connect(fixture, new TokenStore(store.file), logs);
+    await Promise.all([first.start(), second.start()]);
+    const issuedBefore = fixture.issued.length;
+    fixture.expireAccessTokens();
+    await Promise.all([first.request('resources/list', {}, LIST), second.request('resources/list', {}, LIST)]);
+    expect([first.connection().status, second.connection().status]).toEqual(['connected', 'connected']);
+    // One refresh between them: one access and one refresh token issued.
+    expect(fixture.issued.length - issuedBefore).toBe(2);
+    expectNoTokenIn(logs, fixture);
+  });
+
   it('turns to "needs login" when the sign-in is revoked', async () => {
     const { fixture, store, logs } = await setup();
     expect(await runLogin(loginOptions(fixture), pastingIo(store, logs))).toBe(0);
