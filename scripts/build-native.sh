@@ -18,7 +18,7 @@ fail() {
     echo "build-native: $1; the mount will load the prebuilt addon (prebuilds/linux-$(node -p process.arch))" >&2
     exit 0
   fi
-  echo "build-native: $1 (Debian/Ubuntu: sudo apt-get install libfuse3-dev pkg-config gcc make python3)" >&2
+  echo "build-native: $1 (Debian/Ubuntu: sudo apt-get install libfuse3-dev pkg-config build-essential python3)" >&2
   exit 1
 }
 pkg-config --exists fuse3 2>/dev/null || fail "libfuse3-dev (pkg-config fuse3) is not installed"

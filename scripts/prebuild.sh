@@ -15,7 +15,10 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 need_packages=()
 for arch in "${arches[@]}"; do
   case "$arch" in
-    x64) pkg-config --exists fuse3 2>/dev/null || need_packages+=(libfuse3-dev pkg-config) ;;
+    x64)
+      pkg-config --exists fuse3 2>/dev/null || need_packages+=(libfuse3-dev pkg-config)
+      command -v g++ >/dev/null 2>&1 && command -v make >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 || need_packages+=(build-essential python3)
+      ;;
     arm64)
       command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need_packages+=(gcc-aarch64-linux-gnu)
       [ -f /usr/lib/aarch64-linux-gnu/libfuse3.a ] || need_packages+=(libfuse3-dev:arm64)

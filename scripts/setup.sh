@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up a checkout: Debian's fuse3 (fusermount3), libfuse3-dev and pkg-config (the addon is
-# built against them), npm ci, the addon built from source (native/build: a checkout has no
+# built against them), build-essential and python3 (node-gyp's toolchain), npm ci, the addon built from source (native/build: a checkout has no
 # prebuilds; the package does, see scripts/prebuild.sh), and dist. No libfuse 2: fuse-native is
 # gone since 0.2.0. Installing fuse3 removes Debian's old `fuse` package (fuse3 Breaks it and ships
 # `fusermount` as a link to fusermount3). Idempotent and quick when everything is already in place.
@@ -9,10 +9,12 @@ cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! command -v fusermount3 >/dev/null 2>&1 || ! pkg-config --exists fuse3 2>/dev/null; then
-  echo "setup: installing Debian packages fuse3, libfuse3-dev and pkg-config" >&2
+# The addon is built by node-gyp (bundled with npm), which needs python3, make and a C and C++
+# compiler (gyp links with g++): a minimal Debian image has none of them.
+if ! command -v fusermount3 >/dev/null 2>&1 || ! pkg-config --exists fuse3 2>/dev/null || ! command -v gcc >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+  echo "setup: installing Debian packages fuse3, libfuse3-dev, pkg-config, build-essential and python3" >&2
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq fuse3 libfuse3-dev pkg-config >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq fuse3 libfuse3-dev pkg-config build-essential python3 >/dev/null
 fi
 
 # npm ci only when the lockfile changed since the last install.
