@@ -166,7 +166,7 @@ export function approvalInputFor(
 ): ApprovalInput {
   const problem = approvalProblem(record);
   if (problem !== undefined) throw new ConfigError(`${label}: ${record.uri} cannot be approved: ${problem}`);
-  const allowedTools = permissionFields(record.frontmatter).find((field) => permissionFieldOf(field.field)?.effect === 'tool-permission')?.value ?? null;
+  const allowedTools = permissionFields(record.frontmatter).find((field) => field.effect === 'tool-permission')?.value ?? null;
   if (options.allowedToolsApproved && allowedTools === null) throw new ConfigError(`${label}: ${record.uri} has no allowed-tools to approve`);
   return {
     label,

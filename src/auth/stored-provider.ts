@@ -76,8 +76,6 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   readonly addClientAuthentication?: AddClientAuthentication;
   /** The `state` of the last authorization request (login checks the redirect against it). */
   expectedState: string | undefined;
-  /** The authorization URL the person was sent to, once auth() asked for a sign-in. */
-  authorizationUrl: URL | undefined;
   private readonly grant: GrantType;
   private readonly settings: OAuthSettings;
   private readonly now: () => number;
@@ -115,18 +113,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  get label(): string {
-    return this.options.label;
-  }
-
   /** Whether a person is signing in through this provider (login), rather than a mount using stored tokens. */
   get isInteractive(): boolean {
     return this.options.interactive !== undefined;
-  }
-
-  /** True for the grants that need nobody at a browser (client credentials, workload identity). */
-  get isUnattendedGrant(): boolean {
-    return this.grant !== 'authorization_code';
   }
 
   get redirectUrl(): string | undefined {
@@ -221,7 +210,6 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     // A scope a mount was asked for since the last sign-in is asked for now too.
     const wanted = (await this.entry())?.wantedScope;
     if (wanted !== undefined) url.searchParams.set('scope', unionScopes(url.searchParams.get('scope') ?? undefined, wanted)!);
-    this.authorizationUrl = url;
     await interactive.open(url);
   }
 
@@ -391,11 +379,6 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   /** Runs `work` as the one renewal of this sign-in among every process sharing the store. */
   renewing<T>(work: () => Promise<T>): Promise<T> {
     return this.options.store.renewing(work);
-  }
-
-  /** Records why a sign-in is needed (a token the server refused after refresh). */
-  noteProblem(reason: string): void {
-    this.problem = reason;
   }
 
   /**

@@ -104,11 +104,6 @@ export class TokenStore {
     return (await this.current()).entries.find((entry) => entry.label === label && entry.serverUrl === key);
   }
 
-  /** Every entry of a label (any server URL). */
-  async entriesOf(label: string): Promise<AuthEntry[]> {
-    return (await this.current()).entries.filter((entry) => entry.label === label);
-  }
-
   /**
    * Runs `work` as the one renewal of a refused sign-in among every process sharing the store (a
    * lock file of its own: `work` itself changes the store under the store's lock).

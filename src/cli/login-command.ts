@@ -233,7 +233,11 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
       }
     }
   } catch (error) {
-    if (error instanceof Error) error.message = redact(error.message);
+    // The whole cause chain: describeFailure shows a cause's message too.
+    for (let link: unknown = error, depth = 0; link instanceof Error && depth < 6; link = link.cause, depth++) {
+      // A DOMException's message is a getter: defined anew on the object instead.
+      Object.defineProperty(link, 'message', { value: redact(link.message), configurable: true, writable: true });
+    }
     throw error;
   } finally {
     await receiver?.close();

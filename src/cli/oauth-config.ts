@@ -3,6 +3,7 @@
 // name the server and the field, never a secret's value.
 import { ConfigError } from '../errors.js';
 import { GRANT_TYPES, type GrantType, type OAuthSettings } from '../mcp/server-config.js';
+import { isLoopbackHost } from '../server/loopback.js';
 
 /** The fields as written (Claude Code's clientId, callbackPort, authServerMetadataUrl, scopes, and skills-mount's own). */
 export interface RawOAuth {
@@ -168,9 +169,4 @@ function parseUrl(text: string): URL | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Loopback hosts, where plain http is allowed (RFC 8252 §7.3). */
-export function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '127.0.0.1' || hostname === '[::1]' || hostname === '::1';
 }

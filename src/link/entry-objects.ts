@@ -20,6 +20,7 @@ import { PRIVATE_DIRECTORY_MODE, PRIVATE_READ_ONLY_FILE_MODE, READ_ONLY_EXEC_MOD
 import { errorCode } from '../private-files.js';
 import { removeReadOnlyTree, sealReadOnlyTree } from '../read-only-tree.js';
 import { transformSkillMd, type EntryGrants } from './entry-transform.js';
+import { LABEL_PATTERN, isValidLabel } from '../labels.js';
 
 /** Changes when what an entry holds for the same approval changes (the transform, the layout): old objects are then rebuilt. */
 const FORMAT = 2;
@@ -27,7 +28,7 @@ export const OBJECTS_DIR = 'objects';
 const BUILD_PREFIX = '.build-';
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 /** An object key: `<label>/<hash>`; a bare hash is the layout before format 2 (found in old roots, replaced at their next sync). */
-export const OBJECT_KEY_PATTERN = /^(?:[a-z0-9][a-z0-9_-]*\/)?[0-9a-f]{64}$/;
+export const OBJECT_KEY_PATTERN = new RegExp(`^(?:${LABEL_PATTERN.source.slice(1, -1)}/)?[0-9a-f]{64}$`);
 export const ENTRY_JSON = 'entry.json';
 export const APPROVED_SKILL_MD = 'approved-SKILL.md';
 export const SKILL_DIR = 'skill';
@@ -215,7 +216,7 @@ export async function removeUnreferenced(store: string, referenced: ReadonlySet<
   for (const name of await readdir(objects).catch(absentAsEmpty)) {
     if (name.startsWith(BUILD_PREFIX)) await removeReadOnlyTree(path.join(objects, name));
     else if (HASH_PATTERN.test(name)) await judge(name);
-    else if (OBJECT_KEY_PATTERN.test(`${name}/${'0'.repeat(64)}`)) {
+    else if (isValidLabel(name)) {
       const hashes = await readdir(path.join(objects, name)).catch(absentAsEmpty);
       for (const hash of hashes) if (HASH_PATTERN.test(hash)) await judge(`${name}/${hash}`);
       // A label none of whose objects is left: its folder goes too.

@@ -336,6 +336,24 @@ describe('verify --links', () => {
   });
 });
 
+describe('verify --links reads an entry as every harness YAML reader would', () => {
+  it('a field hidden from YAML 1.2 (after a NEL in a comment) is named by the reader that finds it', async () => {
+    const { root, store, served, request, sync } = await setUp();
+    const pdf = served.skill('docs', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    await sync([pdf], { link: [request] });
+    expect((await verifyLinks(store, [pdf])).problems).toEqual([]);
+    const skillFile = path.join(await realpath(path.join(root, 'pdf')), 'SKILL.md');
+    const text = await readFile(skillFile, 'utf8');
+    await chmod(path.dirname(skillFile), 0o755);
+    await chmod(skillFile, 0o644);
+    // To YAML 1.2 a comment, so the frontmatter reads as the approved one does; to YAML 1.1 a hooks field.
+    await writeFile(skillFile, text.replace(/^name: .*\n/m, (line) => `${line}# note\u0085hooks: run\n`));
+    const details = (await verifyLinks(store, [pdf])).problems.map((problem) => problem.detail).join('\n');
+    expect(details).toMatch(/SKILL\.md: YAML 1\.1 .* reads a hooks field/);
+    expect(details).not.toMatch(/frontmatter field hooks is not what/);
+  });
+});
+
 describe('the exec grant where nothing can run', () => {
   it.runIf(process.getuid?.() === 0 || process.env['CI'] === 'true')('says so when the store is on a filesystem mounted noexec', async () => {
     const { dir, root, served, request } = await setUp();
