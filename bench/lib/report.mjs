@@ -241,7 +241,7 @@ export function buildLinkRows(link, pickup) {
   return [
     row({ id: 'link/cold', workload: `\`skills-mount link claude-code\` into an empty root, no mount (link starts the stdio server itself): every file fetched, verified, copied into the store, one link per skill (${label}); vs \`cp -r\` of the served folder`,
       unit: 'ms', measured: median(samples.cold), baseline: median(samples.copy), ratio: median(samples.cold) / median(samples.copy), target: 'report', met: null, samples: { measured: samples.cold, baseline: samples.copy } }),
-    row({ id: 'link/unchanged', workload: `the same \`link\` again, nothing changed (no server started, no byte read); vs \`cp -al\` of the copied tree`,
+    row({ id: 'link/unchanged', workload: `the same \`link\` again, nothing changed (the server started and listed, its approvals judged; no byte read); vs \`cp -al\` of the copied tree`,
       unit: 'ms', measured: median(samples.unchanged), baseline: median(samples.copyLinks), ratio: median(samples.unchanged) / median(samples.copyLinks), target: 'report', met: null, samples: { measured: samples.unchanged, baseline: samples.copyLinks } }),
     ...pickupRows(pickup),
   ];
