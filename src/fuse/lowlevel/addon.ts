@@ -163,11 +163,6 @@ export function addonCandidates(env: NodeJS.ProcessEnv = process.env, platform: 
   ];
 }
 
-/** The first candidate's path: where the addon is looked for first. */
-export function addonPath(): string {
-  return addonCandidates()[0]!.path;
-}
-
 let loaded: LoadedAddon | undefined;
 
 /**
