@@ -2,7 +2,7 @@
 // the fetch that keeps authorization traffic bounded, redaction of every token it handled, and
 // a watch on the token store for the moment someone signs in (`skills-mount login` elsewhere).
 import { auth, extractWWWAuthenticateParams, InsufficientScopeError, UnauthorizedError, withDpopFromProvider, type AuthProvider, type FetchLike } from '@modelcontextprotocol/client';
-import type { ServerConfig } from '../mcp/server-config.js';
+import type { ServerConfig } from '../config/server-config.js';
 import { loginCommand } from './auth-errors.js';
 import { limitedFetch, splitFetch } from './auth-fetch.js';
 import { StoredOAuthProvider } from './stored-provider.js';

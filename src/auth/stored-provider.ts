@@ -27,7 +27,7 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
-import type { GrantType, OAuthSettings } from '../mcp/server-config.js';
+import type { GrantType, OAuthSettings } from '../config/server-config.js';
 import { NeedsLoginError, SignInError } from './auth-errors.js';
 import { dpopAlgorithmFor, dpopSessionFor, newDpopKey } from './dpop-key.js';
 import { fetchAuthServerMetadata } from './metadata-url.js';

@@ -17,10 +17,10 @@ import { frontmatterReadings } from '../format/frontmatter-readings.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
-import type { ServerSelection } from './command-line.js';
-import { mountListingState, readMountFile } from './mount-read.js';
-import { startServerRecords } from './server-records.js';
-import { SkillPathError, type FoundSkill, type SkillLocation, type SkillRecords } from './skill-records.js';
+import type { ServerSelection } from '../config/server-selection.js';
+import { mountListingState, readMountFile } from '../fuse/mount-read.js';
+import { startServerRecords } from '../in-process/server-records.js';
+import { SkillPathError, type FoundSkill, type SkillLocation, type SkillRecords } from '../in-process/skill-records.js';
 import { formatBytes, table } from './status.js';
 
 const READ_TIMEOUT_MS = 5_000;

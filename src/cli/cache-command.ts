@@ -17,7 +17,7 @@ import { AnchoredDirectory } from '../cache/anchored-directory.js';
 import { escapeForLog } from '../format/escape.js';
 import { isValidLabel } from '../labels.js';
 import type { CacheAction } from './command-line.js';
-import { loadMountConfig } from './config.js';
+import { loadMountConfig } from '../config/config.js';
 import { formatBytes } from './status.js';
 
 export interface CacheRequest {

@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
+import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
 import { parseDoctor, type DoctorOptions } from './doctor-command.js';
 import { parseLogin, parseLogout, type LoginOptions, type LogoutOptions } from './login-command.js';
 
@@ -68,13 +69,6 @@ export interface VerifyOptions {
   expectDigest: string | undefined;
   /** --against-server, with the servers to list (--config, --server, --only) and --timeout; undefined without it. */
   againstServer: { configPath: string | undefined; serverFlags: string[]; only: string[]; timeoutMs: number } | undefined;
-}
-
-/** `--config`, `--server` and `--only` of approve and revoke: the servers to start in this process, where there is no mount to read. */
-export interface ServerSelection {
-  configPath: string | undefined;
-  serverFlags: string[];
-  only: string[];
 }
 
 export type Command =
@@ -275,20 +269,6 @@ function serverSelection(values: Record<string, unknown>, paths: readonly string
     if (typeof skill === 'string') throw new ConfigError(`with --config or --server, each PATH is LABEL/SKILLDIR (the skill's directory under its server's label, as on a mount): ${skill}`);
   }
   return { configPath, serverFlags, only };
-}
-
-/**
- * The label and skill directory a `LABEL/SKILLDIR` argument names (a trailing `/` or `/SKILL.md`
- * allowed, as on a mount), or what is wrong with it.
- */
-export function labelledSkillPath(given: string): { label: string; directory: string } | string {
-  const segments = given.replace(/\/+$/, '').split('/');
-  if (segments.at(-1) === 'SKILL.md') segments.pop();
-  if (given.startsWith('/')) return `"${given}" is absolute`;
-  if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) return `"${given}" has an empty, "." or ".." segment`;
-  const [label, ...rest] = segments;
-  if (label === undefined || rest.length === 0) return `"${given}" names no skill directory under a label`;
-  return { label, directory: rest.join('/') };
 }
 
 function parseApprove(argv: readonly string[]): Command {

@@ -12,7 +12,7 @@ import { escapeForLog } from '../format/escape.js';
 import { FUSE_DEVICE, deviceState, mountOf, probeAddon, systemProbes, type AddonReport, type PlatformProbes } from '../fuse/index.js';
 import { defaultLinkStore } from '../link/link-state.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
-import { loadMountConfig, type LabelledServer, type MountConfig } from './config.js';
+import { loadMountConfig, type LabelledServer, type MountConfig } from '../config/config.js';
 
 /** How long doctor waits for each server to connect and list. */
 export const SERVER_DEADLINE_MS = 5_000;

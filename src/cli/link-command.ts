@@ -19,12 +19,12 @@ import { syncLinks, type ContentSource, type RootReport, type RootRequest } from
 import type { EntryFile } from '../link/entry-objects.js';
 import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
-import type { ServerSelection } from './command-line.js';
-import { loadMountConfig, type LabelledServer } from './config.js';
+import type { ServerSelection } from '../config/server-selection.js';
+import { loadMountConfig, type LabelledServer } from '../config/config.js';
 import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { readWhole } from '../snapshot/view-walk.js';
-import { eitherContent, mountContent } from './mount-content.js';
-import { startServerCore, type ServerCore } from './server-core.js';
+import { eitherContent, mountContent } from '../link/mount-content.js';
+import { startServerCore, type ServerCore } from '../in-process/server-core.js';
 
 export interface LinkOptions {
   harnesses: string[];

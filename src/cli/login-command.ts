@@ -26,8 +26,8 @@ import type { AuthEntry, TokenStore } from '../auth/token-store.js';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { jsonRpcAnswerIn } from '../mcp/error-mapping.js';
-import type { HttpServerConfig, SseServerConfig } from '../mcp/server-config.js';
-import { loadMountConfig } from './config.js';
+import type { HttpServerConfig, SseServerConfig } from '../config/server-config.js';
+import { loadMountConfig } from '../config/config.js';
 
 export interface LoginOptions {
   labels: string[];

@@ -18,11 +18,11 @@ import { APPROVED_DIR, STATUS_JSON } from '../fs/mount-layout.js';
 import { checkUserAllowOther, chooseBackend, findMount, mountFilesystem, prepareMountpoint, type MountHandle } from '../fuse/index.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { MountHealth, MountMetrics, startMetricsServer, statProbe, warnIfExposed, type MountProbe } from '../metrics/index.js';
-import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from './allowed-user.js';
-import { commandProblem } from './command-check.js';
+import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from '../config/allowed-user.js';
+import { commandProblem } from '../config/command-check.js';
 import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
-import { loadMountConfig } from './config.js';
-import { readMountFile } from './mount-read.js';
+import { loadMountConfig } from '../config/config.js';
+import { readMountFile } from '../fuse/mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { parseCommandLine, type Command } from './command-line.js';
-import { PACKAGE_ROOT } from './config.js';
+import { PACKAGE_ROOT } from '../config/config.js';
 import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
 import { runCacheCommand } from './cache-command.js';
 import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, syncAfterApprovalChange } from './link-command.js';

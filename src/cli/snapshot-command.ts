@@ -15,9 +15,9 @@ import { SnapshotStore, snapshotsDirOf } from '../snapshot/snapshot-store.js';
 import { watchSnapshots } from '../snapshot/snapshot-watch.js';
 import { writeSnapshot, type SnapshotResult } from '../snapshot/snapshot-writer.js';
 import type { SnapshotOptions } from './command-line.js';
-import { loadMountConfig } from './config.js';
+import { loadMountConfig } from '../config/config.js';
 import { SnapshotProgress, StartupProgress } from './progress.js';
-import { startServerCore, type ServerCore } from './server-core.js';
+import { startServerCore, type ServerCore } from '../in-process/server-core.js';
 
 const MIB = 1024 * 1024;
 

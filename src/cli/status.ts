@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { MOUNT_TYPE, canonicalMountpoint, skillsMounts, type MountTableEntry } from '../fuse/index.js';
 import { SkillsMountError } from '../errors.js';
-import { readMountFile } from './mount-read.js';
+import { readMountFile } from '../fuse/mount-read.js';
 import { escapeForLog } from '../format/escape.js';
 import type { ServerApprovals } from '../fs/approved-view.js';
 import type { MountStatus } from '../fs/skills-json.js';

@@ -7,7 +7,7 @@ import { modeText } from '../path-control.js';
 import { verifySnapshot, type VerifyReport } from '../snapshot/snapshot-verify.js';
 import type { Log } from '../log.js';
 import type { VerifyOptions } from './command-line.js';
-import { againstServers } from './verify-servers.js';
+import { againstServers } from '../in-process/verify-servers.js';
 
 /** The report as text (or JSON) and the exit code. Throws ConfigError when DEST is no snapshot. */
 export async function runVerify(options: VerifyOptions, log: Log): Promise<{ text: string; exitCode: number }> {

@@ -14,7 +14,7 @@ import { classifyConnectError, describeError, firstLine, isConnectionLoss, jsonR
 import { headerRedactor, redactError } from './redaction.js';
 import { requestOutcome, type RequestObserver } from './request-observer.js';
 import { escapeForLog } from '../format/escape.js';
-import type { ServerConfig } from './server-config.js';
+import type { ServerConfig } from '../config/server-config.js';
 import type { ConnectionStatus, SourceEvent } from './skill-source.js';
 import { LineLimitedReader } from './stderr-lines.js';
 import { RobustStdioClientTransport } from './stdio-transport.js';

@@ -30,7 +30,7 @@ import {
   type SkillEntry,
   type SkillsCapability,
 } from '../protocol/skills-wire.js';
-import type { ServerConfig } from './server-config.js';
+import type { ServerConfig } from '../config/server-config.js';
 import type { CacheHint, ConnectionStatus, Listing, SkillSource, SourceEvent, SourceFeatures, UnverifiedContent } from './skill-source.js';
 
 /** Bounds on paging, so a hostile server cannot keep the mount listing forever or fill its memory. */

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadMountConfig } from '../../src/cli/config.js';
+import { loadMountConfig } from '../../src/config/config.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
 import { startAuthServer, type AuthServer } from '../support/cli-auth-server.js';
 import { makeTempDir, removeDir } from '../support/temp-dir.js';

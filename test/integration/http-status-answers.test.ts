@@ -10,7 +10,7 @@ import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../../src/catalog/server
 import { NotFoundError, NotSupportedError } from '../../src/errors.js';
 import { boundedFetch } from '../../src/mcp/bounded-fetch.js';
 import { McpSkillSource } from '../../src/mcp/mcp-skill-source.js';
-import type { ServerConfig } from '../../src/mcp/server-config.js';
+import type { ServerConfig } from '../../src/config/server-config.js';
 import type { ProtocolVersionChoice } from '../../src/protocol/revisions.js';
 import { startHttpServe, type ListeningServer } from '../support/http-server.js';
 

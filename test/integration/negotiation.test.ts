@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Connection } from '../../src/mcp/connection.js';
-import type { ServerConfig } from '../../src/mcp/server-config.js';
+import type { ServerConfig } from '../../src/config/server-config.js';
 import type { ProtocolVersionChoice } from '../../src/protocol/revisions.js';
 import { startListening } from '../support/http-server.js';
 import { delay } from '../support/poll.js';

@@ -2,7 +2,7 @@
 // the config entry that runs the server. Shared by the hostile-* tests.
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { StdioServerConfig } from '../../src/mcp/server-config.js';
+import type { StdioServerConfig } from '../../src/config/server-config.js';
 import { REPO } from './mount-harness.js';
 import { skillMd } from './skill-builder.js';
 

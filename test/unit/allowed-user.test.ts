@@ -3,7 +3,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parsePasswdLine, resolveAllowedUser, unreachableAncestor } from '../../src/cli/allowed-user.js';
+import { parsePasswdLine, resolveAllowedUser, unreachableAncestor } from '../../src/config/allowed-user.js';
 import { ConfigError } from '../../src/errors.js';
 import { withTempDir } from '../support/temp-dir.js';
 

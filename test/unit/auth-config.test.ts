@@ -1,6 +1,6 @@
 // The "oauth" object of HTTP server entries, in every config format skills-mount reads.
 import { describe, expect, it } from 'vitest';
-import { loadMountConfig, parseConfigText } from '../../src/cli/config.js';
+import { loadMountConfig, parseConfigText } from '../../src/config/config.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { withTempDir } from '../support/temp-dir.js';

@@ -2,7 +2,8 @@
 // the startup progress line, without a kernel mount.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { labelledSkillPath, parseCommandLine } from '../../src/cli/command-line.js';
+import { parseCommandLine } from '../../src/cli/command-line.js';
+import { labelledSkillPath } from '../../src/config/server-selection.js';
 import { skillsMounts } from '../../src/fuse/index.js';
 import { StartupProgress } from '../../src/cli/progress.js';
 import { formatBytes, formatDuration, renderStatusText, type StatusReport } from '../../src/cli/status.js';

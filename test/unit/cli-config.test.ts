@@ -4,11 +4,11 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfigPath, loadMountConfig, parseConfigText, workspaceFolderFor } from '../../src/cli/config.js';
-import { expandVariables, inputVariableName, type ExpansionContext } from '../../src/cli/env-expansion.js';
-import { parseJsonc } from '../../src/cli/jsonc.js';
-import { normalizeLabel } from '../../src/cli/labels.js';
-import { parseServerFlag, splitWords } from '../../src/cli/server-flags.js';
+import { defaultConfigPath, loadMountConfig, parseConfigText, workspaceFolderFor } from '../../src/config/config.js';
+import { expandVariables, inputVariableName, type ExpansionContext } from '../../src/config/env-expansion.js';
+import { parseJsonc } from '../../src/config/jsonc.js';
+import { normalizeLabel } from '../../src/config/labels.js';
+import { parseServerFlag, splitWords } from '../../src/config/server-flags.js';
 import { ConfigError } from '../../src/errors.js';
 import { makeTempDir, removeDir, withTempDir } from '../support/temp-dir.js';
 

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/command-line.js';
-import type { LabelledServer, MountConfig } from '../../src/cli/config.js';
+import type { LabelledServer, MountConfig } from '../../src/config/config.js';
 import { runDoctor, type DoctorOptions, type DoctorProbes } from '../../src/cli/doctor-command.js';
 import { ConfigError } from '../../src/errors.js';
 

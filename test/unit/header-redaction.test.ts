@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadMountConfig } from '../../src/cli/config.js';
+import { loadMountConfig } from '../../src/config/config.js';
 import { ConfigError, UnavailableError } from '../../src/errors.js';
 import { Connection } from '../../src/mcp/connection.js';
 import { headerRedactor } from '../../src/mcp/redaction.js';

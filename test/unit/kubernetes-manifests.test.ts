@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { parseCommandLine } from '../../src/cli/command-line.js';
-import { loadMountConfig } from '../../src/cli/config.js';
+import { loadMountConfig } from '../../src/config/config.js';
 import { manifestProblems } from '../support/kubernetes-schema.js';
 import { TempDirs } from '../support/temp-dir.js';
 

@@ -3,7 +3,7 @@
 // disk cache), with env, home and platform injected, as docs/configuration.md's table states them.
 import { describe, expect, it } from 'vitest';
 import { appDir, userDir, windowsAppData, xdgConfigHome } from '../../src/user-dirs.js';
-import { defaultConfigPath } from '../../src/cli/config.js';
+import { defaultConfigPath } from '../../src/config/config.js';
 import { defaultApprovalsPath } from '../../src/approvals/approval-store.js';
 import { defaultTokenStorePath } from '../../src/auth/token-store.js';
 import { defaultLinkStore } from '../../src/link/link-state.js';

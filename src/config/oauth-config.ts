@@ -2,7 +2,7 @@
 // strings (variables not yet expanded), then expanded and checked into OAuthSettings. Errors
 // name the server and the field, never a secret's value.
 import { ConfigError } from '../errors.js';
-import { GRANT_TYPES, type GrantType, type OAuthSettings } from '../mcp/server-config.js';
+import { GRANT_TYPES, type GrantType, type OAuthSettings } from './server-config.js';
 import { isLoopbackHost } from '../server/loopback.js';
 
 /** The fields as written (Claude Code's clientId, callbackPort, authServerMetadataUrl, scopes, and skills-mount's own). */

@@ -1,5 +1,5 @@
 // How to reach one server: the transport half of a configuration entry, with every
-// variable already expanded. Parsing and validation live in src/cli/config.ts.
+// variable already expanded. Parsing and validation live in config.ts.
 
 export interface StdioServerConfig {
   kind: 'stdio';

@@ -9,8 +9,8 @@ import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import type { Log } from '../log.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import type { ProtocolVersionChoice } from '../protocol/revisions.js';
-import { commandProblem } from './command-check.js';
-import type { LabelledServer } from './config.js';
+import { commandProblem } from '../config/command-check.js';
+import type { LabelledServer } from '../config/config.js';
 
 /** Memory for verified contents (the disk cache and earlier snapshots hold the rest). */
 const CONTENT_CACHE_BYTES = 64 * 1024 * 1024;

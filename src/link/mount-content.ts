@@ -8,9 +8,9 @@ import type { Approval } from '../approvals/approval-store.js';
 import { uriToSegments } from '../catalog/uri-path.js';
 import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
-import type { EntryFile } from '../link/entry-objects.js';
-import type { ContentSource } from '../link/link-sync.js';
-import { readMountFile } from './mount-read.js';
+import type { EntryFile } from './entry-objects.js';
+import type { ContentSource } from './link-sync.js';
+import { readMountFile } from '../fuse/mount-read.js';
 
 const INDEX_TIMEOUT_MS = 2_000;
 const FILE_TIMEOUT_MS = 10_000;

@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
-import type { ServerConfig } from '../mcp/server-config.js';
+import type { ServerConfig } from './server-config.js';
 import type { ProtocolVersionChoice } from '../protocol/revisions.js';
 import { FORMAT_NAMES, readConfigDocument, type RawServer } from './config-formats.js';
 import { expandVariables, type ExpansionContext } from './env-expansion.js';

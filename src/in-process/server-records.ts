@@ -10,8 +10,8 @@ import type { InspectRecord } from '../fs/approved-view.js';
 import { INSPECT_DIR, inspectFileName } from '../fs/mount-layout.js';
 import type { Log } from '../log.js';
 import { readWhole } from '../snapshot/view-walk.js';
-import { labelledSkillPath, type ServerSelection } from './command-line.js';
-import { loadMountConfig } from './config.js';
+import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
+import { loadMountConfig } from '../config/config.js';
 import { startServerCore, type ServerCore } from './server-core.js';
 import { SkillPathError, type SkillRecords } from './skill-records.js';
 

@@ -3,7 +3,7 @@
 //   Claude Desktop / Cursor  {"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}
 //   Claude Code .mcp.json    {"mcpServers": {"name": {"type": "stdio" | "http" | "sse", ...}}}
 //   VS Code mcp.json         {"inputs": [...], "servers": {"name": {"type": ..., ...}}}, or settings.json {"mcp": {...}}
-// An HTTP or SSE entry may carry an "oauth" object in each of them (src/cli/oauth-config.ts).
+// An HTTP or SSE entry may carry an "oauth" object in each of them (oauth-config.ts).
 import { ConfigError } from '../errors.js';
 import { readRawOAuth, type RawOAuth } from './oauth-config.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';

@@ -8,15 +8,15 @@ import type { FilesystemCore } from '../fs/filesystem-core.js';
 import type { Log } from '../log.js';
 import { asCatalogDocument, compareWithServers, type CatalogDocument, type ServerComparison, type SnapshotSide } from '../snapshot/server-comparison.js';
 import { readCatalog, readWhole, serverProblem, walkView } from '../snapshot/view-walk.js';
-import type { VerifyOptions } from './command-line.js';
-import { loadMountConfig } from './config.js';
+import type { ServerSelection } from '../config/server-selection.js';
+import { loadMountConfig } from '../config/config.js';
 import { startServerCore, type ServerCore } from './server-core.js';
 
 /** A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL). */
 const CLOSE_BOUND_MS = 4_000;
 
 /** The comparison verify runs once it has read the snapshot's manifest. */
-export function againstServers(settings: NonNullable<VerifyOptions['againstServer']>, log: Log): (snapshot: SnapshotSide) => Promise<ServerComparison> {
+export function againstServers(settings: ServerSelection & { timeoutMs: number }, log: Log): (snapshot: SnapshotSide) => Promise<ServerComparison> {
   return async (snapshot) => {
     const startedAtMs = Date.now();
     const request = { configPath: settings.configPath, serverFlags: settings.serverFlags };
