@@ -16,13 +16,14 @@ export const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O
  * new one, but a crash may leave the new name on a torn or empty file, so only data that is
  * checked on every read (the disk cache hashes each file it reads back) may use it.
  */
-export async function writeAtomically(dir: string, name: string, data: string | Uint8Array, tempPrefix: string, options: { durable?: boolean } = {}): Promise<void> {
+export async function writeAtomically(dir: string, name: string, data: string | Uint8Array, tempPrefix: string, options: { durable?: boolean; mode?: number } = {}): Promise<void> {
   const durable = options.durable ?? true;
+  const mode = options.mode ?? PRIVATE_FILE_MODE;
   const temp = path.join(dir, `${tempPrefix}${process.pid}-${randomBytes(6).toString('hex')}`);
-  const handle = await open(temp, CREATE_FLAGS, PRIVATE_FILE_MODE);
+  const handle = await open(temp, CREATE_FLAGS, mode);
   try {
     try {
-      await handle.chmod(PRIVATE_FILE_MODE); // whatever the umask
+      await handle.chmod(mode); // whatever the umask
       await handle.writeFile(data);
       if (durable) await handle.sync();
     } finally {
