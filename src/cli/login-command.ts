@@ -171,7 +171,9 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
   const settings = config.oauth;
   const interactive = (settings?.grantType ?? 'authorization_code') === 'authorization_code';
   const authFetch = limitedFetch({ timeoutMs: options.authTimeoutMs });
-  const receiver = interactive ? await LoopbackReceiver.start({ port: settings?.callbackPort, label }) : undefined;
+  const receiver = interactive
+    ? await LoopbackReceiver.start({ port: settings?.callbackPort, label, refused: (what) => io.say(`${label}: ${escapeForLog(what)}`) })
+    : undefined;
   let redirect: Promise<URLSearchParams> | undefined;
   // A mount was refused for a scope the stored sign-in lacks: sign in anew, asking for it too.
   const wantsScope = interactive && (await store.get(label, config.url))?.wantedScope !== undefined;

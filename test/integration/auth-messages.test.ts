@@ -1,0 +1,123 @@
+// What a person sees when a sign-in goes wrong, through the built `skills-mount login` against a
+// real `skills-serve --auth-issuer` and authorization servers with one fault each
+// (test/support/jwt-auth-server.ts), a browser played by test/support/loopback-browser.mjs:
+// a local process poking the loopback listener does not end the sign-in; the server's own
+// reasons reach the terminal; no secret, ESC or bidi override reaches stderr, the SDK's lines
+// included.
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { exitOf, stopChild } from '../support/children.js';
+import { startHttpServe, type ListeningServer } from '../support/http-server.js';
+import { startJwtAuthServer, type JwtAuthServer, type JwtAuthServerOptions } from '../support/jwt-auth-server.js';
+import { delay } from '../support/poll.js';
+import { EXAMPLES } from '../support/server-harness.js';
+import { TempDirs } from '../support/temp-dir.js';
+
+const SKILLS_MOUNT = fileURLToPath(new URL('../../dist/cli/skills-mount.js', import.meta.url));
+const BROWSER = fileURLToPath(new URL('../support/loopback-browser.mjs', import.meta.url));
+const ESC = '\u001b';
+const RLO = '\u202e';
+
+const temps = new TempDirs('auth-messages-');
+const stops: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  await Promise.allSettled(stops.splice(0).map((stop) => stop()));
+  await temps.removeAll();
+});
+
+interface World {
+  as: JwtAuthServer;
+  serve: ListeningServer;
+  home: string;
+  record: string;
+}
+
+/** An authorization server with `options`, and skills-serve trusting it. */
+async function world(options: JwtAuthServerOptions = {}, serveArgs: string[] = []): Promise<World> {
+  const as = await startJwtAuthServer(options);
+  stops.push(() => as.close());
+  const serve = await startHttpServe([EXAMPLES, '--auth-issuer', as.issuer, '--auth-scope', 'skills:read', ...serveArgs]);
+  stops.push(() => serve.stop());
+  const home = await temps.make();
+  return { as, serve, home, record: path.join(home, 'browser.jsonl') };
+}
+
+interface Run {
+  code: number | null;
+  stderr: string;
+}
+
+/** `skills-mount ARGS...` with its own home and config dirs, the test browser as $BROWSER. */
+async function skillsMount(w: World, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: w.home,
+      XDG_CONFIG_HOME: path.join(w.home, 'config'),
+      XDG_CACHE_HOME: path.join(w.home, 'cache'),
+      XDG_DATA_HOME: path.join(w.home, 'data'),
+      BROWSER: `${process.execPath} ${BROWSER}`,
+      LOOPBACK_BROWSER_RECORD: w.record,
+      ...env,
+    },
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdout!.resume();
+  const exit = await Promise.race([exitOf(child), delay(30_000).then(() => stopChild(child))]);
+  return { code: exit.code, stderr };
+}
+
+async function browserVisits(w: World): Promise<Array<{ what: string; status: number; title: string }>> {
+  const text = await readFile(w.record, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { what: string; status: number; title: string });
+}
+
+async function storedTokens(w: World): Promise<unknown> {
+  const text = await readFile(path.join(w.home, 'config', 'skills-mount', 'auth', 'tokens.json'), 'utf8').catch(() => '{}');
+  const entries = Object.values((JSON.parse(text) as { entries?: Record<string, { tokens?: unknown }> }).entries ?? {});
+  return entries.find((entry) => entry.tokens !== undefined)?.tokens;
+}
+
+function expectClean(stderr: string, secrets: readonly string[] = []): void {
+  expect(stderr).not.toContain(ESC);
+  expect(stderr).not.toContain(RLO);
+  for (const secret of secrets) expect(stderr).not.toContain(secret);
+}
+
+describe('the loopback listener while a sign-in waits', () => {
+  it('refuses a forged state, a bare callback and /favicon.ico with error pages, and the sign-in completes with the real redirect', async () => {
+    const w = await world();
+    const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20'], { LOOPBACK_BROWSER_PROBES: '1' });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/team: signed in \(for /);
+    expect(await browserVisits(w)).toEqual([
+      { what: 'forged state', status: 400, title: 'Sign-in refused' },
+      { what: 'no parameters', status: 400, title: 'Sign-in refused' },
+      { what: 'favicon', status: 404, title: 'Not found' },
+      { what: 'forged error', status: 400, title: 'Sign-in refused' },
+      { what: 'redirect', status: 200, title: 'Signed in' },
+    ]);
+    // The person is told something knocked, and that the sign-in went on.
+    expect(run.stderr).toMatch(/team: refused a redirect that did not carry this sign-in's state .*still waiting/);
+    expect(await storedTokens(w)).toBeDefined();
+    expectClean(run.stderr, w.as.issued);
+  });
+
+  it("ends with the authorization server's error, named and escaped, when the redirect with the right state carries one", async () => {
+    const w = await world({ authorizeError: { error: 'access_denied', description: `the user said no ${ESC}[31mred${RLO}txet` } });
+    const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/team: sign-in failed: the authorization server answered access_denied: the user said no \\u001b\[31mred\\u202etxet/);
+    expect(await browserVisits(w)).toEqual([{ what: 'redirect', status: 200, title: 'Sign-in not completed' }]);
+    expect(await storedTokens(w)).toBeUndefined();
+    expectClean(run.stderr);
+  });
+});
