@@ -43,6 +43,8 @@ export interface DiscoveryOptions {
   random: () => number;
   /** Re-listings for change notifications start at least this long apart (default NOTIFIED_RELIST_INTERVAL_MS). */
   notifiedRelistIntervalMs?: number;
+  /** Entries held on a skills/get answer's ttlMs that a new listing lacks, kept beside it (SkillEntries.retained). */
+  retained?: (listed: ReadonlyMap<string, SkillRecord>) => Iterable<SkillRecord>;
 }
 
 export class Discovery {
@@ -295,6 +297,9 @@ export class Discovery {
         continue;
       }
       records.set(record.uri, record);
+    }
+    if (generation === 'listing') {
+      for (const record of this.options.retained?.(records) ?? []) if (!records.has(record.uri) && !refused.has(record.uri)) records.set(record.uri, record);
     }
     const namespace = layOut(records.values());
     allProblems.push(...namespace.problems);

@@ -55,6 +55,7 @@ export class ServerCatalog {
   private readonly resolver: PathResolver;
   private readonly fetcher: ContentFetcher;
   private readonly report: CatalogReport;
+  private readonly entries: SkillEntries;
   private readonly source: SkillSource;
   private readonly now: () => number;
   /** Since when the server has been unreachable while its skills are shown. */
@@ -71,12 +72,22 @@ export class ServerCatalog {
     this.state = state;
     this.store = new ContentStore(source.label, options.cache, { unverifiedTtlMs: options.unverifiedTtlMs, now });
     this.held = new HeldEntries(state, log, now);
-    this.discovery = new Discovery(source, state, this.held, observations, this.store, log, { hideDynamic: options.hideDynamic, listingTtlMs: options.listingTtlMs, now, random: options.random ?? Math.random }, options.durable);
+    this.discovery = new Discovery(
+      source,
+      state,
+      this.held,
+      observations,
+      this.store,
+      log,
+      { hideDynamic: options.hideDynamic, listingTtlMs: options.listingTtlMs, now, random: options.random ?? Math.random, retained: (listed) => this.entries.retained(listed) },
+      options.durable,
+    );
     const entries = new SkillEntries(source, state, this.held, observations, log, () => this.discovery.refresh(), {
       hideDynamic: options.hideDynamic,
       negativeTtlMs: options.negativeTtlMs,
       now,
     });
+    this.entries = entries;
     this.directories = new DirectoryReads(source, state, observations, entries, log, { directoryTtlMs: options.directoryTtlMs, now });
     const subscriptions = new Subscriptions(source, log, options.maxSubscriptions);
     this.fetcher = new ContentFetcher(source, state, this.store, this.held, new SkillByteBudget(state, log), subscriptions, entries, log, options.durable, options.onVerificationFailure);
@@ -141,9 +152,10 @@ export class ServerCatalog {
     return this.discovery.refresh();
   }
 
-  /** Stops re-listing on its own clock (the daemon stops); what is held stays readable. */
+  /** Stops re-listing and re-fetching entries on its own clock (the daemon stops); what is held stays readable. */
   close(): void {
     this.discovery.stop();
+    this.entries.stop();
   }
 
   /** stat: what the path is, with its exact size (fetching and verifying content only when no listing says). */
