@@ -3,6 +3,7 @@
 // a watch on the token store for the moment someone signs in (`skills-mount login` elsewhere).
 import { auth, extractWWWAuthenticateParams, InsufficientScopeError, UnauthorizedError, withDpopFromProvider, type AuthProvider, type FetchLike } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/server-config.js';
+import { redactSdkLinesWith, type Redact } from '../log.js';
 import { loginCommand } from './auth-errors.js';
 import { limitedFetch, splitFetch } from './auth-fetch.js';
 import { StoredOAuthProvider } from './stored-provider.js';
@@ -59,6 +60,9 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
   const store = options.store ?? defaultTokenStore();
   const authFetch = withoutHeaders(options.authFetch ?? limitedFetch(), headerNames);
   const provider = new StoredOAuthProvider({ label, serverUrl: config.url, settings: config.oauth, store, fetch: authFetch });
+  const redact = secretsRedactor(provider);
+  // The SDK's own lines (a refused client, a failed refresh) may quote what the authorization server said.
+  redactSdkLinesWith(redact);
   const interactiveGrant = (config.oauth?.grantType ?? 'authorization_code') === 'authorization_code';
   let renewing: Promise<void> | undefined;
   /** The access token last handed to a request: the one a 401 refused. */
@@ -88,11 +92,7 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
     provider,
     transportAuth,
     interactiveGrant,
-    redact(text) {
-      let result = text;
-      for (const secret of provider.knownSecrets()) if (secret.length >= 8 && result.includes(secret)) result = result.split(secret).join('[redacted]');
-      return result;
-    },
+    redact,
     // DPoP-bound tokens get the DPoP scheme and a proof per request (the SDK's wrapper, as its transports apply it).
     fetchFor: (mcp) => withDpopFromProvider(provider)(splitFetch(config.url, mcp, authFetch)),
     refusedAfterRefresh() {
@@ -128,6 +128,21 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
         stop();
       };
     },
+  };
+}
+
+/** Shorter values are not secrets worth mangling messages for. */
+const MIN_SECRET_CHARS = 8;
+
+/** A text with every token, secret and verifier `provider` has handled replaced, as written and as JSON quotes it. */
+export function secretsRedactor(provider: StoredOAuthProvider): Redact {
+  return (text) => {
+    let result = text;
+    for (const secret of provider.knownSecrets()) {
+      if (secret.length < MIN_SECRET_CHARS) continue;
+      for (const form of new Set([secret, JSON.stringify(secret).slice(1, -1)])) if (result.includes(form)) result = result.split(form).join('[redacted]');
+    }
+    return result;
   };
 }
 

@@ -19,12 +19,13 @@ import { z } from 'zod';
 import { needsLoginIn, SignInError } from '../auth/auth-errors.js';
 import { describeUrl, limitedFetch, splitFetch } from '../auth/auth-fetch.js';
 import { openInBrowser } from '../auth/browser.js';
-import { defaultTokenStore } from '../auth/connection-auth.js';
+import { defaultTokenStore, secretsRedactor } from '../auth/connection-auth.js';
 import { LoopbackReceiver } from '../auth/loopback-receiver.js';
 import { StoredOAuthProvider } from '../auth/stored-provider.js';
 import type { AuthEntry, TokenStore } from '../auth/token-store.js';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
+import { redactSdkLinesWith } from '../log.js';
 import { jsonRpcAnswerIn } from '../mcp/error-mapping.js';
 import type { HttpServerConfig, SseServerConfig } from '../config/server-config.js';
 import { loadMountConfig } from '../config/config.js';
@@ -202,11 +203,9 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
       },
     },
   });
-  const redact = (text: string): string => {
-    let result = text;
-    for (const secret of provider.knownSecrets()) if (secret.length >= 8) result = result.split(secret).join('[redacted]');
-    return result;
-  };
+  const redact = secretsRedactor(provider);
+  // The SDK's own lines (a refused client, a failed refresh) may quote what the authorization server said.
+  redactSdkLinesWith(redact);
   try {
     // A new sign-in finds the resource's authorization server afresh (it may have moved).
     await provider.forgetDiscovery();

@@ -2,6 +2,7 @@
 // lines, status reasons, error messages. Any library may quote a value in its error (undici's
 // Headers does), so every such text passes through here; what it must not know is who wrote it.
 import { escapeForLog } from '../format/escape.js';
+import { redactSdkLinesWith } from '../log.js';
 
 export const REDACTED = '[redacted]';
 
@@ -31,11 +32,14 @@ export function headerRedactor(headers: Record<string, string> | undefined): (te
   }
   // Longest first, so a value is replaced whole before a word of it is.
   const ordered = [...secrets].sort((a, b) => b.length - a.length);
-  return (text) => {
+  const redact = (text: string): string => {
     let result = text.replace(HEADERS_QUOTE, `$1: ${REDACTED}`);
     for (const secret of ordered) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
     return result;
   };
+  // The SDK's own lines too, for as long as the caller keeps this function.
+  if (ordered.length > 0) redactSdkLinesWith(redact);
+  return redact;
 }
 
 /** `error` with its message redacted, and its cause dropped when the cause's text quotes a value. */

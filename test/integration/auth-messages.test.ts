@@ -121,3 +121,31 @@ describe('the loopback listener while a sign-in waits', () => {
     expectClean(run.stderr);
   });
 });
+
+describe("the SDK's own lines", () => {
+  const SECRET = 'wrong-robot-secret-5f2a9c1e77';
+
+  async function clientCredentialsConfig(w: World): Promise<string> {
+    const file = path.join(w.home, 'servers.json');
+    const oauth = { grantType: 'client_credentials', clientId: 'robot', clientSecret: SECRET };
+    await writeFile(file, JSON.stringify({ mcpServers: { team: { type: 'http', url: w.serve.url, oauth } } }));
+    return file;
+  }
+
+  it('a client secret the token endpoint quotes back, with ESC and U+202E, reaches stderr redacted and escaped (login and doctor)', async () => {
+    const w = await world({ clients: { robot: 'the-real-secret-of-robot' }, invalidClientDescription: `client secret "${SECRET}" is wrong ${ESC}[2J${RLO}evil` });
+    const config = await clientCredentialsConfig(w);
+    const login = await skillsMount(w, ['login', 'team', '--config', config]);
+    expect(login.code, login.stderr).toBe(1);
+    // The SDK said its piece, and the product said why the sign-in failed: neither quotes the secret.
+    expect(login.stderr).toMatch(/\[mcp-sdk\] OAuth \\?"invalid_client\\?" .*\[redacted\].*\\u001b\[2J\\u202eevil/);
+    expect(login.stderr).toMatch(/team: sign-in failed: the authorization server answered invalid_client: client secret "\[redacted\]" is wrong \\u001b\[2J\\u202eevil/);
+    expectClean(login.stderr, [SECRET]);
+
+    // A mount's connection (doctor connects as the mount does): the same.
+    const doctor = await skillsMount(w, ['doctor', '--config', config]);
+    expect(doctor.stderr).toContain('[mcp-sdk] OAuth');
+    expectClean(doctor.stderr, [SECRET]);
+    expect(doctor.stderr).not.toContain(SECRET);
+  });
+});
