@@ -76,6 +76,8 @@ const TEMP_NAME = /^\..+\.skills-mount-[0-9a-f]{12}$/;
 /** The folder an entry is set aside in where the store is on another filesystem than the root. */
 const ASIDE_PREFIX = '.skills-mount-aside-';
 const ASIDE_NAME = /^\.skills-mount-aside-[0-9a-f]{12}$/;
+/** What a person's entry is renamed to, beside its name, when it was set aside and its name was taken again meanwhile. */
+const KEPT_INFIX = '.skills-mount-kept-';
 
 /** One sync of every linked root, under the links lock; the reports of the roots it kept. */
 export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
@@ -116,7 +118,10 @@ async function unlinkRoot(store: string, state: LinkState, request: RootRequest,
   root.harnesses = root.harnesses.filter((name) => name !== request.harness);
   // Another harness still reads this root (agents and a project's codex share one): it stays.
   if (root.harnesses.length > 0) return;
-  for (const [name, key] of await ourEntries(store, root.root)) await removeOurs(store, root.root, name, key);
+  for (const [name, key] of await ourEntries(store, root.root)) {
+    const kept = await removeOurs(store, root.root, name, key);
+    if (kept !== undefined) log(`unlink: ${root.root}: ${escapeForLog(kept)}`);
+  }
   state.roots.splice(index, 1);
   // The folders link made, deepest first, each only while empty: what anyone put there since keeps it.
   for (const folder of root.created) {
@@ -134,6 +139,10 @@ async function unlinkRoot(store: string, state: LinkState, request: RootRequest,
 
 async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<string, Approval>, content: ContentSource, log: Log, now: Date): Promise<RootReport> {
   const report: RootReport = { root: root.root, harnesses: [...root.harnesses], added: [], replaced: [], removed: [], entries: 0, problems: [] };
+  // Where a person's entry had to be kept beside its name (it changed while link set it aside).
+  const noteKept = (sentence: string | undefined): void => {
+    if (sentence !== undefined) report.problems.push(escapeForLog(sentence));
+  };
   const refusal = await rootRefusal(root.root);
   if (refusal !== undefined) {
     report.problems.push(refusal);
@@ -145,7 +154,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   // A temporary link a crash left beside an entry: ours, and never an entry.
   for (const [name, key] of ours) {
     if (!TEMP_NAME.test(name)) continue;
-    await removeOurs(store, root.root, name, key);
+    noteKept(await removeOurs(store, root.root, name, key));
     ours.delete(name);
   }
   // A folder a crash left while an entry was set aside on another filesystem: removed while empty
@@ -162,7 +171,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
     const record = known?.object === key ? known : await readEntryRecord(store, key);
     if (record === undefined || linked.has(keyOf(record.label, record.skillUri))) {
       // A link to an object that is gone, or a second link to one skill (a crash's leftover): ours, and not wanted.
-      await removeOurs(store, root.root, name, key);
+      noteKept(await removeOurs(store, root.root, name, key));
       continue;
     }
     linked.set(keyOf(record.label, record.skillUri), { name, key, label: record.label, skillUri: record.skillUri });
@@ -171,7 +180,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   // Gone or revoked: the entry goes, whoever can serve its server.
   for (const [skill, entry] of linked) {
     if (holds.has(skill)) continue;
-    await removeOurs(store, root.root, entry.name, entry.key);
+    noteKept(await removeOurs(store, root.root, entry.name, entry.key));
     report.removed.push(entry.name);
     linked.delete(skill);
   }
@@ -197,7 +206,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
     const files = entryFiles(approval);
     if ('problem' in files) {
       report.problems.push(`${approval.label}/${escapeForLog(approval.name)} cannot be linked: ${escapeForLog(files.problem)}`);
-      if (current) await removeOurs(store, root.root, current.name, current.key);
+      if (current) noteKept(await removeOurs(store, root.root, current.name, current.key));
       continue;
     }
     const spec = entrySpec(approval, choice.name, files);
@@ -209,10 +218,10 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   const built = await mapLimited(plans, BUILD_CONCURRENCY, (plan) => ensureObject(store, plan.spec, (file) => content.read(plan.approval, file)).catch((error: unknown) => errorMessage(error)));
   let noexec: boolean | undefined;
   for (const [index, { approval, qualified, current, spec }] of plans.entries()) {
-    const made = built[index] ?? (await linkEntry(store, root.root, spec, current));
+    const made = built[index] ?? (await linkEntry(store, root.root, spec, current, noteKept));
     if (made !== undefined) {
       // An entry that cannot be brought to the approved version goes.
-      if (current) await removeOurs(store, root.root, current.name, current.key);
+      if (current) noteKept(await removeOurs(store, root.root, current.name, current.key));
       report.problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: ${escapeForLog(made)}`);
       if (current) report.removed.push(current.name);
       continue;
@@ -244,13 +253,13 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
 }
 
 /** Links the version under its name: a new name by symlink(2), our own entry by one rename over it. Why not, when it could not. */
-async function linkEntry(store: string, dir: string, spec: EntrySpec, current: { name: string; key: string } | undefined): Promise<string | undefined> {
+async function linkEntry(store: string, dir: string, spec: EntrySpec, current: { name: string; key: string } | undefined, noteKept: (sentence: string | undefined) => void): Promise<string | undefined> {
   const target = objectTarget(store, spec.key);
   const at = path.join(dir, spec.entryName);
   if (current !== undefined && current.name !== spec.entryName) {
     // Renamed (its name came to be someone else's): the new name made, then the old one taken away.
-    const made = await linkEntry(store, dir, spec, undefined);
-    if (made === undefined) await removeOurs(store, dir, current.name, current.key);
+    const made = await linkEntry(store, dir, spec, undefined, noteKept);
+    if (made === undefined) noteKept(await removeOurs(store, dir, current.name, current.key));
     return made;
   }
   if (current === undefined) {
@@ -270,7 +279,7 @@ async function linkEntry(store: string, dir: string, spec: EntrySpec, current: {
   try {
     const aside = await setAside(store, dir, at, current.key);
     if (aside === 'gone') return `${spec.entryName} was removed by someone else meanwhile; linking it again at the next sync`;
-    if (aside === 'not ours') return `${spec.entryName} was changed by someone else meanwhile; left as it is`;
+    if (aside !== 'removed') return `${spec.entryName} was changed by someone else meanwhile; left as it is${keptSentence(aside.kept)}`;
     try {
       await link(temp, at);
     } catch (error) {
@@ -327,20 +336,30 @@ async function isOurs(store: string, at: string, key: string): Promise<boolean> 
   return target !== undefined && objectOfTarget(store, target) === key;
 }
 
-/** Removes the link at `name` if it is still ours (pointing to `key`); anything else there stays, whatever happens meanwhile. */
-async function removeOurs(store: string, dir: string, name: string, key: string): Promise<void> {
-  await setAside(store, dir, path.join(dir, name), key);
+/**
+ * Removes the link at `name` if it is still ours (pointing to `key`); anything else there stays,
+ * whatever happens meanwhile. A sentence for the report when it had to stay beside its name.
+ */
+async function removeOurs(store: string, dir: string, name: string, key: string): Promise<string | undefined> {
+  const aside = await setAside(store, dir, path.join(dir, name), key);
+  return typeof aside === 'object' && aside.kept !== undefined ? `${name} was changed by someone else meanwhile${keptSentence(aside.kept)}` : undefined;
+}
+
+/** Where a person's entry set aside went when its name was taken again meanwhile (for the report). */
+function keptSentence(kept: string | undefined): string {
+  return kept === undefined ? '' : `; what was there first was replaced again while link checked it, and is kept beside it as ${path.basename(kept)}`;
 }
 
 /**
  * Takes our link at `at` (pointing to `key`) out of the root: renamed into a folder of ours on the
  * same filesystem first, and judged there, where nobody can swap it between the check and the act.
  * 'removed' when it was ours (it is gone); 'not ours' when something else was there (it is put
- * back, never over anything made at `at` since); 'gone' when nothing was there.
+ * back, never over anything made at `at` since: then beside it, `kept` saying where); 'gone' when
+ * nothing was there.
  */
-async function setAside(store: string, dir: string, at: string, key: string): Promise<'removed' | 'not ours' | 'gone'> {
+async function setAside(store: string, dir: string, at: string, key: string): Promise<'removed' | 'gone' | { notOurs: true; kept?: string }> {
   // The common case costs one readlink, and nothing of anyone's is moved for it.
-  if (!(await isOurs(store, at, key))) return (await lstat(at).catch(() => undefined)) === undefined ? 'gone' : 'not ours';
+  if (!(await isOurs(store, at, key))) return (await lstat(at).catch(() => undefined)) === undefined ? 'gone' : { notOurs: true };
   const spot = await privateSpot(store, dir);
   const aside = path.join(spot.dir, `aside-${randomBytes(6).toString('hex')}`);
   try {
@@ -354,29 +373,50 @@ async function setAside(store: string, dir: string, at: string, key: string): Pr
       await unlink(aside);
       return 'removed';
     }
-    await putBack(aside, at);
-    return 'not ours';
+    return { notOurs: true, kept: await putBack(aside, at) };
   } finally {
     await spot.done();
   }
 }
 
-/** Returns what was set aside to `at` without replacing anything there now: link(2) for a link or file, rename for a folder only while `at` is free. */
-async function putBack(aside: string, at: string): Promise<void> {
-  const stats = await lstat(aside);
-  if (!stats.isDirectory()) {
+/**
+ * Returns what was set aside to `at` without replacing anything there now: link(2) for a link or
+ * file, rename for a folder only while `at` is free. Where `at` was taken again meanwhile, it goes
+ * beside it in the root instead, under a name nobody had (`NAME.skills-mount-kept-<time>`), never
+ * into the store where nobody would look: that path is returned. Nothing of anyone's is lost.
+ */
+async function putBack(aside: string, at: string): Promise<string | undefined> {
+  const isFolder = (await lstat(aside)).isDirectory();
+  if (await placeAnew(aside, at, isFolder)) return undefined;
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  for (let attempt = 0; ; attempt++) {
+    const kept = `${at}${KEPT_INFIX}${stamp}${attempt === 0 ? '' : `-${attempt}`}`;
+    if (await placeAnew(aside, kept, isFolder)) return kept;
+  }
+}
+
+/** Moves `from` to `to` only where nothing is at `to`: true when it did, false when `to` is taken. */
+async function placeAnew(from: string, to: string, isFolder: boolean): Promise<boolean> {
+  if (!isFolder) {
     try {
-      await link(aside, at);
+      await link(from, to);
     } catch (error) {
-      // Taken again meanwhile: theirs stays where it is now, and the one set aside is left in the store's tmp for them to find.
-      if (errorCode(error) === 'EEXIST') throw new Error(`${at} was replaced twice while link checked it; what was there first is kept in ${aside}`);
+      if (errorCode(error) === 'EEXIST') return false;
       throw error;
     }
-    await unlink(aside);
-    return;
+    await unlink(from);
+    return true;
   }
-  if ((await lstat(at).catch(() => undefined)) !== undefined) throw new Error(`${at} was replaced twice while link checked it; what was there first is kept in ${aside}`);
-  await rename(aside, at);
+  // A folder cannot be hard linked: renamed while the name is free (rename(2) would still replace
+  // an empty folder made in that instant, or refuse a full one or a file: then taken).
+  if ((await lstat(to).catch(() => undefined)) !== undefined) return false;
+  try {
+    await rename(from, to);
+  } catch (error) {
+    if (['EEXIST', 'ENOTEMPTY', 'ENOTDIR', 'EISDIR'].includes(errorCode(error) ?? '')) return false;
+    throw error;
+  }
+  return true;
 }
 
 /** A folder of ours on the root's filesystem: the store's tmp when it is on it, else a fresh dot folder in the root, removed by done(). */
