@@ -7,7 +7,7 @@ import { lstat, open, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SkillsMountError } from '../errors.js';
 import { modeText, othersCanWrite } from '../path-control.js';
-import { errorCode, errorMessage, kindOf } from '../private-files.js';
+import { errorCode, errorMessage, kindOf, lstatOrUndefined } from '../private-files.js';
 import { readPrivateFile, type PrivateFileTerms } from '../private-json-file.js';
 import { appDir, platformPath, type UserDirsWhere } from '../user-dirs.js';
 import { MAX_POLICY_BYTES, parsePolicyText, PolicyFormatError, type PolicyDocument } from './policy-document.js';
@@ -59,6 +59,9 @@ export async function readUserPolicy(file: string): Promise<PolicySource> {
   };
   let text: string | undefined;
   try {
+    // No file is no policy of the user's, whatever their config folder is (a symbolic link to a
+    // dotfiles repository, say): a mount must not start failing for a file nobody wrote.
+    if ((await lstatOrUndefined(file)) === undefined) return { file, state: 'absent' };
     text = await readPrivateFile(file, terms);
   } catch (error) {
     return { file, state: 'not honoured', why: error instanceof PolicyFileError ? error.message : `cannot be read (${errorMessage(error)})` };

@@ -8,7 +8,7 @@ import { escapeForLog } from '../format/escape.js';
 import type { UserDirsWhere } from '../user-dirs.js';
 import { POLICY_ACTIONS, type PolicyAction, type PolicyDocument, type PolicyGrant, type ServerRule, type SkillRule } from './policy-document.js';
 import { MACHINE_POLICY_PATH, readMachinePolicy, readUserPolicy, userPolicyPath, type OwnerUidOf, type PolicySource } from './policy-files.js';
-import { commandCovers, serverUrl, shownUrl, urlCovers } from './server-match.js';
+import { commandCovers, serverUrl, shownUrl, urlCovers, type NormalUrl } from './server-match.js';
 
 export { MACHINE_POLICY_PATH, userPolicyPath, type OwnerUidOf, type PolicySource } from './policy-files.js';
 export { MAX_POLICY_BYTES, parsePolicyText, POLICY_ACTIONS, POLICY_GRANTS, POLICY_VERSION, PolicyFormatError, type PolicyAction, type PolicyDocument, type PolicyGrant } from './policy-document.js';
@@ -190,9 +190,13 @@ export async function loadPolicy(options: LoadPolicyOptions): Promise<Policy> {
   return new Policy(sources, { platform });
 }
 
+// A server's URL in normal form, once per config (the approved view asks for every skill).
+const normalUrls = new WeakMap<ServerConfig, NormalUrl | undefined>();
+
 function ruleMatches(rule: ServerRule, config: ServerConfig, platform: NodeJS.Platform): boolean {
   if (rule.kind === 'command') return commandCovers(rule, config, platform);
-  const url = serverUrl(config);
+  if (!normalUrls.has(config)) normalUrls.set(config, serverUrl(config));
+  const url = normalUrls.get(config);
   return url !== undefined && urlCovers(rule.normal, url);
 }
 

@@ -304,6 +304,17 @@ describe('loading: no file, both files, and failing closed', () => {
     expect(policy.describe().files[1]).toEqual({ path: at.user, state: why });
   });
 
+  it('a user config folder that is a symbolic link: no file there is no policy; a file there is not honoured', async () => {
+    const at = await place();
+    const real = path.join(at.base, 'dotfiles', 'skills-mount');
+    await mkdir(real, { recursive: true });
+    await mkdir(path.dirname(path.dirname(at.user)), { recursive: true });
+    await symlink(real, path.dirname(at.user));
+    expect((await at.load()).inForce).toBe(false);
+    await write(path.join(real, 'policy.json'), { policyVersion: 1 });
+    expectRefusal((await at.load()).checkServer(server, 'mount'), at.user, `not honoured: policy directory ${path.dirname(at.user)} is a symbolic link; refusing it (configure the real directory instead)`);
+  });
+
   it('a user file that others can write refuses everything', async () => {
     const at = await place();
     await write(at.user, { policyVersion: 1 });
