@@ -44,14 +44,14 @@ async function place(): Promise<Place> {
     machine,
     user,
     owners,
-    // Under the temp dir every entry stands as root's unless `owners` says otherwise; above it, the real owners (root's).
+    // Every entry on the way stands as root's unless `owners` says otherwise (the modes are real).
     load: () =>
       loadPolicy({
         env: { XDG_CONFIG_HOME: configHome },
         home: base,
         platform: 'linux',
         machinePath: machine,
-        ownerUidOf: (at, stats) => owners.get(at) ?? (at === base || at.startsWith(`${base}/`) ? 0 : stats.uid),
+        ownerUidOf: (at) => owners.get(at) ?? 0,
       }),
   };
 }
