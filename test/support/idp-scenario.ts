@@ -149,7 +149,9 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(login.output).toMatch(/team: signed in \(for http:\/\/127\.0\.0\.1:\d+\/mcp, from /);
       await waitFor(async () => (await serverState()) === 'connected', 15_000, `the mount connected after login ${logins}`);
       const pickupMs = performance.now() - login.exitedAtMs;
-      console.log(`interop: ${name}: login ${logins} took ${(loginMs / 1000).toFixed(2)} s; the running mount picked it up in ${(pickupMs / 1000).toFixed(2)} s`);
+      const asked = new URL((await readFile(env['OIDC_BROWSER_RECORD']!, 'utf8')).trim().split('\n').at(-1)!).searchParams;
+      const via = `client ${asked.get('client_id')}, redirect ${asked.get('redirect_uri')}`;
+      console.log(`interop: ${name}: login ${logins} took ${(loginMs / 1000).toFixed(2)} s; the running mount picked it up in ${(pickupMs / 1000).toFixed(2)} s (${via})`);
       return { loginMs, pickupMs };
     };
     /** A file added on the server, and the time until a reader on the mount gets its bytes (ms). */
@@ -183,6 +185,8 @@ export function describeInterop(definition: InteropDefinition): void {
         XDG_CACHE_HOME: path.join(dir, 'cache'),
         XDG_DATA_HOME: path.join(dir, 'data'),
         BROWSER: provider.browser,
+        // The browser notes each authorization address it is given (no code or token).
+        OIDC_BROWSER_RECORD: path.join(dir, 'authorization-urls.txt'),
       };
       // Started before anyone signed in: it must pick the sign-in up by itself.
       mount = await startMount({ dir: path.join(dir, 'm'), args: ['--config', configPath], env });
