@@ -4,6 +4,7 @@
 // connection. MCP traffic to the server itself keeps the transport's own fetch.
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { SignInError } from './auth-errors.js';
+import { endpointRefusal, shownAddress } from './endpoint-rules.js';
 
 /** Largest answer an authorization endpoint may give (metadata, a token, a registration). */
 export const MAX_AUTH_RESPONSE_BYTES = 1024 * 1024;
@@ -39,13 +40,19 @@ export function limitedFetch(options: LimitedFetchOptions = {}): FetchLike {
 /**
  * Routes each request of a transport: to `mcp` for the MCP server's own traffic, to `auth`
  * for what the SDK's authorization code sends (well-known documents, other origins, form posts).
+ * Authorization traffic to another origin than the server's goes only to https, or to http on
+ * this machine's loopback: a plain-http authorization server elsewhere is refused before the
+ * first request to it (its metadata), not at the code exchange.
  */
 export function splitFetch(serverUrl: string, mcp: FetchLike, auth: FetchLike): FetchLike {
   const server = new URL(serverUrl);
-  return (input, init) => {
+  return async (input, init) => {
     const url = new URL(String(input));
     const isAuth = url.origin !== server.origin || url.pathname.startsWith('/.well-known/') || init?.body instanceof URLSearchParams;
-    return isAuth ? auth(input, withoutAccessToken(init)) : mcp(input, init);
+    if (!isAuth) return mcp(input, init);
+    const refusal = url.origin === server.origin ? undefined : endpointRefusal(url);
+    if (refusal !== undefined) throw new SignInError(`the authorization server at ${shownAddress(url.origin)} ${refusal}; refused before any request to it`);
+    return auth(input, withoutAccessToken(init));
   };
 }
 

@@ -2,9 +2,10 @@
 // display, else printed only. $BROWSER is read as Python's webbrowser and other tools read it:
 // a list of commands (separated as PATH is), each a command line split into words as a shell
 // would split it (quotes kept together, no shell run), the URL in place of `%s` or appended;
-// the first that starts is used.
+// the first that starts is used. Nothing but https (or http to loopback) is ever opened.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { assertUsableEndpoint } from './endpoint-rules.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -19,8 +20,13 @@ export function browserCommands(env: Env, delimiter = path.delimiter): string[][
   return [];
 }
 
-/** Starts the first browser that starts (detached, not waited for); none that can start leaves the URL printed. */
+/**
+ * Starts the first browser that starts (detached, not waited for); none that can start leaves the
+ * URL printed. Only an https address, or http to this machine's loopback, is shown or opened:
+ * anything else (file:, javascript:, a plain-http host elsewhere) is a SignInError.
+ */
 export async function openInBrowser(url: URL, env: Env, print: (line: string) => void): Promise<OpenedWith> {
+  assertUsableEndpoint(url, 'the sign-in address');
   const commands = browserCommands(env);
   print(`open this address to sign in:\n  ${url.href}`);
   for (const words of commands) {
