@@ -11,6 +11,7 @@ import {
   checkResourceAllowed,
   createPrivateKeyJwtAuth,
   OAuthError,
+  OAuthErrorCode,
   refreshAuthorization,
   requestJwtAuthorizationGrant,
   resourceUrlFromServerUrl,
@@ -29,8 +30,14 @@ import {
 } from '@modelcontextprotocol/client';
 import type { GrantType, OAuthSettings } from '../config/server-config.js';
 import { NeedsLoginError, SignInError } from './auth-errors.js';
+import { limitedFetch } from './auth-fetch.js';
+import { describeProbe, probeAuthorization, type ProbeAnswer } from './authorization-probe.js';
+import { fitsRedirect, registeredRedirects } from './client-registration.js';
 import { dpopAlgorithmFor, dpopSessionFor, newDpopKey } from './dpop-key.js';
+import { assertUsableEndpoint } from './endpoint-rules.js';
+import { checkDiscovery, withOpenIdFields } from './metadata-reading.js';
 import { fetchAuthServerMetadata } from './metadata-url.js';
+import { assertKnownTokenType } from './token-type.js';
 import type { AuthEntry, StoredTokens, TokenStore } from './token-store.js';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -90,6 +97,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private ignoreStored: boolean;
   private dpopSession: Promise<DpopSession | undefined> | undefined;
   private authorizationServer: string | undefined;
+  /** The metadata of the authorization server of the discovery in use (what it offers: offline_access). */
+  private authServerMetadata: AuthorizationServerMetadata | undefined;
+  /** This login has registered a new client once already because the old one was refused: no second time. */
+  private registeredAgain = false;
   /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
   private readonly secrets = new Set<string>();
 
@@ -125,12 +136,16 @@ export class StoredOAuthProvider implements OAuthClientProvider {
 
   get clientMetadata(): OAuthClientMetadata {
     const redirect = this.redirectUrl;
+    // The SDK adds offline_access only to a scope it already has: a resource that names none
+    // still gets a refresh token where the authorization server offers one.
+    const offline = this.grant === 'authorization_code' && this.authServerMetadata?.scopes_supported?.includes('offline_access') === true;
+    const scope = this.settings.scopes ?? (offline ? 'offline_access' : undefined);
     return {
       client_name: 'skills-mount',
       redirect_uris: redirect === undefined ? [] : [redirect],
       grant_types: this.grant === 'authorization_code' ? ['authorization_code', 'refresh_token'] : [this.grant],
       response_types: this.grant === 'authorization_code' ? ['code'] : [],
-      ...(this.settings.scopes !== undefined ? { scope: this.settings.scopes } : {}),
+      ...(scope !== undefined ? { scope } : {}),
     };
   }
 
@@ -149,6 +164,11 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const issuer = ctx?.issuer ?? entry?.tokens?.issuer;
     const stored = issuer === undefined ? undefined : clientFor(entry, issuer);
     if (stored?.client_secret !== undefined) this.secrets.add(stored.client_secret);
+    // A client registered for another loopback port would send the browser to a refusal: none, so the SDK registers one for this redirect.
+    const interactive = this.options.interactive;
+    if (stored !== undefined && interactive !== undefined && this.grant === 'authorization_code' && stored.client_id !== this.clientMetadataUrl) {
+      if (!fitsRedirect(registeredRedirects(stored, entry), interactive.redirectUrl)) return undefined;
+    }
     if (stored === undefined && !this.isInteractive && this.grant === 'authorization_code') {
       // Registering a client is the first step of a sign-in: leave it to `login`.
       throw new NeedsLoginError(this.options.label, this.problem ?? 'no sign-in stored for this server');
@@ -159,7 +179,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveClientInformation(info: StoredOAuthClientInformation, ctx?: OAuthClientInformationContext): Promise<void> {
     const issuer = ctx?.issuer ?? info.issuer;
     if (issuer === undefined) return;
-    await this.change((entry) => ({ ...entry, clients: { ...entry.clients, [issuer]: { ...info, issuer } as OAuthClientInformationMixed } }));
+    // Which redirect URIs it was registered with (a registration answer names them; a CIMD client's are its document's).
+    const registered = (info as { redirect_uris?: unknown }).redirect_uris ?? (info.client_id === this.clientMetadataUrl ? undefined : this.clientMetadata.redirect_uris);
+    const kept = { ...info, issuer, ...(registered !== undefined ? { redirect_uris: registered } : {}) } as OAuthClientInformationMixed;
+    await this.change((entry) => ({ ...entry, clients: { ...entry.clients, [issuer]: kept } }));
   }
 
   async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
@@ -180,6 +203,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
     const issuer = ctx?.issuer ?? tokens.issuer;
     if (issuer === undefined) throw new SignInError(`${this.options.label}: tokens arrived without knowing which authorization server issued them; not stored`);
+    assertKnownTokenType(tokens.token_type, this.options.label);
     const stored = this.toStored(tokens, issuer, this.resource ?? resourceUrlFromServerUrl(this.options.serverUrl).href);
     this.remember(stored);
     await this.change((entry) => ({
@@ -207,10 +231,40 @@ export class StoredOAuthProvider implements OAuthClientProvider {
       }
       throw new NeedsLoginError(this.options.label, this.problem ?? 'no usable sign-in stored for this server');
     }
+    // Only https, or http to this machine, ever reaches a browser (never file:, javascript:, ...).
+    assertUsableEndpoint(url, `${this.options.label}: the authorization endpoint`);
     // A scope a mount was asked for since the last sign-in is asked for now too.
     const wanted = (await this.entry())?.wantedScope;
     if (wanted !== undefined) url.searchParams.set('scope', unionScopes(url.searchParams.get('scope') ?? undefined, wanted)!);
+    const answer = await probeAuthorization(url, interactive.redirectUrl, this.options.fetch ?? limitedFetch());
+    if (answer.kind !== 'go-on') await this.authorizationRefused(answer, url);
     await interactive.open(url);
+  }
+
+  /**
+   * The authorization endpoint refused the request before anyone signed in: a client it does not
+   * know (forgotten, or registered for another redirect URI) is dropped and registered again,
+   * once (an invalid_client the SDK's auth() answers by registering anew); anything else is said at once.
+   */
+  private async authorizationRefused(answer: Exclude<ProbeAnswer, { kind: 'go-on' }>, url: URL): Promise<never> {
+    const clientId = url.searchParams.get('client_id') ?? '';
+    const registeredHere = this.settings.clientId === undefined && clientId !== this.clientMetadataUrl;
+    const aboutClient = answer.kind === 'refused' || answer.error === 'unauthorized_client' || answer.error === 'invalid_client';
+    const what = describeProbe(answer);
+    if (registeredHere && aboutClient && !this.registeredAgain) {
+      this.registeredAgain = true;
+      this.signInUnderWay = false;
+      throw new OAuthError(OAuthErrorCode.InvalidClient, `the authorization server refused the sign-in request of the stored client (${what}); registering a new one`);
+    }
+    const redirect = this.options.interactive?.redirectUrl ?? '';
+    const advice = !aboutClient
+      ? ''
+      : this.settings.clientId !== undefined
+        ? `; register ${redirect} as a redirect URI of client ${this.settings.clientId} there, or set "oauth"."callbackPort" to the port it has`
+        : registeredHere
+          ? ' even from a client registered just now for this redirect'
+          : '';
+    throw new SignInError(`${this.options.label}: the authorization server refused the sign-in request (${what})${advice}; nothing was stored`);
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
@@ -290,7 +344,10 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    await this.change((entry) => ({ ...entry, discovery: state }));
+    // Before anything is registered there or sent to it: what the SDK's OpenID parse dropped, and every endpoint checked.
+    const checked = checkDiscovery(await withOpenIdFields(state, this.options.fetch ?? limitedFetch()));
+    this.authServerMetadata = checked.state.authorizationServerMetadata;
+    await this.change((entry) => ({ ...entry, discovery: checked.state, revocationRefused: checked.revocationRefused }));
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
@@ -298,10 +355,15 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     // moved, SEP-2352); only the code's exchange uses the discovery its sign-in began with.
     if (this.isInteractive && !this.signInUnderWay) return undefined;
     const stored = (await this.entry())?.discovery;
-    if (stored !== undefined || this.settings.authServerMetadataUrl === undefined) return stored;
+    if (stored !== undefined || this.settings.authServerMetadataUrl === undefined) {
+      this.authServerMetadata = stored?.authorizationServerMetadata;
+      return stored;
+    }
     // The configured metadata document stands in for discovery of the authorization server.
     const metadata = await fetchAuthServerMetadata(this.settings.authServerMetadataUrl, this.options.fetch);
-    return { authorizationServerUrl: metadata.issuer, authorizationServerMetadata: metadata };
+    const { state } = checkDiscovery({ authorizationServerUrl: metadata.issuer, authorizationServerMetadata: metadata });
+    this.authServerMetadata = state.authorizationServerMetadata;
+    return state;
   }
 
   /**
@@ -416,13 +478,16 @@ export class StoredOAuthProvider implements OAuthClientProvider {
           ...(dpop ? { dpop } : {}),
           ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}),
         });
+        assertKnownTokenType(fresh.token_type, this.options.label);
         const stored = this.toStored(fresh, tokens.issuer, tokens.resource);
         this.remember(stored);
         return { ...entry, tokens: stored };
       } catch (error) {
         if (!(error instanceof OAuthError) || error.code === 'server_error') return undefined; // unreachable now: try on the 401
         refused = `the authorization server refused to refresh the sign-in (${error.code})`;
-        return { ...entry, tokens: undefined };
+        // A client the server no longer knows is dropped with the tokens: the next login registers anew.
+        const forgotten = this.settings.clientId === undefined && (error.code === OAuthErrorCode.InvalidClient || error.code === OAuthErrorCode.UnauthorizedClient);
+        return { ...entry, tokens: undefined, ...(forgotten ? { clients: withoutClient(entry.clients, tokens.issuer) } : {}) };
       }
     });
     if (refused !== undefined) this.problem = refused;
@@ -469,6 +534,10 @@ function clientFor(entry: AuthEntry | undefined, issuer: string): StoredOAuthCli
   if (entry === undefined) return undefined;
   for (const [key, info] of Object.entries(entry.clients)) if (issuersMatch(key, issuer)) return { ...info, issuer: key };
   return undefined;
+}
+
+function withoutClient(clients: AuthEntry['clients'], issuer: string): AuthEntry['clients'] {
+  return Object.fromEntries(Object.entries(clients).filter(([key]) => !issuersMatch(key, issuer)));
 }
 
 function unionScopes(...scopes: Array<string | undefined>): string | undefined {

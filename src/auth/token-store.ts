@@ -53,6 +53,8 @@ export interface AuthEntry {
   wantedScope?: string | undefined;
   /** The redirect URL of the last interactive sign-in (what the registered client knows). */
   redirectUrl?: string | undefined;
+  /** Why the revocation endpoint the discovery named was not kept (tokens are never sent to it). */
+  revocationRefused?: string | undefined;
   updatedAtMs: number;
 }
 
