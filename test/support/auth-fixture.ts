@@ -20,6 +20,22 @@ export interface AuthFixtureOptions {
   accessTokenTtlS?: number;
   /** resources/read needs this scope too (a 403 insufficient_scope without it): a step-up. */
   scopeForRead?: string;
+  /** The authorization endpoint refuses (400, as the SDK's example server) a redirect_uri the client did not register. */
+  exactRedirects?: boolean;
+  /** Only OpenID discovery (/.well-known/openid-configuration); RFC 8414's document is 404. */
+  openIdOnly?: boolean;
+  /** Advertised as dpop_signing_alg_values_supported (tokens stay Bearer: only the proofs are counted). */
+  dpopAlgs?: string[];
+  /** The authorization_endpoint the metadata names instead of its own (a file: URL, say). */
+  authorizationEndpoint?: string;
+  /** The revocation_endpoint the metadata names instead of its own. */
+  revocationEndpoint?: string;
+  /** The token_type the token endpoint answers (default Bearer). */
+  tokenType?: string;
+  /** The resource names no scope: no scopes_supported in its metadata, no scope in its challenge. */
+  noResourceScope?: boolean;
+  /** The authorization server the resource metadata names, from this server's origin (default: that origin). */
+  advertisedAuthServer?: (origin: string) => string;
 }
 
 export interface AuthFixture {
@@ -35,6 +51,18 @@ export interface AuthFixture {
   revocations(): number;
   /** Revokes every refresh token issued so far (the person signed out elsewhere). */
   revokeRefreshTokens(): void;
+  /** Forgets every registered client and every token (a restart of a server that keeps them in memory). */
+  forgetClients(): void;
+  /** Clients registered so far (dynamic registration requests answered). */
+  registrations(): number;
+  /** The redirect_uris each registration asked for, in order. */
+  registeredRedirects(): string[][];
+  /** Every request the authorization server received (method and path). */
+  requests(): string[];
+  /** The query of each authorization request, in order (the browser's, and any other GET). */
+  authorizationRequests(): URLSearchParams[];
+  /** Token requests that carried a DPoP proof. */
+  dpopProofs(): number;
   /** Expires every access token now. */
   expireAccessTokens(): void;
   close(): Promise<void>;
@@ -53,41 +81,61 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
   const codes = new Map<string, Code>();
   const access = new Map<string, { expiresAtMs: number; scope: string }>();
   const refresh = new Map<string, string>(); // refresh token -> scope
-  const clients = new Set<string>();
+  const clients = new Map<string, string[]>(); // client ID -> registered redirect URIs
+  const registered: string[][] = [];
+  const requests: string[] = [];
+  const authorizations: URLSearchParams[] = [];
+  let dpopProofs = 0;
   let unauthorized = 0;
   let tokenRequests = 0;
   let revocations = 0;
   const ttlS = options.accessTokenTtlS ?? 3600;
   const hanging: ServerResponse[] = [];
 
-  const as = await listen(async (req, res, base) => {
+  const as = await listen(async (req, res, ownBase) => {
+    // Named by another address (advertisedAuthServer), it answers as that address.
+    const base = options.advertisedAuthServer ? `http://${req.headers.host}` : ownBase;
     const url = new URL(req.url ?? '/', base);
+    requests.push(`${req.method} ${url.pathname}`);
+    const metadata = {
+      issuer: options.claimedIssuer ?? base,
+      authorization_endpoint: options.authorizationEndpoint ?? `${base}/authorize`,
+      token_endpoint: `${base}/token`,
+      registration_endpoint: `${base}/register`,
+      revocation_endpoint: options.revocationEndpoint ?? `${base}/revoke`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: ['skills:read', 'offline_access'],
+      authorization_response_iss_parameter_supported: true,
+      ...(options.dpopAlgs ? { dpop_signing_alg_values_supported: options.dpopAlgs } : {}),
+    };
     if (url.pathname === '/.well-known/oauth-authorization-server') {
       if (options.metadataBody !== undefined) return send(res, 200, options.metadataBody, 'application/json');
-      return json(res, 200, {
-        issuer: options.claimedIssuer ?? base,
-        authorization_endpoint: `${base}/authorize`,
-        token_endpoint: `${base}/token`,
-        registration_endpoint: `${base}/register`,
-        revocation_endpoint: `${base}/revoke`,
-        response_types_supported: ['code'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
-        code_challenge_methods_supported: ['S256'],
-        token_endpoint_auth_methods_supported: ['none'],
-        scopes_supported: ['skills:read', 'offline_access'],
-        authorization_response_iss_parameter_supported: true,
-      });
+      if (options.openIdOnly) return send(res, 404, 'not found', 'text/plain');
+      return json(res, 200, metadata);
+    }
+    if (url.pathname === '/.well-known/openid-configuration' && options.openIdOnly) {
+      return json(res, 200, { ...metadata, jwks_uri: `${base}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] });
     }
     if (url.pathname === '/register' && req.method === 'POST') {
       const body = JSON.parse(await read(req)) as Record<string, unknown>;
       const clientId = `client-${randomBytes(6).toString('hex')}`;
-      clients.add(clientId);
+      const redirects = Array.isArray(body.redirect_uris) ? body.redirect_uris.map(String) : [];
+      clients.set(clientId, redirects);
+      registered.push(redirects);
       return json(res, 201, { ...body, client_id: clientId, token_endpoint_auth_method: 'none' });
     }
     if (url.pathname === '/authorize') {
       const q = url.searchParams;
+      authorizations.push(q);
       const clientId = q.get('client_id') ?? '';
       if (!clients.has(clientId) || q.get('code_challenge_method') !== 'S256') return send(res, 400, 'bad request', 'text/plain');
+      // RFC 6749 §4.1.2.1: a redirect_uri that is not the client's is told to the person, never redirected to.
+      if (options.exactRedirects && !clients.get(clientId)!.includes(q.get('redirect_uri') ?? '')) {
+        return json(res, 400, { error: 'invalid_request', error_description: 'Unregistered redirect_uri' });
+      }
       const code = randomBytes(16).toString('hex');
       codes.set(code, { clientId, challenge: q.get('code_challenge') ?? '', redirectUri: q.get('redirect_uri') ?? '', resource: q.get('resource'), scope: q.get('scope') ?? 'skills:read' });
       const target = new URL(q.get('redirect_uri') ?? '');
@@ -99,11 +147,13 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     }
     if (url.pathname === '/token' && req.method === 'POST') {
       tokenRequests += 1;
+      if (req.headers.dpop !== undefined) dpopProofs += 1;
       if (options.tokenHangs) {
         hanging.push(res);
         return;
       }
       const params = new URLSearchParams(await read(req));
+      if (!clients.has(params.get('client_id') ?? '')) return json(res, 401, { error: 'invalid_client', error_description: 'client unknown' });
       if (params.get('grant_type') === 'authorization_code') {
         const code = codes.get(params.get('code') ?? '');
         codes.delete(params.get('code') ?? '');
@@ -135,7 +185,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     issued.push(accessToken, refreshToken);
     access.set(accessToken, { expiresAtMs: Date.now() + ttlS * 1000, scope });
     refresh.set(refreshToken, scope);
-    return { access_token: accessToken, token_type: 'Bearer', expires_in: ttlS, refresh_token: refreshToken, scope };
+    return { access_token: accessToken, token_type: options.tokenType ?? 'Bearer', expires_in: ttlS, refresh_token: refreshToken, scope };
   }
 
   const tree = await SkillTree.open({ root: EXAMPLES, watch: false });
@@ -145,7 +195,8 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     const url = new URL(req.url ?? '/', base);
     const metadataUrl = `${base}/.well-known/oauth-protected-resource/mcp`;
     if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
-      return json(res, 200, { resource: `${base}/mcp`, authorization_servers: [as.url], scopes_supported: ['skills:read'] });
+      const authorizationServer = options.advertisedAuthServer?.(as.url) ?? as.url;
+      return json(res, 200, { resource: `${base}/mcp`, authorization_servers: [authorizationServer], ...(options.noResourceScope ? {} : { scopes_supported: ['skills:read'] }) });
     }
     if (url.pathname !== '/mcp') return send(res, 404, 'not found', 'text/plain');
     const header = req.headers.authorization ?? '';
@@ -153,7 +204,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     const granted = access.get(token);
     if (granted === undefined || granted.expiresAtMs <= Date.now()) {
       unauthorized += 1;
-      res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}", scope="skills:read"`, 'Content-Type': 'application/json' });
+      res.writeHead(401, { 'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl}"${options.noResourceScope ? '' : ', scope="skills:read"'}`, 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: 'invalid_token' }));
       return;
     }
@@ -176,6 +227,17 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     tokenRequests: () => tokenRequests,
     revocations: () => revocations,
     revokeRefreshTokens: () => refresh.clear(),
+    forgetClients: () => {
+      clients.clear();
+      codes.clear();
+      access.clear();
+      refresh.clear();
+    },
+    registrations: () => registered.length,
+    registeredRedirects: () => registered.map((redirects) => [...redirects]),
+    requests: () => [...requests],
+    authorizationRequests: () => [...authorizations],
+    dpopProofs: () => dpopProofs,
     expireAccessTokens: () => {
       for (const granted of access.values()) granted.expiresAtMs = 0;
     },
