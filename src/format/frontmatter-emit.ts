@@ -11,16 +11,19 @@ export class FrontmatterEmitError extends Error {
   override name = 'FrontmatterEmitError';
 }
 
-/** The YAML text of a frontmatter mapping, each line ending in "\n". */
-export function emitFrontmatter(data: Readonly<Record<string, unknown>>): string {
+/**
+ * The YAML text of a frontmatter mapping, each line ending in `lineEnding` ("\n", or "\r\n" to
+ * match a file written so: no value holds a raw line break, so that is every break there is).
+ */
+export function emitFrontmatter(data: Readonly<Record<string, unknown>>, lineEnding: '\n' | '\r\n' = '\n'): string {
   return Object.entries(data)
     .map(([key, value]) => {
       if (isScalarMap(value) && Object.keys(value).length > 0) {
-        return `${emitKey(key)}:\n${Object.entries(value)
-          .map(([inner, item]) => `  ${emitKey(inner)}: ${emitScalar(item)}\n`)
+        return `${emitKey(key)}:${lineEnding}${Object.entries(value)
+          .map(([inner, item]) => `  ${emitKey(inner)}: ${emitScalar(item)}${lineEnding}`)
           .join('')}`;
       }
-      return `${emitKey(key)}: ${typeof value === 'string' ? emitScalar(value) : emitValue(value, 0)}\n`;
+      return `${emitKey(key)}: ${typeof value === 'string' ? emitScalar(value) : emitValue(value, 0)}${lineEnding}`;
     })
     .join('');
 }

@@ -11,29 +11,51 @@ export class FrontmatterError extends SkillsMountError {
 const BOM = '\uFEFF';
 const DELIMITER = /^---[ \t]*$/;
 
+/** Where a SKILL.md's frontmatter lies, as indices into the text given (a BOM before it counted). */
+export interface FrontmatterBounds {
+  /** The first character of the YAML: just after the opening `---` line's "\n". */
+  yamlStart: number;
+  /** Just after the YAML: where the closing `---` line starts. */
+  yamlEnd: number;
+  /** The first character of the body: after the closing `---` line and its line ending (the text's length when it has none). */
+  bodyStart: number;
+  /** The opening `---` line's line ending: the file's own style. */
+  lineEnding: '\n' | '\r\n';
+}
+
 /**
- * The YAML between the opening and closing `---` lines. Lines are split on "\n" only, with
- * an optional "\r" before it, as the Agent Skills format reads them: U+2028, U+2029 and a
- * lone "\r" are ordinary characters, so nothing can end the block where a YAML reader would not.
+ * Where the frontmatter lies. Lines are split on "\n" only, with an optional "\r" before it, as
+ * the Agent Skills format reads them: U+2028, U+2029 and a lone "\r" are ordinary characters, so
+ * nothing can end the block where a YAML reader would not. Works on any text whose line breaks
+ * and delimiters are ASCII (bytes read as Latin-1 too). Throws FrontmatterError.
  */
-export function frontmatterBlock(markdown: string): string {
-  const text = markdown.startsWith(BOM) ? markdown.slice(1) : markdown;
-  let lineStart = 0;
-  let blockStart = -1;
-  while (lineStart <= text.length) {
-    const newline = text.indexOf('\n', lineStart);
-    const lineEnd = newline === -1 ? text.length : newline;
-    const line = text.slice(lineStart, lineEnd > lineStart && text[lineEnd - 1] === '\r' ? lineEnd - 1 : lineEnd);
-    if (blockStart === -1) {
+export function frontmatterBounds(markdown: string): FrontmatterBounds {
+  const offset = markdown.startsWith(BOM) ? BOM.length : 0;
+  let lineStart = offset;
+  let yamlStart = -1;
+  let lineEnding: FrontmatterBounds['lineEnding'] = '\n';
+  while (lineStart <= markdown.length) {
+    const newline = markdown.indexOf('\n', lineStart);
+    const lineEnd = newline === -1 ? markdown.length : newline;
+    const crlf = lineEnd > lineStart && markdown[lineEnd - 1] === '\r';
+    const line = markdown.slice(lineStart, crlf ? lineEnd - 1 : lineEnd);
+    if (yamlStart === -1) {
       if (!DELIMITER.test(line) || newline === -1) throw new FrontmatterError('no frontmatter: SKILL.md must start with a --- line');
-      blockStart = newline + 1;
+      yamlStart = newline + 1;
+      if (crlf) lineEnding = '\r\n';
     } else if (DELIMITER.test(line)) {
-      return text.slice(blockStart, lineStart);
+      return { yamlStart, yamlEnd: lineStart, bodyStart: newline === -1 ? markdown.length : newline + 1, lineEnding };
     }
     if (newline === -1) break;
     lineStart = newline + 1;
   }
   throw new FrontmatterError('frontmatter is not closed by a --- line');
+}
+
+/** The YAML between the opening and closing `---` lines (frontmatterBounds says how they are found). */
+export function frontmatterBlock(markdown: string): string {
+  const { yamlStart, yamlEnd } = frontmatterBounds(markdown);
+  return markdown.slice(yamlStart, yamlEnd);
 }
 
 /** Parses the YAML frontmatter of a SKILL.md text into a JSON object; throws FrontmatterError. */

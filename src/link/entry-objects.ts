@@ -19,11 +19,11 @@ import { sha256Digest } from '../format/digest.js';
 import { PRIVATE_DIRECTORY_MODE, PRIVATE_READ_ONLY_FILE_MODE, READ_ONLY_EXEC_MODE, READ_ONLY_FILE_MODE } from '../file-modes.js';
 import { errorCode } from '../private-files.js';
 import { removeReadOnlyTree, sealReadOnlyTree } from '../read-only-tree.js';
-import { transformSkillMd, type EntryGrants } from './entry-transform.js';
+import { transformSkillMdBytes, type EntryGrants } from './entry-transform.js';
 import { LABEL_PATTERN, isValidLabel } from '../labels.js';
 
 /** Changes when what an entry holds for the same approval changes (the transform, the layout): old objects are then rebuilt. */
-const FORMAT = 2;
+const FORMAT = 3;
 export const OBJECTS_DIR = 'objects';
 const BUILD_PREFIX = '.build-';
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
@@ -156,7 +156,7 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
       let written: Buffer = bytes;
       if (file.relative === 'SKILL.md') {
         await writeFile(path.join(build, APPROVED_SKILL_MD), bytes, { mode: READ_ONLY_FILE_MODE });
-        written = Buffer.from(transformSkillMd(bytes.toString('utf8'), { entryName: spec.entryName, label: spec.label, skillUri: spec.skillUri }, spec.grants), 'utf8');
+        written = transformSkillMdBytes(bytes, { entryName: spec.entryName, label: spec.label, skillUri: spec.skillUri }, spec.grants);
         skillMd = { digest: sha256Digest(written), sizeBytes: written.length };
       }
       const mode = spec.grants.exec && startsWithShebang(bytes) ? READ_ONLY_EXEC_MODE : READ_ONLY_FILE_MODE;

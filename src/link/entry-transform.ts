@@ -1,8 +1,11 @@
 // The one change a linked entry makes to an approved skill: its SKILL.md frontmatter. Every other
-// byte of the entry is the approved, verified byte, and so is the SKILL.md body (everything after
-// the closing `---` line). The frontmatter is written anew from the data the YAML 1.2 reading of
-// the approved one gives (format/frontmatter-emit.ts: no anchor, alias, tag, merge key or comment
-// survives), with these changes and no others:
+// byte of the entry is the approved, verified byte, and so is every byte of the SKILL.md body
+// (everything after the closing `---` line and its line ending: CRLF, a last line with no newline
+// and bytes that are not UTF-8 included). The frontmatter block (a BOM before it included, which
+// is dropped: a reader that looks for `---` at the first byte would not find it) is written anew,
+// in the file's own line-ending style (that of its opening `---` line), from the data the YAML 1.2
+// reading of the approved one gives (format/frontmatter-emit.ts: no anchor, alias, tag, merge key
+// or comment survives), with these changes and no others:
 //   - `name` becomes the entry's folder name (the Agent Skills rule: a skill is named as its
 //     folder; the name differs from the skill's own only when it was qualified on a collision);
 //   - a permission-widening field (approval-check.ts PERMISSION_FIELDS, in any spelling a harness
@@ -18,7 +21,7 @@
 // verify --links` checks it on every entry.
 import { PERMISSION_FIELDS, permissionFieldOf } from '../approvals/approval-check.js';
 import { FrontmatterEmitError, emitFrontmatter } from '../format/frontmatter-emit.js';
-import { FrontmatterError, frontmatterBlock, frontmatterDifference, parseFrontmatter } from '../format/frontmatter.js';
+import { FrontmatterError, frontmatterBounds, frontmatterDifference, parseFrontmatter, type FrontmatterBounds } from '../format/frontmatter.js';
 import { frontmatterReadings } from '../format/frontmatter-readings.js';
 
 export interface EntryGrants {
@@ -37,6 +40,7 @@ export interface EntryOrigin {
 export const ORIGIN_KEYS = { server: 'skills-mount-server', uri: 'skills-mount-uri' } as const;
 /** The Agent Skills limit on `description`, which harnesses enforce (Codex skips a longer one). */
 const MAX_DESCRIPTION_CHARS = 1024;
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /** What the description of an entry from `label` starts with. */
 export function originPrefix(label: string): string {
@@ -69,17 +73,33 @@ export function entryFrontmatter(original: string, origin: EntryOrigin, grants: 
 
 /** The entry's SKILL.md: the approved one with its frontmatter made as listed above. Throws FrontmatterError. */
 export function transformSkillMd(original: string, origin: EntryOrigin, grants: EntryGrants): string {
+  const bounds = frontmatterBounds(original);
+  return `${entryHead(original, bounds.lineEnding, origin, grants)}${original.slice(bounds.bodyStart)}`;
+}
+
+/** transformSkillMd on bytes: the body is cut from the approved bytes themselves, so no byte of it passes through a text decoder. */
+export function transformSkillMdBytes(original: Buffer, origin: EntryOrigin, grants: EntryGrants): Buffer {
+  const bomBytes = original.subarray(0, UTF8_BOM.length).equals(UTF8_BOM) ? UTF8_BOM.length : 0;
+  // Latin-1: one character a byte, so the bounds are byte offsets (the delimiters and line breaks are ASCII).
+  const bounds = frontmatterBounds(original.toString('latin1', bomBytes));
+  const head = entryHead(original.toString('utf8'), bounds.lineEnding, origin, grants);
+  return Buffer.concat([Buffer.from(head, 'utf8'), original.subarray(bomBytes + bounds.bodyStart)]);
+}
+
+/** The entry's frontmatter block, both `---` lines included, each line ending in `lineEnding`. Throws FrontmatterError. */
+function entryHead(original: string, lineEnding: FrontmatterBounds['lineEnding'], origin: EntryOrigin, grants: EntryGrants): string {
   const data = entryFrontmatter(original, origin, grants);
   let yaml: string;
   try {
-    yaml = emitFrontmatter(data);
+    yaml = emitFrontmatter(data, lineEnding);
   } catch (error) {
     if (error instanceof FrontmatterEmitError) throw new FrontmatterError(`the frontmatter cannot be written for an entry: ${error.message}`);
     throw error;
   }
+  // Read back exactly as written (CRLF included): that is what the harnesses' readers get.
   const problem = readingProblem(yaml, data, grants);
   if (problem !== undefined) throw new FrontmatterError(`the entry's frontmatter would not read the same everywhere: ${problem}`);
-  return `---\n${yaml}---\n${bodyOf(original)}`;
+  return `---${lineEnding}${yaml}---${lineEnding}`;
 }
 
 /**
@@ -108,16 +128,9 @@ export function readingProblem(yaml: string, data: Readonly<Record<string, unkno
   return undefined;
 }
 
-/** Everything after the frontmatter's closing `---` line. */
+/** Everything after the frontmatter's closing `---` line and its line ending. */
 export function bodyOf(markdown: string): string {
-  const afterBlock = blockStart(markdown) + frontmatterBlock(markdown).length;
-  const closing = markdown.indexOf('\n', afterBlock);
-  return closing === -1 ? '' : markdown.slice(closing + 1);
-}
-
-/** Where the frontmatter's YAML starts: after the opening `---` line (frontmatterBlock checked it is one). */
-function blockStart(markdown: string): number {
-  return markdown.indexOf('\n') + 1;
+  return markdown.slice(frontmatterBounds(markdown).bodyStart);
 }
 
 /** The description with the origin before it, within the format's limit (the end of a long one gives way). */
