@@ -101,38 +101,59 @@ export async function runApprove(options: ApproveOptions, io: CommandIo, records
   return forEachSkill(options.paths, records ?? (await recordsFor(options, store.file, io)), io, '\n', async ({ location, record, given, whenApproved, skillMd }) => {
     io.out(describeSkill(location, record, await otherReadings(skillMd)));
     if (record.cannotApprove !== null) throw new SkillPathError(`${given}: cannot be approved: ${record.cannotApprove}`);
-    const allowedTools = record.permissionFields.find((field) => field.effect === 'tool-permission');
-    const approved = options.yes || (await io.ask!(`Approve ${location.label}/${location.directory} as shown above?`));
-    if (!approved) {
+    const answer = await askToApprove('Approve', location, record, options, io);
+    if (answer === undefined) {
       io.out('not approved\n\n');
       return false;
     }
-    let grant = false;
-    if (allowedTools) {
-      grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
-    }
-    // On a terminal, asked where something looks like a script (a question about nothing would be noise);
-    // --yes --grant-exec is the person's word whatever the files are called (a #! file named bin/tool).
-    const hasScripts = scriptFiles(location, record).length > 0;
-    let exec = false;
-    if (options.yes) exec = options.grantExec;
-    else if (hasScripts) exec = await io.ask!(`Also let its scripts run (${EXEC_EFFECT})?`);
     const approval = await store.approve(
       approvalInputFor(
         location.label,
         { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files as Exclude<InspectRecord['files'], string> },
-        { allowedToolsApproved: grant, execApproved: exec },
+        { allowedToolsApproved: answer.allowedTools, execApproved: answer.exec },
       ),
     );
-    const shown = await whenApproved(approval);
-    const granted = [...(grant ? ['its allowed-tools'] : []), ...(exec ? ['exec for its scripts'] : [])];
-    const withheld = [
-      ...(allowedTools && !grant ? ['allowed-tools not granted'] : []),
-      ...(hasScripts && !exec ? ['exec not granted for its scripts'] : []),
-    ];
-    io.out(`approved ${location.label}/${location.directory}${granted.length > 0 ? ` with ${granted.join(' and ')}` : ''}${withheld.length > 0 ? ` (${withheld.join('; ')})` : ''}: ${shown}\n\n`);
+    io.out(`approved ${location.label}/${location.directory}${describeGrants(answer)}: ${await whenApproved(approval)}\n\n`);
     return true;
   });
+}
+
+/** What a person said to a skill shown to them: the grants given, and what it asked for. */
+export interface ApprovalAnswer {
+  allowedTools: boolean;
+  exec: boolean;
+  /** The skill has an allowed-tools field. */
+  asksTools: boolean;
+  /** The skill has files that look like scripts. */
+  hasScripts: boolean;
+}
+
+/**
+ * Asks whether to `verb` the skill shown (undefined: declined), then each grant it could widen;
+ * with --yes, the flags answer. Shared by approve, lock and update.
+ */
+export async function askToApprove(verb: string, location: SkillLocation, record: InspectRecord, options: { yes: boolean; grantAllowedTools: boolean; grantExec: boolean }, io: CommandIo): Promise<ApprovalAnswer | undefined> {
+  const allowedTools = record.permissionFields.find((field) => field.effect === 'tool-permission');
+  const approved = options.yes || (await io.ask!(`${verb} ${location.label}/${location.directory} as shown above?`));
+  if (!approved) return undefined;
+  let grant = false;
+  if (allowedTools) {
+    grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
+  }
+  // On a terminal, asked where something looks like a script (a question about nothing would be noise);
+  // --yes --grant-exec is the person's word whatever the files are called (a #! file named bin/tool).
+  const hasScripts = scriptFiles(location, record).length > 0;
+  let exec = false;
+  if (options.yes) exec = options.grantExec;
+  else if (hasScripts) exec = await io.ask!(`Also let its scripts run (${EXEC_EFFECT})?`);
+  return { allowedTools: grant, exec, asksTools: allowedTools !== undefined, hasScripts };
+}
+
+/** " with its allowed-tools (exec not granted for its scripts)": the grants given and withheld, for the summary line. */
+export function describeGrants(answer: ApprovalAnswer): string {
+  const granted = [...(answer.allowedTools ? ['its allowed-tools'] : []), ...(answer.exec ? ['exec for its scripts'] : [])];
+  const withheld = [...(answer.asksTools && !answer.allowedTools ? ['allowed-tools not granted'] : []), ...(answer.hasScripts && !answer.exec ? ['exec not granted for its scripts'] : [])];
+  return `${granted.length > 0 ? ` with ${granted.join(' and ')}` : ''}${withheld.length > 0 ? ` (${withheld.join('; ')})` : ''}`;
 }
 
 /** `revoke PATH...`, or `revoke --label L --uri U` for a skill no mount shows any more. `records` as for runApprove. */
@@ -155,7 +176,7 @@ export async function runRevoke(request: RevokeOptions, io: CommandIo, records?:
  * that fails is reported (followed by `gap`) and counted, and the others go on. Resolves the
  * exit code: 0 when `handle` said true for every PATH. Closes `records`.
  */
-async function forEachSkill(paths: readonly string[], records: SkillRecords, io: CommandIo, gap: string, handle: (skill: FoundSkill & { given: string }) => Promise<boolean>): Promise<number> {
+export async function forEachSkill(paths: readonly string[], records: SkillRecords, io: CommandIo, gap: string, handle: (skill: FoundSkill & { given: string }) => Promise<boolean>): Promise<number> {
   let failed = 0;
   try {
     for (const given of paths) {
@@ -308,7 +329,7 @@ function scriptFiles(location: SkillLocation, record: InspectRecord): string[] {
 }
 
 /** The permission fields YAML readers other than the verified one find in the SKILL.md, or why it could not be read. */
-async function otherReadings(skillMd: FoundSkill['skillMd']): Promise<HiddenPermissionField[] | string> {
+export async function otherReadings(skillMd: FoundSkill['skillMd']): Promise<HiddenPermissionField[] | string> {
   const read = await skillMd();
   if ('problem' in read) return read.problem;
   try {

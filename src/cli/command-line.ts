@@ -1,11 +1,13 @@
 // Parses the command line into one of: mount, snapshot, verify, status, unmount, cache, approve, revoke, approvals, help, version. Subcommands
 // are recognized only as the first argument and only by their exact name, so any other
 // spelling of a path (./status) mounts.
-import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { parseArguments as parse, positiveNumber, SERVER_SELECTION_OPTIONS } from './arguments.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
+import { parseLock, parseUnlock, type LockOptions } from './lock-command.js';
+import { parseOutdated, parseUpdate, type OutdatedOptions, type UpdateOptions } from './outdated-command.js';
 import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
 import { parseDoctor, type DoctorOptions } from './doctor-command.js';
 import { parseLogin, parseLogout, type LoginOptions, type LogoutOptions } from './login-command.js';
@@ -76,6 +78,7 @@ export type Command =
   | { command: 'snapshot'; options: SnapshotOptions }
   | { command: 'verify'; options: VerifyOptions }
   | { command: 'verify-links'; json: boolean }
+  | { command: 'verify-project'; projectDir: string; json: boolean; againstServer: ServerSelection | undefined }
   | { command: 'status'; mountpoint: string | undefined; json: boolean }
   | { command: 'unmount'; mountpoint: string }
   | { command: 'cache'; action: CacheAction; label: string | undefined; cacheDir: string | undefined; configPath: string | undefined; json: boolean }
@@ -84,6 +87,10 @@ export type Command =
   | { command: 'approvals'; json: boolean }
   | { command: 'link'; options: LinkOptions }
   | { command: 'unlink'; harnesses: string[]; projectDir: string | undefined }
+  | { command: 'lock'; options: LockOptions }
+  | { command: 'unlock'; paths: string[]; projectDir: string }
+  | { command: 'outdated'; options: OutdatedOptions }
+  | { command: 'update'; options: UpdateOptions }
   | { command: 'doctor'; options: DoctorOptions }
   | { command: 'login'; options: LoginOptions }
   | { command: 'logout'; options: LogoutOptions }
@@ -106,6 +113,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'unlink') return parseUnlink(rest);
   if (first === 'snapshot') return parseSnapshot(rest);
   if (first === 'verify') return parseVerify(rest);
+  if (first === 'lock') return parseLock(rest);
+  if (first === 'unlock') return parseUnlock(rest);
+  if (first === 'outdated') return parseOutdated(rest);
+  if (first === 'update') return parseUpdate(rest);
   if (first === 'doctor') return parseDoctor(rest);
   if (first === 'login') return parseLogin(rest);
   if (first === 'logout') return parseLogout(rest);
@@ -247,13 +258,6 @@ function parseCache(argv: readonly string[]): Command {
     json: (values.json as boolean | undefined) ?? false,
   };
 }
-
-/** The flags that name servers to start in this process (approve and revoke without a mount). */
-const SERVER_SELECTION_OPTIONS: OptionSpec = {
-  config: { type: 'string' },
-  server: { type: 'string', multiple: true },
-  only: { type: 'string', multiple: true },
-};
 
 /** --config/--server/--only of approve or revoke: undefined without --config and --server (PATHs are on a mount); then every PATH must be LABEL/SKILLDIR. */
 function serverSelection(values: Record<string, unknown>, paths: readonly string[]): ServerSelection | undefined {
@@ -414,9 +418,18 @@ function parseVerify(argv: readonly string[]): Command {
     only: { type: 'string', multiple: true },
     timeout: { type: 'string' },
     links: { type: 'boolean' },
+    project: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return { command: 'help' };
+  if (values.project !== undefined) {
+    const others = ['expect', 'links', 'timeout'].filter((flag) => values[flag] !== undefined);
+    if (positionals.length > 0 || others.length > 0) throw new ConfigError('verify --project takes no DEST and no option but --json, --against-server (with --config, --server, --only)');
+    const selection = ['config', 'server', 'only'].filter((flag) => values[flag] !== undefined);
+    if (!values['against-server'] && selection.length > 0) throw new ConfigError(`--${selection[0]} goes with --against-server`);
+    const againstServer = values['against-server'] ? { configPath: values.config as string | undefined, serverFlags: (values.server as string[] | undefined) ?? [], only: (values.only as string[] | undefined) ?? [] } : undefined;
+    return { command: 'verify-project', projectDir: values.project as string, json: (values.json as boolean | undefined) ?? false, againstServer };
+  }
   if (values.links) {
     const others = ['expect', 'against-server', 'config', 'server', 'only', 'timeout'].filter((flag) => values[flag] !== undefined);
     if (positionals.length > 0 || others.length > 0) throw new ConfigError('verify --links takes no DEST and no other option but --json');
@@ -440,20 +453,3 @@ function parseVerify(argv: readonly string[]): Command {
   return { command: 'verify', options: { dest: positionals[0]!, json: (values.json as boolean | undefined) ?? false, expectDigest: expect?.toLowerCase(), againstServer } };
 }
 
-type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
-
-function parse(argv: readonly string[], options: OptionSpec): { values: Record<string, unknown>; positionals: string[] } {
-  try {
-    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-  } catch (error) {
-    // node:util's messages carry a code prefix and long advice; keep the first sentence.
-    const message = (error as Error).message.split('. ')[0] ?? 'invalid arguments';
-    throw new ConfigError(message.replace(/^Unknown option '(.*)'$/, 'unknown option $1'));
-  }
-}
-
-function positiveNumber(text: string, flag: string): number {
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${flag} must be a positive number, got "${text}"`);
-  return value;
-}

@@ -3,6 +3,8 @@
 // approved bytes come from the running mounts; for servers no mount serves, from the configured
 // servers started here (no FUSE needed). With --watch it keeps the roots current until a signal.
 // The linking itself is src/link/'s; this wires and reports.
+import { watch, type FSWatcher } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ApprovalLedger } from '../approvals/approval-ledger.js';
@@ -25,6 +27,12 @@ import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { readWhole } from '../snapshot/view-walk.js';
 import { eitherContent, mountContent } from '../link/mount-content.js';
 import { startServerCore, type ServerCore } from '../in-process/server-core.js';
+import { uriToSegments } from '../catalog/uri-path.js';
+import { lockedApprovals, serversOrProblem, type LockedApprovals } from '../team/locked-approvals.js';
+import { approvalOfLocked } from '../team/locked-skills.js';
+import { lockedKey, lockfilePath, readLockfile } from '../team/lockfile.js';
+import { loadPolicy, type Policy } from '../team/policy.js';
+import { comparisonProblem, compareProject } from './outdated-command.js';
 
 export interface LinkOptions {
   harnesses: string[];
@@ -49,25 +57,89 @@ export function processIo(): LinkIo {
   return { out: (text) => process.stdout.write(text), log: (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`), env: process.env, home: homedir() };
 }
 
-/** Exit 0 when every approved skill is in every root; 1 when some wait (or a root was refused); 2 on a usage error (thrown). */
+/**
+ * Exit 0 when every approved (or, in a project with a lockfile, locked) skill is in every root; 1
+ * when some wait or were refused (or a root was refused); 2 on a usage error (thrown).
+ */
 export async function runLink(options: LinkOptions, io: LinkIo): Promise<number> {
-  const requests = await rootRequests(options, io);
+  const policy = await loadPolicy({ env: io.env, home: io.home });
+  const lockfile = await projectLockfile(options.projectDir);
+  const requests = await rootRequests(options, io, lockfile);
   const store = defaultLinkStore(io.env, io.home);
   const approvalsPath = defaultApprovalsPath(io.env, io.home);
+  const config = await configuredServers(options);
+  // Read once, before anything is linked: a lockfile with a bad entry stops the command here (exit 1).
+  if (lockfile !== undefined) await readLockfile(lockfile);
+  const locked = lockfile === undefined ? undefined : await lockedApprovals(lockfile, config, policy, 'link');
   let approvals = (await ApprovalStore.load(approvalsPath)).list();
-  const { content, servers } = await linkContent(approvals, options, options.watch, io);
+  const { content, servers } = await linkContent([...approvals, ...(locked?.approvals ?? [])], options, options.watch, io);
   try {
     // No mount judges these servers' skills: judged here, against what each serves now, before anything is linked.
     if (servers !== undefined && (await servers.recheck())) approvals = (await ApprovalStore.load(approvalsPath)).list();
-    const reports = await syncLinks({ store, approvals, content, log: io.log, link: requests });
+    const personal = permittedApprovals(approvals, config, policy);
+    const readLock = lockReader(config, policy, lockfile, locked);
+    const reports = await syncLinks({ store, approvals: personal.approvals, lockedApprovals: readLock, content, log: io.log, link: requests });
     const shown = reports.filter((report) => requests.some((request) => request.root === report.root));
+    for (const report of shown) if (report.lockfile === undefined) report.problems.unshift(...personal.problems);
     io.out(options.json ? `${JSON.stringify({ roots: shown }, null, 2)}\n` : renderReports(shown));
     if (!options.watch) return shown.every((report) => report.problems.every(isNotice)) ? 0 : 1;
-    await keepLinked(store, content, await servers!.started(), io);
+    await keepLinked(store, content, await servers!.started(), io, { config, policy, lockfiles: lockfile === undefined ? [] : [lockfile] });
     return 0;
   } finally {
     await servers?.close();
   }
+}
+
+/** `DIR/skills-lock.json` when DIR (a --project) has one. */
+async function projectLockfile(projectDir: string | undefined): Promise<string | undefined> {
+  if (projectDir === undefined) return undefined;
+  const file = lockfilePath(projectDir);
+  return (await lstat(file).catch(() => undefined)) === undefined ? undefined : file;
+}
+
+/** The configured servers (--config, --server, --only, or the default file), or why they cannot be had. */
+function configuredServers(selection: ServerSelection): Promise<readonly LabelledServer[] | { problem: string }> {
+  return serversOrProblem(async () => (await loadMountConfig({ configPath: selection.configPath, serverFlags: selection.serverFlags, only: selection.only })).servers);
+}
+
+/** A person's approvals the policy lets link; each other one named with the rule that refuses it. */
+function permittedApprovals(approvals: readonly Approval[], config: readonly LabelledServer[] | { problem: string }, policy: Policy): { approvals: Approval[]; problems: string[] } {
+  if (!policy.inForce) return { approvals: [...approvals], problems: [] };
+  const problems: string[] = [];
+  const permitted = approvals.filter((approval) => {
+    const server = 'problem' in config ? undefined : config.find((candidate) => candidate.label === approval.label);
+    // Under a policy, a server it cannot see is one it cannot allow.
+    if (server === undefined) {
+      problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: a policy is in force and no configured server is labelled ${approval.label}`);
+      return false;
+    }
+    const refusal = policy.checkSkill(server, { path: skillDirectoryOfUri(approval.skillUri), resourcesDigest: approval.resourcesDigest, skillDigest: skillDigestOf(approval) }, 'link') ?? policy.checkGrants(server, { allowedTools: approval.allowedToolsApproved, exec: approval.execApproved });
+    if (refusal !== undefined) problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: ${refusal.message}`);
+    return refusal === undefined;
+  });
+  return { approvals: permitted, problems };
+}
+
+/** What a sync reads for a locked root: `first` for this command's own lockfile (read once already), the file anew for any other. */
+function lockReader(config: readonly LabelledServer[] | { problem: string }, policy: Policy, lockfile?: string, first?: LockedApprovals): (file: string) => Promise<LockedApprovals> {
+  let unused = first;
+  return async (file) => {
+    if (file === lockfile && unused !== undefined) {
+      const reading = unused;
+      unused = undefined;
+      return reading;
+    }
+    return lockedApprovals(file, config, policy, 'link');
+  };
+}
+
+function skillDirectoryOfUri(skillUri: string): string {
+  const segments = uriToSegments(skillUri);
+  return 'problem' in segments ? skillUri : segments.slice(0, -1).join('/');
+}
+
+function skillDigestOf(approval: Approval): string | undefined {
+  return approval.resources.find((resource) => resource.uri === approval.skillUri)?.digest;
 }
 
 /**
@@ -174,7 +246,9 @@ export async function syncAfterApprovalChange(io: LinkIo, selection?: ServerSele
   const approvals = (await ApprovalStore.load(defaultApprovalsPath(io.env, io.home))).list();
   const { content, servers } = await linkContent(approvals, selection, false, io);
   try {
-    return await syncLinks({ store, approvals, content, log: io.log });
+    const policy = await loadPolicy({ env: io.env, home: io.home });
+    const config = await configuredServers(selection ?? { configPath: undefined, serverFlags: [], only: [] });
+    return await syncLinks({ store, approvals: permittedApprovals(approvals, config, policy).approvals, lockedApprovals: lockReader(config, policy), content, log: io.log });
   } finally {
     await servers?.close();
   }
@@ -196,7 +270,7 @@ export async function linkedRoots(env: NodeJS.ProcessEnv, home: string): Promise
   return (await readLinkState(defaultLinkStore(env, home))).roots;
 }
 
-async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir'>, io: LinkIo): Promise<RootRequest[]> {
+async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir'>, io: LinkIo, lockfile?: string): Promise<RootRequest[]> {
   const scope: Scope = options.projectDir === undefined ? 'user' : 'project';
   const requests: RootRequest[] = [];
   for (const name of options.harnesses) {
@@ -204,26 +278,104 @@ async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir
     // A skills root inside a mount would be the mount's own (read-only) tree.
     const inside = (await skillsMounts().catch(() => [])).find((mount) => root === mount.mountpoint || root.startsWith(`${mount.mountpoint}${path.sep}`));
     if (inside) throw new ConfigError(`${name}: ${root} is inside the skills-mount mount ${inside.mountpoint}; link puts approved skills in a harness's own folder, never in the mount`);
-    requests.push({ root, harness: name, scope });
+    requests.push({ root, harness: name, scope, lockfile });
   }
   return requests;
 }
 
-/** --watch: a sync whenever approvals or the servers' skills change, until SIGINT or SIGTERM. */
-async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo): Promise<void> {
+/**
+ * --watch: a sync whenever approvals, the servers' skills or a project's lockfile change (a `git
+ * pull` replaces it: its folder is watched), until SIGINT or SIGTERM.
+ */
+async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo, team: { config: readonly LabelledServer[] | { problem: string }; policy: Policy; lockfiles: string[] }): Promise<void> {
   const { core, ledger } = servers;
-  const keeper = new LinkKeeper({ store, approvals: () => ledger.all(), content, log: io.log });
+  const keeper = new LinkKeeper({
+    store,
+    approvals: () => permittedApprovals(ledger.all(), team.config, team.policy).approvals,
+    lockedApprovals: lockReader(team.config, team.policy),
+    content,
+    log: io.log,
+  });
   await ledger.watch();
   ledger.onChange(() => keeper.changed());
   for (const catalog of core.catalogs) catalog.onChange(() => keeper.changed());
+  const watchers = team.lockfiles.map((file) => watchLockfile(file, () => keeper.changed()));
   keeper.start();
   io.log('keeping the linked skills roots current (Ctrl-C to stop)');
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  for (const close of watchers) close();
   keeper.close();
   await keeper.idle();
+}
+
+/** Calls `changed` when `file` is replaced, written or removed: its folder's watch, and a poll of its identity each second where watches miss (network filesystems). */
+function watchLockfile(file: string, changed: () => void): () => void {
+  const name = path.basename(file);
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(path.dirname(file), { persistent: false }, (_event, changedName) => {
+      if (changedName === name) changed();
+    });
+    watcher.on('error', () => watcher?.close());
+  } catch {
+    // The folder is gone or cannot be watched: the poll below still sees the file come back.
+  }
+  let last = '';
+  const poll = setInterval(() => {
+    void lstat(file).then(
+      (stats) => `${stats.ino}:${stats.size}:${stats.mtimeMs}`,
+      () => 'absent',
+    ).then((now) => {
+      if (last !== '' && now !== last) changed();
+      last = now;
+    });
+  }, LOCKFILE_POLL_MS);
+  poll.unref();
+  return () => {
+    watcher?.close();
+    clearInterval(poll);
+  };
+}
+
+/** How often --watch looks at a lockfile where its folder's watch says nothing. */
+const LOCKFILE_POLL_MS = 1_000;
+
+/**
+ * `verify --project DIR`: what link put in the project's harness folders equals the lock exactly;
+ * with `againstServer`, the servers still serve the locked bytes too. Writes nothing.
+ */
+export async function runVerifyProject(request: { projectDir: string; json: boolean; againstServer: ServerSelection | undefined }, io: LinkIo): Promise<{ text: string; exitCode: number }> {
+  const file = lockfilePath(request.projectDir);
+  const lock = await readLockfile(file);
+  if (lock === undefined) throw new ConfigError(`${file}: no lockfile to verify against`);
+  const projectRoot = path.resolve(request.projectDir);
+  const store = defaultLinkStore(io.env, io.home);
+  const approvals = lock.skills.map(approvalOfLocked);
+  const inProject = (root: LinkedRoot) => root.scope === 'project' && (root.root === projectRoot || root.root.startsWith(`${projectRoot}${path.sep}`));
+  const report = await verifyLinks(store, approvals, { roots: inProject, source: 'locked', complete: true });
+  const problems = report.problems.map((problem) => ({ where: problem.entry === '' ? problem.root : path.join(problem.root, problem.entry), detail: problem.detail }));
+  if (report.roots === 0) problems.push({ where: projectRoot, detail: `nothing is linked for this project on this machine: run skills-mount link HARNESS --project ${request.projectDir}` });
+  if (request.againstServer !== undefined) {
+    const outdated = await compareWithServers(request.projectDir, request.againstServer, io);
+    problems.push(...outdated);
+  }
+  const exitCode = problems.length === 0 ? 0 : 1;
+  if (request.json) return { text: `${JSON.stringify({ lockfile: file, skills: lock.skills.length, roots: report.roots, entries: report.entries, files: report.files, problems }, null, 2)}\n`, exitCode };
+  const lines = problems.map((problem) => `${escapeForLog(problem.where)}: ${escapeForLog(problem.detail)}`);
+  lines.push(`${lock.skills.length} locked skill${lock.skills.length === 1 ? '' : 's'}, ${report.entries} entr${report.entries === 1 ? 'y' : 'ies'} in ${report.roots} root${report.roots === 1 ? '' : 's'}, ${report.files} files: ${exitCode === 0 ? 'as locked' : `${problems.length} difference${problems.length === 1 ? '' : 's'}`}`);
+  return { text: `${lines.join('\n')}\n`, exitCode };
+}
+
+/** --against-server: each locked skill its server no longer serves as locked, as a problem. */
+async function compareWithServers(projectDir: string, selection: ServerSelection, io: LinkIo): Promise<Array<{ where: string; detail: string }>> {
+  const { comparisons } = await compareProject(projectDir, selection, { out: () => {}, ask: undefined, env: io.env, log: io.log });
+  return comparisons.flatMap((comparison) => {
+    const detail = comparisonProblem(comparison);
+    return detail === undefined ? [] : [{ where: lockedKey(comparison.skill), detail }];
+  });
 }
 
 /** The MCP request deadline when the command has no --timeout (approve, revoke). */

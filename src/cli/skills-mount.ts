@@ -2,8 +2,9 @@
 // skills-mount: mounts MCP servers' skills read-only (the default command), or reports on
 // (`status`) and removes (`unmount`) mounts, writes them as files where no FUSE is (`snapshot`,
 // `verify`), manages the disk cache (`cache`) and the
-// approvals of the approved view (`approve`, `revoke`, `approvals`), and puts approved skills
-// into coding agents' own skills folders (`link`, `unlink`, `verify --links`), and says what this machine offers (`doctor`).
+// approvals of the approved view (`approve`, `revoke`, `approvals`), a project's lockfile (`lock`,
+// `unlock`, `outdated`, `update`, `verify --project`), puts approved or locked skills into coding
+// agents' own skills folders (`link`, `unlink`, `verify --links`), and says what this machine offers (`doctor`).
 // Dispatches; each command lives in its module.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -14,7 +15,9 @@ import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from '../config/config.js';
 import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
 import { runCacheCommand } from './cache-command.js';
-import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, syncAfterApprovalChange } from './link-command.js';
+import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, runVerifyProject, syncAfterApprovalChange } from './link-command.js';
+import { runLock, runUnlock } from './lock-command.js';
+import { runOutdated, runUpdate } from './outdated-command.js';
 import { HELP, USAGE } from './help.js';
 import { processLoginIo, runLogin, runLogout } from './login-command.js';
 import { runMount } from './mount-command.js';
@@ -72,6 +75,19 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(await runUnlink(command, processIo()));
     case 'approvals':
       return process.exit(await runApprovals(command.json, terminalIo()));
+    case 'lock':
+      return process.exit(await runLock(command.options, terminalIo()));
+    case 'unlock':
+      return process.exit(await runUnlock(command, terminalIo()));
+    case 'outdated':
+      return process.exit(await runOutdated(command.options, terminalIo()));
+    case 'update':
+      return process.exit(await runUpdate(command.options, terminalIo()));
+    case 'verify-project': {
+      const { text, exitCode } = await runVerifyProject(command, processIo());
+      process.stdout.write(text);
+      return process.exit(exitCode);
+    }
     case 'login':
       return process.exit(await runLogin(command.options, processLoginIo()));
     case 'logout':

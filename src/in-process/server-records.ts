@@ -11,7 +11,7 @@ import { INSPECT_DIR, inspectFileName } from '../fs/mount-layout.js';
 import type { Log } from '../log.js';
 import { readWhole } from '../snapshot/view-walk.js';
 import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
-import { loadMountConfig } from '../config/config.js';
+import { loadMountConfig, type LabelledServer } from '../config/config.js';
 import { startServerCore, type ServerCore } from './server-core.js';
 import { SkillPathError, type SkillRecords } from './skill-records.js';
 
@@ -27,7 +27,7 @@ const SKILLS_NAMED = 10;
  * each once. Throws ConfigError for a configuration to fix; a server that cannot be reached is
  * reported for each PATH that names it.
  */
-export async function startServerRecords(selection: ServerSelection, paths: readonly string[], approvalsFile: string, log: Log): Promise<SkillRecords> {
+export async function startServerRecords(selection: ServerSelection, paths: readonly string[], approvalsFile: string, log: Log): Promise<SkillRecords & { server(label: string): LabelledServer | undefined }> {
   const config = await loadMountConfig({ configPath: selection.configPath, serverFlags: selection.serverFlags, only: selection.only });
   for (const note of config.notes) log(note);
   const named = new Set(paths.map(labelledSkillPath).flatMap((skill) => (typeof skill === 'string' ? [] : [skill.label])));
@@ -47,16 +47,17 @@ export async function startServerRecords(selection: ServerSelection, paths: read
   const flags = [selection.configPath === undefined ? undefined : `--config ${selection.configPath}`, selection.serverFlags.length > 0 ? '--server' : undefined].filter(Boolean).join(', ');
 
   return {
+    server: (label) => config.servers.find((server) => server.label === label),
     async find(given) {
       const skill = labelledSkillPath(given);
       if (typeof skill === 'string') throw new SkillPathError(`${given}: ${skill}; name LABEL/SKILLDIR`);
       const { label, directory } = skill;
       const catalog = core?.catalogs.find((candidate) => candidate.label === label);
-      if (!core || !catalog) throw new SkillPathError(`${given}: no server labelled "${label}" in ${flags}; ${labels}`);
+      if (!core || !catalog) throw new SkillPathError(`${given}: no server labelled "${label}" in ${flags}; ${labels}`, 'unreachable');
       const health = catalog.health();
       if (health.connection.status !== 'connected' && health.connection.status !== 'degraded') {
         const reason = 'reason' in health.connection && health.connection.reason !== undefined ? `: ${escapeForLog(health.connection.reason)}` : ` (${health.connection.status})`;
-        throw new SkillPathError(`${given}: server "${label}" could not be reached${reason}`);
+        throw new SkillPathError(`${given}: server "${label}" could not be reached${reason}`, 'unreachable');
       }
       let record: InspectRecord;
       try {

@@ -38,4 +38,12 @@ export interface SkillRecords {
 export class SkillPathError extends SkillsMountError {
   override name = 'SkillPathError';
   readonly code = 'APPROVE_PATH';
+
+  constructor(
+    message: string,
+    /** 'unreachable' when the skill's server could not be asked, or is not configured: not the skill's fault. */
+    readonly reason: 'unreachable' | 'other' = 'other',
+  ) {
+    super(message);
+  }
 }

@@ -6,12 +6,14 @@ import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
 import { errorMessage } from '../private-files.js';
 import { readLinkState } from './link-state.js';
-import { syncLinks, type ContentSource, type RootReport } from './link-sync.js';
+import { syncLinks, type ContentSource, type RootReport, type SyncOptions } from './link-sync.js';
 
 export interface LinkKeeperOptions {
   store: string;
   /** Every approval as the process knows it now. */
   approvals: () => readonly Approval[];
+  /** A root's lockfile read anew at each sync; without it, roots under a lockfile are left as they are. */
+  lockedApprovals?: SyncOptions['lockedApprovals'];
   content: ContentSource;
   log: Log;
   /** Told of each sync's reports (tests, the terminal). */
@@ -93,7 +95,7 @@ export class LinkKeeper {
     try {
       if ((await readLinkState(this.options.store)).roots.length === 0) return;
       this.watchStore();
-      const reports = await syncLinks({ store: this.options.store, approvals: this.options.approvals(), content: this.options.content, log: this.options.log });
+      const reports = await syncLinks({ store: this.options.store, approvals: this.options.approvals(), lockedApprovals: this.options.lockedApprovals, content: this.options.content, log: this.options.log });
       this.options.onSynced?.(reports);
     } catch (error) {
       this.options.log(`link: keeping the linked skills roots current failed: ${errorMessage(error)}`);

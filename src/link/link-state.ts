@@ -37,6 +37,8 @@ export interface LinkedRoot {
   entries: Record<string, LinkedEntry>;
   /** What the last sync could not do here, in sentences (collisions, skills waiting for content, a refusal). */
   problems: string[];
+  /** A project root under a lockfile (`skills-lock.json`, absolute): its entries are the lock's, not the person's approvals. */
+  lockfile?: string | undefined;
   /** When a sync last changed this root's entries or problems (ISO). */
   changedAt: string | null;
 }
@@ -161,6 +163,7 @@ function rootProblem(value: unknown): string | undefined {
     }
   }
   if (!Array.isArray(value['problems'])) return 'problems is not a list';
+  if (value['lockfile'] !== undefined && (typeof value['lockfile'] !== 'string' || !path.isAbsolute(value['lockfile']))) return 'lockfile is not an absolute path';
   return undefined;
 }
 

@@ -45,18 +45,34 @@ export interface RootReport {
   entries: number;
   /** Sentences: collisions (qualified names), skills waiting for content, a refusal of the root. */
   problems: string[];
+  /** The project lockfile whose skills this root holds, when one governs it. */
+  lockfile?: string | undefined;
 }
 
 export interface RootRequest {
   root: string;
   harness: string;
   scope: Scope;
+  /** A project's lockfile: the root holds exactly its skills (none: the person's approvals). */
+  lockfile?: string | undefined;
+}
+
+/** A lockfile's skills as a sync reads them: undefined approvals when it cannot be used (the root stays as it is). */
+export interface LockedReading {
+  approvals: readonly Approval[] | undefined;
+  /** Sentences for the root's report: skills refused, or why the lockfile cannot be used. */
+  problems: string[];
 }
 
 export interface SyncOptions {
   store: string;
   /** Every approval (revoked ones included: they are removed). */
   approvals: readonly Approval[];
+  /**
+   * The skills of a root's lockfile, read once per sync and file. Without it, a sync leaves the
+   * roots a lockfile governs as they are (a sync that does not read locks never empties them).
+   */
+  lockedApprovals?: ((lockfile: string) => Promise<LockedReading>) | undefined;
   content: ContentSource;
   log: Log;
   now?: () => Date;
@@ -86,12 +102,36 @@ export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
   await changeLinkState(options.store, async (state) => {
     for (const request of options.unlink ?? []) await unlinkRoot(options.store, state, request, options.log);
     for (const request of options.link ?? []) await linkRoot(state, request, now());
-    const holds = new Map(options.approvals.filter((approval) => approval.revokedAt === null).map((approval) => [keyOf(approval.label, approval.skillUri), approval]));
-    for (const root of state.roots) reports.push(await syncRoot(options.store, root, holds, options.content, options.log, now()));
+    const holds = holdsOf(options.approvals);
+    const readings = new Map<string, Promise<LockedReading>>();
+    for (const root of state.roots) {
+      if (root.lockfile === undefined) {
+        reports.push(await syncRoot(options.store, root, holds, options.content, options.log, now()));
+        continue;
+      }
+      const read = options.lockedApprovals;
+      if (read === undefined) continue;
+      let reading = readings.get(root.lockfile);
+      if (reading === undefined) readings.set(root.lockfile, (reading = read(root.lockfile)));
+      const { approvals, problems } = await reading;
+      const report = approvals === undefined ? keptAsIs(root, problems) : await syncRoot(options.store, root, holdsOf(approvals), options.content, options.log, now(), problems);
+      reports.push({ ...report, lockfile: root.lockfile });
+    }
     const referenced = new Set(state.roots.flatMap((root) => Object.values(root.entries).map((entry) => entry.object)));
     await removeUnreferenced(options.store, referenced, state.retired, now(), RETAIN_REPLACED_MS);
   });
   return reports;
+}
+
+/** The approvals that hold (not revoked), by skill. */
+function holdsOf(approvals: readonly Approval[]): Map<string, Approval> {
+  return new Map(approvals.filter((approval) => approval.revokedAt === null).map((approval) => [keyOf(approval.label, approval.skillUri), approval]));
+}
+
+/** A root whose lockfile cannot be used: its entries stay as the last good lock left them, and the report says why. */
+function keptAsIs(root: LinkedRoot, problems: readonly string[]): RootReport {
+  root.problems = [...problems];
+  return { root: root.root, harnesses: [...root.harnesses], added: [], replaced: [], removed: [], entries: Object.keys(root.entries).length, problems: [...problems] };
 }
 
 function keyOf(label: string, skillUri: string): string {
@@ -102,13 +142,15 @@ async function linkRoot(state: LinkState, request: RootRequest, now: Date): Prom
   const existing = state.roots.find((root) => root.root === request.root);
   if (existing) {
     if (!existing.harnesses.includes(request.harness)) existing.harnesses.push(request.harness);
+    // Linked again: with the project's lockfile where it now has one, with the person's approvals where it no longer does.
+    existing.lockfile = request.lockfile;
     return;
   }
   // Made by the sync that follows (after its checks), so unlink may remove them again: a left-over
   // .opencode/ is a config folder to OpenCode, a .claude/ one to Claude Code.
   const created: string[] = [];
   for (let folder = request.root; (await lstat(folder).catch(() => undefined)) === undefined && path.dirname(folder) !== folder; folder = path.dirname(folder)) created.push(folder);
-  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null });
+  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null, ...(request.lockfile === undefined ? {} : { lockfile: request.lockfile }) });
 }
 
 async function unlinkRoot(store: string, state: LinkState, request: RootRequest, log: Log): Promise<void> {
@@ -137,8 +179,8 @@ async function unlinkRoot(store: string, state: LinkState, request: RootRequest,
   }
 }
 
-async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<string, Approval>, content: ContentSource, log: Log, now: Date): Promise<RootReport> {
-  const report: RootReport = { root: root.root, harnesses: [...root.harnesses], added: [], replaced: [], removed: [], entries: 0, problems: [] };
+async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<string, Approval>, content: ContentSource, log: Log, now: Date, notes: readonly string[] = []): Promise<RootReport> {
+  const report: RootReport = { root: root.root, harnesses: [...root.harnesses], added: [], replaced: [], removed: [], entries: 0, problems: [...notes] };
   // Where a person's entry had to be kept beside its name (it changed while link set it aside).
   const noteKept = (sentence: string | undefined): void => {
     if (sentence !== undefined) report.problems.push(escapeForLog(sentence));

@@ -12,7 +12,7 @@ import { frontmatterBlock, frontmatterDifference, parseFrontmatter } from '../fo
 import { errorMessage } from '../private-files.js';
 import { APPROVED_SKILL_MD, SKILL_DIR, objectDir, objectOfTarget, objectTarget, readEntryRecord, type EntryRecord } from './entry-objects.js';
 import { bodyOf, expectedEntry, readingProblem } from './entry-transform.js';
-import { readLinkState } from './link-state.js';
+import { readLinkState, type LinkedRoot } from './link-state.js';
 
 export interface LinkProblem {
   root: string;
@@ -28,15 +28,28 @@ export interface LinksReport {
   problems: LinkProblem[];
 }
 
-/** Checks every linked root of `store` against `approvals`. */
-export async function verifyLinks(store: string, approvals: readonly Approval[]): Promise<LinksReport> {
+export interface VerifyScope {
+  /** The roots to check (default: every linked root). */
+  roots?: (root: LinkedRoot) => boolean;
+  /** What the approvals are, in the messages: a person's approvals, or a project's lock. */
+  source?: 'approved' | 'locked';
+  /** Every approval must have an entry in every root checked (a project's lock: nothing missing). */
+  complete?: boolean;
+}
+
+/** Checks the linked roots of `store` against `approvals`. */
+export async function verifyLinks(store: string, approvals: readonly Approval[], scope: VerifyScope = {}): Promise<LinksReport> {
   const state = await readLinkState(store);
-  const report: LinksReport = { roots: state.roots.length, entries: 0, files: 0, problems: [] };
+  const roots = state.roots.filter(scope.roots ?? (() => true));
+  const source = scope.source ?? 'approved';
+  const report: LinksReport = { roots: roots.length, entries: 0, files: 0, problems: [] };
   const holds = new Map(approvals.filter((approval) => approval.revokedAt === null).map((approval) => [`${approval.label}\0${approval.skillUri}`, approval]));
-  for (const root of state.roots) {
+  for (const root of roots) {
     const problem = (entry: string, detail: string) => report.problems.push({ root: root.root, entry, detail });
+    const present = new Set<string>();
     for (const [name, recorded] of Object.entries(root.entries)) {
       report.entries += 1;
+      present.add(`${recorded.label}\0${recorded.skillUri}`);
       const at = path.join(root.root, name);
       const target = await readlink(at).catch(() => undefined);
       if (target === undefined) {
@@ -53,10 +66,14 @@ export async function verifyLinks(store: string, approvals: readonly Approval[])
         continue;
       }
       const approval = holds.get(`${record.label}\0${record.skillUri}`);
-      if (approval === undefined) problem(name, `${record.label} ${record.skillUri} is no longer approved: the next sync removes it`);
-      else if (approval.resourcesDigest !== record.resourcesDigest) problem(name, `${record.label} ${record.skillUri} was approved anew with other files: the next sync replaces it`);
+      if (approval === undefined) problem(name, `${record.label} ${record.skillUri} is not ${source === 'locked' ? 'in the lock' : 'approved'} (any more): the next sync removes it`);
+      else if (approval.resourcesDigest !== record.resourcesDigest) problem(name, `${record.label} ${record.skillUri} is ${source} with other files (${approval.resourcesDigest}; linked: ${record.resourcesDigest}): the next sync replaces it`);
+      else if (approval.allowedToolsApproved !== record.grants.allowedTools || approval.execApproved !== record.grants.exec) problem(name, `${record.label} ${record.skillUri} is linked with other grants than it is ${source} with`);
       for (const detail of await entryProblems(store, recorded.object, name, record)) problem(name, detail);
       report.files += record.files.length;
+    }
+    if (scope.complete) {
+      for (const [key, approval] of holds) if (!present.has(key)) problem('', `${approval.label} ${approval.skillUri} (${approval.name}) is ${source} and not linked here`);
     }
   }
   return report;

@@ -1,0 +1,119 @@
+// `skills-mount lock LABEL/SKILLDIR... --project DIR` and `unlock`: a person approves a skill for a
+// whole team, into the project's committed lockfile. The skill is read from the configured servers
+// started here and shown as `approve` shows it (permission fields called out, hidden ones too); the
+// lock entry binds every file's digest and the grants given. The policy in force has the last word.
+import { homedir } from 'node:os';
+import type { ServerSelection } from '../config/server-selection.js';
+import { labelledSkillPath } from '../config/server-selection.js';
+import { escapeForLog } from '../format/escape.js';
+import { startServerRecords } from '../in-process/server-records.js';
+import { SkillPathError } from '../in-process/skill-records.js';
+import { changeLockfile, requireOwnFolder } from '../team/lockfile-store.js';
+import { identityOf, lockedKey, lockfilePath, readLockfile, type LockedSkill } from '../team/lockfile.js';
+import { lockedSkillOf } from '../team/locked-skills.js';
+import { loadPolicy } from '../team/policy.js';
+import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
+import { askToApprove, describeGrants, describeSkill, forEachSkill, otherReadings, type CommandIo } from './approve-command.js';
+import { defaultApprovalsPath } from '../approvals/approval-store.js';
+import { ConfigError } from '../errors.js';
+import { givenServers, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
+
+export interface LockOptions {
+  paths: string[];
+  projectDir: string;
+  yes: boolean;
+  grantAllowedTools: boolean;
+  grantExec: boolean;
+  servers: ServerSelection;
+}
+
+export function parseLock(argv: readonly string[]): { command: 'lock'; options: LockOptions } | { command: 'help' } {
+  const { values, positionals } = parseArguments(argv, {
+    project: { type: 'string' },
+    yes: { type: 'boolean', short: 'y' },
+    'grant-allowed-tools': { type: 'boolean' },
+    'grant-exec': { type: 'boolean' },
+    ...SERVER_SELECTION_OPTIONS,
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) return { command: 'help' };
+  if (positionals.length === 0) throw new ConfigError('lock takes one or more LABEL/SKILLDIR: a skill directory under its server\'s label');
+  const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
+  const grantExec = (values['grant-exec'] as boolean | undefined) ?? false;
+  for (const [flag, given] of [['--grant-allowed-tools', grantAllowedTools], ['--grant-exec', grantExec]] as const) {
+    if (given && !values.yes) throw new ConfigError(`${flag} goes with --yes; on a terminal, lock asks`);
+  }
+  return { command: 'lock', options: { paths: positionals, projectDir: projectOption(values, 'lock'), yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools, grantExec, servers: givenServers(values) } };
+}
+
+export function parseUnlock(argv: readonly string[]): { command: 'unlock'; paths: string[]; projectDir: string } | { command: 'help' } {
+  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length === 0) throw new ConfigError('unlock takes one or more LABEL/SKILLDIR of locked skills');
+  return { command: 'unlock', paths: positionals, projectDir: projectOption(values, 'unlock') };
+}
+
+/** Exit 0 when every PATH was locked, 1 when any failed, was refused or declined. */
+export async function runLock(options: LockOptions, io: CommandIo): Promise<number> {
+  const file = lockfilePath(options.projectDir);
+  await requireOwnFolder(options.projectDir);
+  // A lockfile that cannot be read is fixed first: nothing is added to a file this command would have to rewrite blind.
+  await readLockfile(file);
+  const policy = await loadPolicy({ env: io.env, home: homedir() });
+  const texts = defaultSkillTexts(io.env, homedir());
+  const records = await startServerRecords(options.servers, options.paths, defaultApprovalsPath(io.env, homedir()), io.log);
+  return forEachSkill(options.paths, records, io, '\n', async ({ location, record, given, skillMd }) => {
+    const server = records.server(location.label);
+    if (server === undefined) throw new SkillPathError(`${given}: no configured server is labelled ${location.label}`);
+    const skillText = await skillMd();
+    io.out(describeSkill(location, record, await otherReadings(async () => skillText)));
+    if (record.cannotApprove !== null) throw new SkillPathError(`${given}: cannot be locked: ${record.cannotApprove}`);
+    const serverRefusal = policy.checkServer(server, 'lock');
+    if (serverRefusal !== undefined) throw new SkillPathError(`${given}: ${serverRefusal.message}`);
+    const draft = lockedSkillOf(location.label, location.directory, record, { allowedTools: false, exec: false });
+    const skillRefusal = policy.checkSkill(server, { path: draft.path, skillDigest: draft.skillDigest, resourcesDigest: draft.resourcesDigest }, 'lock');
+    if (skillRefusal !== undefined) throw new SkillPathError(`${given}: ${skillRefusal.message}`);
+    const answer = await askToApprove('Lock', location, record, options, io);
+    if (answer === undefined) {
+      io.out('not locked\n\n');
+      return false;
+    }
+    const grantRefusal = policy.checkGrants(server, { allowedTools: answer.allowedTools, exec: answer.exec });
+    if (grantRefusal !== undefined) throw new SkillPathError(`${given}: ${grantRefusal.message}`);
+    const locked = lockedSkillOf(location.label, location.directory, record, answer);
+    if ('text' in skillText) await keepSkillText(texts, locked.skillDigest, Buffer.from(skillText.text, 'utf8'));
+    await changeLockfile(file, (lock) => ({
+      servers: { ...lock.servers, [location.label]: identityOf(server.config) },
+      skills: [...lock.skills.filter((skill) => lockedKey(skill) !== lockedKey(locked)), locked],
+    }));
+    io.out(`locked ${location.label}/${location.directory}${describeGrants(answer)}: ${locked.files.length} file${locked.files.length === 1 ? '' : 's'}, set ${locked.resourcesDigest}, in ${file}\n\n`);
+    return true;
+  });
+}
+
+/** `unlock LABEL/SKILLDIR... --project DIR`: the entries go from the lockfile; exit 1 when any PATH named none. */
+export async function runUnlock(options: { paths: string[]; projectDir: string }, io: CommandIo): Promise<number> {
+  const file = lockfilePath(options.projectDir);
+  const keys: string[] = [];
+  let failed = 0;
+  for (const given of options.paths) {
+    const skill = labelledSkillPath(given);
+    if (typeof skill === 'string') {
+      io.out(`skills-mount: ${given}: ${skill}; name LABEL/SKILLDIR\n`);
+      failed += 1;
+    } else keys.push(`${skill.label}/${skill.directory}`);
+  }
+  let removed: LockedSkill[] = [];
+  await changeLockfile(file, (lock) => {
+    removed = lock.skills.filter((skill) => keys.includes(lockedKey(skill)));
+    return { servers: lock.servers, skills: lock.skills.filter((skill) => !keys.includes(lockedKey(skill))) };
+  });
+  for (const key of keys) {
+    if (removed.some((skill) => lockedKey(skill) === key)) io.out(`unlocked ${escapeForLog(key)} (${file})\n`);
+    else {
+      io.out(`skills-mount: ${escapeForLog(key)} is not in ${file}\n`);
+      failed += 1;
+    }
+  }
+  return failed === 0 ? 0 : 1;
+}

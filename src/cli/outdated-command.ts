@@ -1,0 +1,254 @@
+// `skills-mount outdated --project DIR` and `update LABEL/SKILLDIR... | --all --project DIR`: each
+// locked skill against what its server serves now (the configured servers, started here): the
+// files added, removed and changed, the permission fields the new version adds, and a unified diff
+// of SKILL.md. `update` shows that, asks, and rewrites the lock entry; it never widens a grant.
+// Until then the locked version is the one `link` and the mount keep serving.
+import { homedir } from 'node:os';
+import { createTwoFilesPatch } from 'diff';
+import { defaultApprovalsPath } from '../approvals/approval-store.js';
+import type { ServerSelection } from '../config/server-selection.js';
+import { labelledSkillPath } from '../config/server-selection.js';
+import { escapeForLog } from '../format/escape.js';
+import type { InspectRecord } from '../fs/approved-view.js';
+import { startServerRecords } from '../in-process/server-records.js';
+import { SkillPathError, type SkillRecords } from '../in-process/skill-records.js';
+import { ConfigError } from '../errors.js';
+import { changeLockfile } from '../team/lockfile-store.js';
+import { describeIdentity, lockedKey, lockfilePath, readLockfile, sameIdentity, type LockedSkill, type Lockfile } from '../team/lockfile.js';
+import { driftOf, updatedSkill, type Drift } from '../team/locked-skills.js';
+import { loadPolicy } from '../team/policy.js';
+import { defaultSkillTexts, keepSkillText, keptSkillText } from '../team/skill-texts.js';
+import type { CommandIo } from './approve-command.js';
+import { givenServers, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
+import { formatBytes } from './status.js';
+
+type ServerRecords = Awaited<ReturnType<typeof startServerRecords>>;
+
+export interface OutdatedOptions {
+  projectDir: string;
+  json: boolean;
+  servers: ServerSelection;
+}
+
+export interface UpdateOptions {
+  /** LABEL/SKILLDIR of locked skills; empty with `all`. */
+  paths: string[];
+  all: boolean;
+  projectDir: string;
+  yes: boolean;
+  servers: ServerSelection;
+}
+
+export function parseOutdated(argv: readonly string[]): { command: 'outdated'; options: OutdatedOptions } | { command: 'help' } {
+  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, json: { type: 'boolean' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  if (positionals.length > 0) throw new ConfigError(`outdated takes no PATH (it checks every locked skill), got ${positionals.join(' ')}`);
+  return { command: 'outdated', options: { projectDir: projectOption(values, 'outdated'), json: (values.json as boolean | undefined) ?? false, servers: givenServers(values) } };
+}
+
+export function parseUpdate(argv: readonly string[]): { command: 'update'; options: UpdateOptions } | { command: 'help' } {
+  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, all: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return { command: 'help' };
+  const all = (values.all as boolean | undefined) ?? false;
+  if (all === (positionals.length > 0)) throw new ConfigError('update takes LABEL/SKILLDIR... of locked skills, or --all (not both)');
+  return { command: 'update', options: { paths: positionals, all, projectDir: projectOption(values, 'update'), yes: (values.yes as boolean | undefined) ?? false, servers: givenServers(values) } };
+}
+
+/** One locked skill against its server now. */
+export type SkillComparison =
+  | { skill: LockedSkill; state: 'current' }
+  | { skill: LockedSkill; state: 'changed'; drift: Drift; record: InspectRecord; diff: string }
+  | { skill: LockedSkill; state: 'gone'; reason: string }
+  | { skill: LockedSkill; state: 'unavailable'; reason: string };
+
+/** Exit 0 when every locked skill is current, 1 when any differs (or is gone), 2 when a server could not be asked. */
+export async function runOutdated(options: OutdatedOptions, io: CommandIo): Promise<number> {
+  const { file, comparisons } = await compareProject(options.projectDir, options.servers, io);
+  if (options.json) io.out(`${JSON.stringify({ lockfile: file, skills: comparisons.map(comparisonJson) }, null, 2)}\n`);
+  else io.out(comparisons.map(describeComparison).join('') + summary(comparisons));
+  return exitCodeOf(comparisons);
+}
+
+/** Exit 0 when every named skill is current or was updated; 1 when any was declined, gone or refused; 2 when a server could not be asked. */
+export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<number> {
+  if (!options.yes && io.ask === undefined) throw new ConfigError('update asks on a terminal, and there is none: pass --yes to take what is shown');
+  const { lock, file } = await projectLock(options.projectDir);
+  const selected = options.all ? lock.skills : selectSkills(lock, options.paths);
+  const policy = await loadPolicy({ env: io.env, home: homedir() });
+  const texts = defaultSkillTexts(io.env, homedir());
+  let failed = 0;
+  let unavailable = 0;
+  await withComparisons(lock, selected, options.servers, io, async (comparisons, records) => {
+    for (const comparison of comparisons) {
+      const key = escapeForLog(lockedKey(comparison.skill));
+      if (comparison.state === 'current') {
+        io.out(`${key}: current\n`);
+        continue;
+      }
+      io.out(describeComparison(comparison));
+      if (comparison.state !== 'changed') {
+        if (comparison.state === 'unavailable') unavailable += 1;
+        else failed += 1;
+        continue;
+      }
+      const server = records.server(comparison.skill.server)!;
+      const next = updatedSkill(comparison.skill, comparison.record, comparison.drift);
+      const refusal = policy.checkSkill(server, { path: next.skill.path, skillDigest: next.skill.skillDigest, resourcesDigest: next.skill.resourcesDigest }, 'lock') ?? policy.checkGrants(server, { allowedTools: next.skill.grants.allowedTools !== null, exec: next.skill.grants.exec });
+      if (refusal !== undefined) {
+        io.out(`skills-mount: ${key}: not updated: ${refusal.message}\n\n`);
+        failed += 1;
+        continue;
+      }
+      if (!options.yes && !(await io.ask!(`Update ${key} in the lock to the version shown?`))) {
+        io.out('not updated: the locked version stays\n\n');
+        failed += 1;
+        continue;
+      }
+      const found = await records.find(lockedKey(comparison.skill)).catch(() => undefined);
+      const text = await found?.skillMd();
+      if (text !== undefined && 'text' in text) await keepSkillText(texts, next.skill.skillDigest, Buffer.from(text.text, 'utf8'));
+      let raced = false;
+      await changeLockfile(file, (now) => {
+        // Another update or lock since this one read the file: its entry is not the one compared.
+        const entry = now.skills.find((skill) => lockedKey(skill) === lockedKey(comparison.skill));
+        if (entry?.resourcesDigest !== comparison.skill.resourcesDigest) {
+          raced = true;
+          return now;
+        }
+        return { servers: now.servers, skills: now.skills.map((skill) => (skill === entry ? next.skill : skill)) };
+      });
+      if (raced) {
+        io.out(`skills-mount: ${key}: its lock entry changed while this ran; not updated: run update again\n\n`);
+        failed += 1;
+        continue;
+      }
+      const dropped = next.dropped.length === 0 ? '' : ` (${next.dropped.join(' and ')} not kept: grant ${next.dropped.length === 1 ? 'it' : 'them'} anew with lock)`;
+      io.out(`updated ${key}: set ${next.skill.resourcesDigest}${dropped}\n\n`);
+    }
+    return comparisons;
+  });
+  return unavailable > 0 ? 2 : failed > 0 ? 1 : 0;
+}
+
+/** Every locked skill of the project against its server now. */
+export async function compareProject(projectDir: string, servers: ServerSelection, io: CommandIo): Promise<{ file: string; comparisons: SkillComparison[] }> {
+  const { lock, file } = await projectLock(projectDir);
+  return { file, comparisons: await withComparisons(lock, lock.skills, servers, io, async (compared) => compared) };
+}
+
+/** One line on what differs, for verify --project --against-server. */
+export function comparisonProblem(comparison: SkillComparison): string | undefined {
+  if (comparison.state === 'current') return undefined;
+  if (comparison.state === 'changed') return `the server serves another version: ${comparison.drift.files.map((file) => `${escapeForLog(file.path)} ${file.change}`).join(', ')}`;
+  return comparison.state === 'gone' ? `not served as locked: ${comparison.reason}` : `the server could not be asked: ${comparison.reason}`;
+}
+
+async function projectLock(projectDir: string): Promise<{ lock: Lockfile; file: string }> {
+  const file = lockfilePath(projectDir);
+  const lock = await readLockfile(file);
+  if (lock === undefined) throw new ConfigError(`${file}: no lockfile (lock a skill first: skills-mount lock LABEL/SKILLDIR --project ${projectDir})`);
+  return { lock, file };
+}
+
+function selectSkills(lock: Lockfile, paths: readonly string[]): LockedSkill[] {
+  if (paths.length === 0) throw new ConfigError('update takes LABEL/SKILLDIR... of locked skills, or --all');
+  return paths.map((given) => {
+    const named = labelledSkillPath(given);
+    if (typeof named === 'string') throw new ConfigError(`${given}: ${named}; name LABEL/SKILLDIR`);
+    const skill = lock.skills.find((candidate) => candidate.server === named.label && candidate.path === named.directory);
+    if (skill === undefined) throw new ConfigError(`${given}: not in the lockfile`);
+    return skill;
+  });
+}
+
+/**
+ * Compares each of `skills` with what its server serves now, with the servers started here for as
+ * long as `use` runs. A server the configuration lacks, or configures as another one, is not asked.
+ */
+async function withComparisons<T>(
+  lock: Lockfile,
+  skills: readonly LockedSkill[],
+  selection: ServerSelection,
+  io: CommandIo,
+  use: (comparisons: SkillComparison[], records: ServerRecords) => Promise<T>,
+): Promise<T> {
+  const texts = defaultSkillTexts(io.env, homedir());
+  const records = await startServerRecords(selection, skills.map(lockedKey), defaultApprovalsPath(io.env, homedir()), io.log);
+  try {
+    const comparisons: SkillComparison[] = [];
+    for (const skill of skills) {
+      const server = records.server(skill.server);
+      const identity = lock.servers[skill.server]!;
+      if (server === undefined) {
+        comparisons.push({ skill, state: 'unavailable', reason: `the configuration has no server "${skill.server}" (the lock names ${describeIdentity(identity)})` });
+        continue;
+      }
+      if (!sameIdentity(identity, server.config)) {
+        comparisons.push({ skill, state: 'unavailable', reason: `the configuration's "${skill.server}" is not the server the lock names (${describeIdentity(identity)})` });
+        continue;
+      }
+      comparisons.push(await compareOne(skill, records, texts));
+    }
+    return await use(comparisons, records);
+  } finally {
+    await records.close();
+  }
+}
+
+async function compareOne(skill: LockedSkill, records: SkillRecords, texts: string): Promise<SkillComparison> {
+  let found;
+  try {
+    found = await records.find(lockedKey(skill));
+  } catch (error) {
+    if (!(error instanceof SkillPathError)) throw error;
+    return error.reason === 'unreachable' ? { skill, state: 'unavailable', reason: error.message } : { skill, state: 'gone', reason: error.message };
+  }
+  const drift = driftOf(skill, found.record);
+  if ('problem' in drift) return { skill, state: 'gone', reason: escapeForLog(drift.problem) };
+  if (drift.files.length === 0) return { skill, state: 'current' };
+  let diff = '';
+  if (drift.files.some((file) => file.path === 'SKILL.md')) {
+    const served = await found.skillMd();
+    const locked = await keptSkillText(texts, skill.skillDigest);
+    const where = `${skill.server}/${skill.path}/SKILL.md`;
+    if (locked === undefined) diff = `(the locked SKILL.md, ${skill.skillDigest}, was never read on this machine: no diff to show)\n`;
+    else if ('problem' in served) diff = `(the served SKILL.md cannot be read: ${served.problem})\n`;
+    else diff = createTwoFilesPatch(`a/${where}`, `b/${where}`, locked.toString('utf8'), served.text).split('\n').slice(1).join('\n');
+  }
+  return { skill, state: 'changed', drift, record: found.record, diff };
+}
+
+function describeComparison(comparison: SkillComparison): string {
+  const key = escapeForLog(lockedKey(comparison.skill));
+  if (comparison.state === 'current') return `${key}: current\n`;
+  if (comparison.state === 'gone') return `${key}: not served as locked: ${comparison.reason}\n`;
+  if (comparison.state === 'unavailable') return `${key}: could not be asked: ${comparison.reason}\n`;
+  const { drift } = comparison;
+  const lines = [`${key}: the server serves another version (locked set ${comparison.skill.resourcesDigest}, served ${drift.served.resourcesDigest})`];
+  for (const file of drift.files) {
+    const sizes = file.change === 'changed' ? `${formatBytes(file.lockedBytes!)} -> ${formatBytes(file.servedBytes!)}` : formatBytes((file.change === 'added' ? file.servedBytes : file.lockedBytes)!);
+    lines.push(`  ${file.change.padEnd(8)} ${escapeForLog(file.path)}  ${sizes}`);
+  }
+  for (const field of drift.newPermissionFields) lines.push(`  ! ${escapeForLog(field.field)}: ${escapeForLog(field.value)}  (new in this version: an update never grants it)`);
+  // Server text, line by line: its line structure kept, no control character reaching the terminal.
+  for (const line of comparison.diff.split('\n').filter((line, index, all) => line !== '' || index < all.length - 1)) lines.push(`  ${escapeForLog(line)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function summary(comparisons: readonly SkillComparison[]): string {
+  const count = (state: SkillComparison['state']) => comparisons.filter((comparison) => comparison.state === state).length;
+  const parts = [`${count('current')} current`, `${count('changed')} changed`, ...(count('gone') ? [`${count('gone')} not served as locked`] : []), ...(count('unavailable') ? [`${count('unavailable')} not asked`] : [])];
+  return `${comparisons.length} locked skill${comparisons.length === 1 ? '' : 's'}: ${parts.join(', ')}\n`;
+}
+
+function comparisonJson(comparison: SkillComparison): Record<string, unknown> {
+  const base = { server: comparison.skill.server, path: comparison.skill.path, state: comparison.state, lockedResourcesDigest: comparison.skill.resourcesDigest };
+  if (comparison.state === 'current') return base;
+  if (comparison.state !== 'changed') return { ...base, reason: comparison.reason };
+  return { ...base, servedResourcesDigest: comparison.drift.served.resourcesDigest, files: comparison.drift.files, newPermissionFields: comparison.drift.newPermissionFields, skillMdDiff: comparison.diff };
+}
+
+function exitCodeOf(comparisons: readonly SkillComparison[]): number {
+  if (comparisons.some((comparison) => comparison.state === 'unavailable')) return 2;
+  return comparisons.every((comparison) => comparison.state === 'current') ? 0 : 1;
+}
