@@ -134,6 +134,26 @@ describe('a second login', () => {
   });
 });
 
+describe('a redirect URI the authorization server refuses', () => {
+  it('of a client registered beforehand (config clientId): said at once, with what to register, and no browser is sent to the refusal', async () => {
+    const registeredPort = await freePort();
+    const s = await setup({ exactRedirects: true, preRegistered: { desktop: [`http://127.0.0.1:${registeredPort}/callback`] } });
+    const { fixture, store, logs } = s;
+    const port = await freePort();
+    const file = path.join(s.dir, 'mcp.json');
+    await writeFile(file, JSON.stringify({ mcpServers: { team: { type: 'http', url: fixture.mcpUrl, oauth: { clientId: 'desktop', callbackPort: port } } } }));
+    const login = await timedLogin(loginOptions(fixture, { configPath: file, serverFlags: [] }), browserIo(s));
+    expect(login.status).toBe(1);
+    expect(login.ms).toBeLessThan(PROMPT_MS);
+    expect(logs.join('\n')).toContain(
+      `team: sign-in failed: team: the authorization server refused the sign-in request (HTTP 400: invalid_request: Unregistered redirect_uri); register http://127.0.0.1:${port}/callback as a redirect URI of client desktop there, or set "oauth"."callbackPort" to the port it has; nothing was stored`,
+    );
+    expect(await browsed(s.record)).toEqual([]);
+    expect(fixture.registrations()).toBe(0);
+    expect((await store.get('team', fixture.mcpUrl))?.tokens).toBeUndefined();
+  });
+});
+
 describe('an authorization server that forgot its registered clients', () => {
   it('(restarted, the sign-in lapsed meanwhile) the next login registers once more and is signed in within seconds', async () => {
     const s = await setup();

@@ -2,7 +2,10 @@
 // client's sign-in tests: RFC 9728 metadata, RFC 8414 metadata, dynamic registration, an
 // authorization endpoint that approves at once (a 302 to the redirect URI with code, state and
 // iss), PKCE-checked code exchange, rotating refresh tokens, revocation. Every token it issues
-// is recorded, so a test can grep logs for them. Hostile variants are switches.
+// is recorded, so a test can grep logs for them. Hostile and forgetful variants are switches:
+// exact redirect URI matching, clients forgotten (a restart), OpenID discovery only, DPoP
+// advertised, a file: authorization endpoint, a plain-http authorization server, a foreign
+// revocation endpoint, an unknown token type, a resource that names no scope.
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +25,8 @@ export interface AuthFixtureOptions {
   scopeForRead?: string;
   /** The authorization endpoint refuses (400, as the SDK's example server) a redirect_uri the client did not register. */
   exactRedirects?: boolean;
+  /** Clients registered beforehand (a config's clientId), by client ID, with their redirect URIs. */
+  preRegistered?: Record<string, string[]>;
   /** Only OpenID discovery (/.well-known/openid-configuration); RFC 8414's document is 404. */
   openIdOnly?: boolean;
   /** Advertised as dpop_signing_alg_values_supported (tokens stay Bearer: only the proofs are counted). */
@@ -82,6 +87,7 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
   const access = new Map<string, { expiresAtMs: number; scope: string }>();
   const refresh = new Map<string, string>(); // refresh token -> scope
   const clients = new Map<string, string[]>(); // client ID -> registered redirect URIs
+  for (const [clientId, redirects] of Object.entries(options.preRegistered ?? {})) clients.set(clientId, redirects);
   const registered: string[][] = [];
   const requests: string[] = [];
   const authorizations: URLSearchParams[] = [];
