@@ -94,6 +94,8 @@ const ASIDE_PREFIX = '.skills-mount-aside-';
 const ASIDE_NAME = /^\.skills-mount-aside-[0-9a-f]{12}$/;
 /** What a person's entry is renamed to, beside its name, when it was set aside and its name was taken again meanwhile. */
 const KEPT_INFIX = '.skills-mount-kept-';
+/** Names tried beside it (`-1`, `-2`, … after the first) before giving up. */
+const MAX_KEPT_NAMES = 100;
 
 /** One sync of every linked root, under the links lock; the reports of the roots it kept. */
 export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
@@ -431,10 +433,11 @@ async function putBack(aside: string, at: string): Promise<string | undefined> {
   const isFolder = (await lstat(aside)).isDirectory();
   if (await placeAnew(aside, at, isFolder)) return undefined;
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; attempt < MAX_KEPT_NAMES; attempt++) {
     const kept = `${at}${KEPT_INFIX}${stamp}${attempt === 0 ? '' : `-${attempt}`}`;
     if (await placeAnew(aside, kept, isFolder)) return kept;
   }
+  throw new Error(`${at} was replaced again while link checked it, and no name beside it was free; what was there first is kept in ${aside}`);
 }
 
 /** Moves `from` to `to` only where nothing is at `to`: true when it did, false when `to` is taken. */

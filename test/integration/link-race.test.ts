@@ -146,7 +146,7 @@ parentPort.on('message', ({ go, delayNs, gapNs, swaps, target, at }) => {
 });
 `;
 
-/** Rounds of a real race; each round's sync takes about 10-30 ms here, and the swaps land anywhere in it. */
+/** Rounds of a real race; the swaps land anywhere in the sync, from before it lists the root to after it is done. */
 const ROUNDS = 30;
 
 describe("link against a person swapping their own link in, in a tight race", () => {
@@ -155,12 +155,15 @@ describe("link against a person swapping their own link in, in a tight race", ()
     try {
       const outcomes = new Map<string, number>();
       for (let round = 0; round < ROUNDS; round++) {
+        const linkedAt = performance.now();
         const world = await linkedWorld();
+        // About how long a sync takes on this machine now: the swaps are spread over that and a bit beyond.
+        const syncNs = (performance.now() - linkedAt) * 1_000_000;
         const theirs = await theirOwn(world, 'their-pdf');
         const go = new Int32Array(new SharedArrayBuffer(4));
         const swapped = new Promise((resolve) => swapper.once('message', resolve));
         // Spread over the whole sync: early (before link lists the root) to late (after it placed its entry).
-        const delayNs = Math.floor((round / ROUNDS) * 25_000_000 + Math.random() * 1_000_000);
+        const delayNs = Math.floor(((round + Math.random()) / ROUNDS) * 1.5 * syncNs);
         swapper.postMessage({ go, delayNs, gapNs: Math.floor(Math.random() * 200_000), swaps: 1 + (round % 3), target: theirs.target, at: world.entry });
         const next = approval('vv');
         Atomics.store(go, 0, 1);
