@@ -3,6 +3,7 @@
 // the ttlMs its skills/get answer carried runs out (kept across re-listings until then).
 import { LRUCache } from 'lru-cache';
 import { NotFoundError, NotSupportedError } from '../errors.js';
+import { escapeForLog } from '../format/escape.js';
 import type { CacheHint, SkillSource } from '../mcp/skill-source.js';
 import { MAX_REMEMBERED_PATHS } from './catalog-options.js';
 import type { CatalogState } from './catalog-state.js';
@@ -188,7 +189,7 @@ export class SkillEntries {
       // Unreachable for now: keep what is held, ask again later (doubling, as re-listings do).
       if (this.stopped || this.timed.get(uri) !== timed) return;
       timed.failures += 1;
-      this.log.remember(`skills/get ${uri} (its ttlMs ran out) failed: ${(error as Error).message}`);
+      this.log.remember(`skills/get ${escapeForLog(uri)} (its ttlMs ran out) failed: ${(error as Error).message}`);
       this.schedule(timed, Math.min(RELIST_BACKOFF_MAX_MS, timed.heldMs * 2 ** timed.failures));
     }
   }
