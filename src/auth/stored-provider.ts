@@ -6,14 +6,11 @@
 // Unattended (a mount, a snapshot): it never starts a sign-in. Where only a person could go on,
 // it throws NeedsLoginError; the connection shows "needs login" and waits for the store to change.
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import {
   checkResourceAllowed,
-  createPrivateKeyJwtAuth,
   OAuthError,
   OAuthErrorCode,
   refreshAuthorization,
-  requestJwtAuthorizationGrant,
   resourceUrlFromServerUrl,
   type AddClientAuthentication,
   type AuthorizationServerMetadata,
@@ -31,16 +28,17 @@ import {
 import type { GrantType, OAuthSettings } from '../config/server-config.js';
 import { NeedsLoginError, SignInError } from './auth-errors.js';
 import { limitedFetch } from './auth-fetch.js';
-import { describeProbe, probeAuthorization, type ProbeAnswer } from './authorization-probe.js';
+import { probeAuthorization, refusedSignIn } from './authorization-probe.js';
 import { fitsRedirect, registeredRedirects } from './client-registration.js';
 import { dpopAlgorithmFor, dpopSessionFor, newDpopKey } from './dpop-key.js';
 import { assertUsableEndpoint } from './endpoint-rules.js';
 import { checkDiscovery, withOpenIdFields } from './metadata-reading.js';
 import { fetchAuthServerMetadata } from './metadata-url.js';
-import { assertKnownTokenType } from './token-type.js';
+import { assertKnownTokenType, isKnownTokenType } from './token-type.js';
+import { privateKeyJwtAuthentication, unattendedTokenRequest } from './unattended-grants.js';
 import type { AuthEntry, StoredTokens, TokenStore } from './token-store.js';
 
-export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export { JWT_BEARER_GRANT } from './unattended-grants.js';
 /** A token this close to expiry (or past half its lifetime, for short-lived ones) is refreshed before it is sent. */
 const REFRESH_BEFORE_MS = 60_000;
 
@@ -80,7 +78,7 @@ export interface StoredProviderOptions {
 /** One server's sign-in, as the SDK's transports and auth() use it. */
 export class StoredOAuthProvider implements OAuthClientProvider {
   readonly clientMetadataUrl: string | undefined;
-  readonly addClientAuthentication?: AddClientAuthentication;
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
   /** The `state` of the last authorization request (login checks the redirect against it). */
   expectedState: string | undefined;
   private readonly grant: GrantType;
@@ -112,16 +110,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     this.ignoreStored = options.freshSignIn === true;
     if (this.settings.clientSecret !== undefined) this.secrets.add(this.settings.clientSecret);
     if (this.settings.idpClientSecret !== undefined) this.secrets.add(this.settings.idpClientSecret);
-    const keyFile = this.settings.privateKeyFile;
-    const clientId = this.settings.clientId;
-    if (keyFile !== undefined && clientId !== undefined) {
-      const alg = this.settings.privateKeyAlgorithm ?? 'RS256';
-      // Read at every use: a rotated key file is picked up without a restart.
-      this.addClientAuthentication = async (headers, params, url, metadata) => {
-        const privateKey = await readSecretFile(keyFile, 'oauth.privateKeyFile');
-        await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg })(headers, params, url, metadata);
-      };
-    }
+    this.addClientAuthentication = privateKeyJwtAuthentication(this.settings);
   }
 
   /** Whether a person is signing in through this provider (login), rather than a mount using stored tokens. */
@@ -189,6 +178,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     if (this.ignoreStored) return undefined;
     const stored = (await this.entry())?.tokens;
     if (stored === undefined || !this.covers(stored.resource)) return undefined;
+    // A token of a type this client cannot present (stored before such were refused) is never sent as Bearer.
+    if (!isKnownTokenType(stored.token_type)) return undefined;
     this.remember(stored);
     if (ctx !== undefined) return issuersMatch(stored.issuer, ctx.issuer) ? wireTokens(stored) : undefined;
     // The bearer read before a request: refresh a token about to expire first (one refresh at a time).
@@ -237,34 +228,17 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     const wanted = (await this.entry())?.wantedScope;
     if (wanted !== undefined) url.searchParams.set('scope', unionScopes(url.searchParams.get('scope') ?? undefined, wanted)!);
     const answer = await probeAuthorization(url, interactive.redirectUrl, this.options.fetch ?? limitedFetch());
-    if (answer.kind !== 'go-on') await this.authorizationRefused(answer, url);
-    await interactive.open(url);
-  }
-
-  /**
-   * The authorization endpoint refused the request before anyone signed in: a client it does not
-   * know (forgotten, or registered for another redirect URI) is dropped and registered again,
-   * once (an invalid_client the SDK's auth() answers by registering anew); anything else is said at once.
-   */
-  private async authorizationRefused(answer: Exclude<ProbeAnswer, { kind: 'go-on' }>, url: URL): Promise<never> {
-    const clientId = url.searchParams.get('client_id') ?? '';
-    const registeredHere = this.settings.clientId === undefined && clientId !== this.clientMetadataUrl;
-    const aboutClient = answer.kind === 'refused' || answer.error === 'unauthorized_client' || answer.error === 'invalid_client';
-    const what = describeProbe(answer);
-    if (registeredHere && aboutClient && !this.registeredAgain) {
+    if (answer.kind !== 'go-on') {
+      // A client this provider registered (not the config's, not a metadata document URL) may be registered again, once.
+      const configured = this.settings.clientId;
+      const client =
+        configured !== undefined ? ({ kind: 'configured', clientId: configured } as const) : url.searchParams.get('client_id') === this.clientMetadataUrl ? ({ kind: 'document' } as const) : ({ kind: 'registered' } as const);
+      const mayRegisterAgain = !this.registeredAgain;
       this.registeredAgain = true;
       this.signInUnderWay = false;
-      throw new OAuthError(OAuthErrorCode.InvalidClient, `the authorization server refused the sign-in request of the stored client (${what}); registering a new one`);
+      throw refusedSignIn(answer, { label: this.options.label, redirectUrl: interactive.redirectUrl, client, mayRegisterAgain });
     }
-    const redirect = this.options.interactive?.redirectUrl ?? '';
-    const advice = !aboutClient
-      ? ''
-      : this.settings.clientId !== undefined
-        ? `; register ${redirect} as a redirect URI of client ${this.settings.clientId} there, or set "oauth"."callbackPort" to the port it has`
-        : registeredHere
-          ? ' even from a client registered just now for this redirect'
-          : '';
-    throw new SignInError(`${this.options.label}: the authorization server refused the sign-in request (${what})${advice}; nothing was stored`);
+    await interactive.open(url);
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
@@ -284,44 +258,14 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     return verifier;
   }
 
-  prepareTokenRequest(scope?: string): URLSearchParams | Promise<URLSearchParams> | undefined {
-    if (this.grant === 'client_credentials') {
-      const params = new URLSearchParams({ grant_type: 'client_credentials' });
-      if (scope) params.set('scope', scope);
-      return params;
-    }
-    if (this.grant === JWT_BEARER_GRANT) {
-      return this.assertion(scope).then((assertion) => {
-        const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion });
-        if (scope) params.set('scope', scope);
-        return params;
-      });
-    }
-    return undefined;
-  }
-
-  /** The jwt-bearer grant's JWT: the assertion file's, or an ID-JAG the identity provider exchanges the ID token for. */
-  private async assertion(scope: string | undefined): Promise<string> {
-    const { idTokenFile, idpTokenEndpoint, idpClientId, idpClientSecret } = this.settings;
-    if (idTokenFile === undefined || idpTokenEndpoint === undefined || idpClientId === undefined) {
-      return (await readSecretFile(this.settings.assertionFile!, 'oauth.assertionFile')).trim();
-    }
-    const idToken = (await readSecretFile(idTokenFile, 'oauth.idTokenFile')).trim();
-    this.secrets.add(idToken);
-    const audience = this.authorizationServer;
-    if (audience === undefined) throw new SignInError(`${this.options.label}: the authorization server is not known yet; cannot ask the identity provider for a grant`);
-    const grant = await requestJwtAuthorizationGrant({
-      tokenEndpoint: idpTokenEndpoint,
-      audience,
+  prepareTokenRequest(scope?: string): Promise<URLSearchParams> | undefined {
+    return unattendedTokenRequest(this.grant, this.settings, scope, {
+      label: this.options.label,
+      audience: this.authorizationServer,
       resource: this.resource ?? resourceUrlFromServerUrl(this.options.serverUrl).href,
-      idToken,
-      clientId: idpClientId,
-      ...(idpClientSecret !== undefined ? { clientSecret: idpClientSecret } : {}),
-      ...(scope ? { scope } : {}),
-      ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}),
+      fetch: this.options.fetch,
+      remember: (secret) => this.secrets.add(secret),
     });
-    this.secrets.add(grant.jwtAuthGrant);
-    return grant.jwtAuthGrant;
   }
 
   /** Told by auth() which authorization server it resolved (the audience of an ID-JAG). */
@@ -558,17 +502,4 @@ function wireTokens(stored: StoredTokens): StoredOAuthTokens {
     ...(stored.scope !== undefined ? { scope: stored.scope } : {}),
     issuer: stored.issuer,
   };
-}
-
-/** A key or assertion file's text; errors name the file and field, never its contents. */
-async function readSecretFile(file: string, field: string): Promise<string> {
-  try {
-    const text = await readFile(file, 'utf8');
-    if (text.trim() === '') throw new SignInError(`${field} ${file} is empty`);
-    return text;
-  } catch (error) {
-    if (error instanceof SignInError) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new SignInError(`${field} ${file} cannot be read (${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (code ?? 'error')})`);
-  }
 }
