@@ -139,3 +139,16 @@ describe('a refresh before expiry answered invalid_client', () => {
     expect(provider.needsLoginReason()).toBe('the authorization server refused to refresh the sign-in (invalid_client)');
   });
 });
+
+describe('a token of an unknown type stored before such were refused', () => {
+  it('is never offered to the server (as Bearer or otherwise)', async () => {
+    const store = new TokenStore(path.join(await temps.make(), 'tokens.json'));
+    const serverUrl = 'http://127.0.0.1:1/mcp';
+    const issuer = 'http://127.0.0.1:2';
+    const tokens = { access_token: 'at-mac-123456789', refresh_token: 'rt-mac-123456789', issuer, resource: serverUrl, obtainedAtMs: Date.now() };
+    await store.update('team', serverUrl, () => ({ label: 'team', serverUrl, clients: {}, tokens: { ...tokens, token_type: 'mac' }, updatedAtMs: 0 }));
+    expect(await new StoredOAuthProvider({ label: 'team', serverUrl, store }).tokens()).toBeUndefined();
+    await store.update('team', serverUrl, (entry) => entry && { ...entry, tokens: { ...tokens, token_type: 'bearer' } });
+    expect((await new StoredOAuthProvider({ label: 'team', serverUrl, store }).tokens())?.access_token).toBe('at-mac-123456789');
+  });
+});
