@@ -15,7 +15,37 @@ const CHECK_INTERVAL_MS = 100;
 /** A write is a burst of events (create, write, rename): read the file once it settles. */
 const WATCH_SETTLE_MS = 20;
 
-export class ApprovalLedger {
+/**
+ * What the approved view reads its approvals from: a person's approvals file (ApprovalLedger), or a
+ * project's lockfile, whose versions stay live when a server moves on (`keepsVersions`).
+ */
+export interface ApprovalsSource {
+  /** The file the approvals come from. */
+  readonly file: string;
+  /** Why it grants nothing now, if it cannot be read. */
+  readonly problem: string | undefined;
+  /** Counts the changes: memos of what the approvals imply key on it. */
+  readonly version: number;
+  /** True while changes are reported as they happen (the kernel may hold the view for long). */
+  readonly watched: boolean;
+  /** True for a lock: an approval holds for its own files whatever the server serves now, and is never revoked. */
+  readonly keepsVersions: boolean;
+  onChange(listener: () => void): void;
+  refresh(force?: boolean): Promise<void>;
+  approval(label: string, skillUri: string): Approval | undefined;
+  approvalsOf(label: string): Iterable<Approval>;
+  all(): Approval[];
+  /** Records that a later entry revoked `approval` (a person's approvals only). */
+  revoke(approval: Approval, revokedAt: string): void;
+  /** A locked SKILL.md's bytes kept on this machine (verified by the caller), for when the server moved on. */
+  keptSkillText?(digest: string): Promise<Buffer | undefined>;
+  /** Keeps a locked SKILL.md's verified bytes for later. */
+  keepSkillText?(digest: string, bytes: Buffer): Promise<void>;
+}
+
+export class ApprovalLedger implements ApprovalsSource {
+  readonly keepsVersions = false;
+
   private byLabel = new Map<string, Map<string, Approval>>();
   private stamp: string | undefined;
   private checkedAtMs = Number.NEGATIVE_INFINITY;

@@ -21,7 +21,7 @@ import { SkillEntries } from './skill-entries.js';
 import { skillDirectory, type SkillRecord } from './skill-record.js';
 import { segmentsToUri, splitPath } from './uri-path.js';
 import { Subscriptions } from './subscriptions.js';
-import type { VerifiedContent } from './verified-content.js';
+import { verifyContent, type VerifiedContent } from './verified-content.js';
 
 export { DEFAULT_CATALOG_TIMINGS, type CatalogOptions, type VerificationFailureReason } from './catalog-options.js';
 export type { CatalogHealth, CatalogSummary, OfflineState, SkillSummary } from './catalog-report.js';
@@ -60,12 +60,14 @@ export class ServerCatalog {
   private readonly now: () => number;
   /** Since when the server has been unreachable while its skills are shown. */
   private offlineSinceMs: number | undefined;
+  private readonly durable: CatalogOptions['durable'];
 
   constructor(source: SkillSource, options: CatalogOptions) {
     this.label = source.label;
     const now = options.now ?? Date.now;
     this.source = source;
     this.now = now;
+    this.durable = options.durable;
     const state = new CatalogState(source.label);
     const log = new ServerLog(source.label, options.log);
     const observations = new PathObservations();
@@ -219,6 +221,18 @@ export class ServerCatalog {
     // cached, serving it keeps size and bytes of one version together.
     const pinned = preferredDigest === undefined ? undefined : this.store.get(node.facts.uri, preferredDigest);
     return pinned ?? this.fetcher.contentFor(path, node.facts);
+  }
+
+  /**
+   * A version of `uri` verified before, found by its digest alone: in memory, or in the disk cache
+   * where it was stored unbound (every file but a SKILL.md). Never asks the server: for a view that
+   * keeps a pinned version (a project's lock) after the server moved on.
+   */
+  async keptVersion(uri: string, digest: string, sizeBytes: number): Promise<VerifiedContent | undefined> {
+    const inMemory = this.store.get(uri, digest);
+    if (inMemory !== undefined) return inMemory;
+    const bytes = await this.durable?.get(uri, digest, sizeBytes);
+    return bytes === undefined ? undefined : verifyContent(this.label, { uri, bytes, mimeType: undefined }, { digest, sizeBytes });
   }
 
   /** The server's state in counts: cheap at any catalog size (no per-skill objects). */

@@ -22,6 +22,8 @@ import { mountListingState, readMountFile } from '../fuse/mount-read.js';
 import { startServerRecords } from '../in-process/server-records.js';
 import { SkillPathError, type FoundSkill, type SkillLocation, type SkillRecords } from '../in-process/skill-records.js';
 import { formatBytes, table } from './status.js';
+import { loadMountConfig, type LabelledServer } from '../config/config.js';
+import { loadPolicy, type Policy } from '../team/policy.js';
 
 const READ_TIMEOUT_MS = 5_000;
 /** The daemon re-reads the approvals file within 100 ms of a change. */
@@ -98,14 +100,22 @@ function recordsFor(request: { paths: readonly string[]; servers: ServerSelectio
 export async function runApprove(options: ApproveOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
   if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
   const store = await ApprovalStore.load(approvalsFile(io.env));
+  const policy = await loadPolicy({ env: io.env, home: homedir() });
+  const policyServer = policyServers(policy);
   return forEachSkill(options.paths, records ?? (await recordsFor(options, store.file, io)), io, '\n', async ({ location, record, given, whenApproved, skillMd }) => {
     io.out(describeSkill(location, record, await otherReadings(skillMd)));
     if (record.cannotApprove !== null) throw new SkillPathError(`${given}: cannot be approved: ${record.cannotApprove}`);
+    const server = await policyServer(location.label, options.servers);
+    const skillMdDigest = Array.isArray(record.files) ? record.files.find((file) => file.uri === record.uri)?.digest : undefined;
+    const refusal = policy.inForce && server === undefined ? `a policy is in force and no configured server is labelled ${location.label}` : server && policy.checkSkill(server, { path: location.directory, skillDigest: skillMdDigest, resourcesDigest: record.resourcesDigest }, 'approve')?.message;
+    if (refusal) throw new SkillPathError(`${given}: not approved: ${refusal}`);
     const answer = await askToApprove('Approve', location, record, options, io);
     if (answer === undefined) {
       io.out('not approved\n\n');
       return false;
     }
+    const grantRefusal = server && policy.checkGrants(server, { allowedTools: answer.allowedTools, exec: answer.exec });
+    if (grantRefusal) throw new SkillPathError(`${given}: not approved: ${grantRefusal.message}`);
     const approval = await store.approve(
       approvalInputFor(
         location.label,
@@ -116,6 +126,21 @@ export async function runApprove(options: ApproveOptions, io: CommandIo, records
     io.out(`approved ${location.label}/${location.directory}${describeGrants(answer)}: ${await whenApproved(approval)}\n\n`);
     return true;
   });
+}
+
+/**
+ * The configured server of a label, as the policy judges it (only loaded when a policy is in force):
+ * the servers --config/--server name, or the default configuration a mount reads.
+ */
+function policyServers(policy: Policy): (label: string, selection: ServerSelection | undefined) => Promise<LabelledServer | undefined> {
+  const loaded = new Map<string, Promise<readonly LabelledServer[]>>();
+  return async (label, selection) => {
+    if (!policy.inForce) return undefined;
+    const key = JSON.stringify(selection ?? null);
+    let servers = loaded.get(key);
+    if (servers === undefined) loaded.set(key, (servers = loadMountConfig({ configPath: selection?.configPath, serverFlags: selection?.serverFlags ?? [], only: selection?.only ?? [] }).then((config) => config.servers, () => [])));
+    return (await servers).find((server) => server.label === label);
+  };
 }
 
 /** What a person said to a skill shown to them: the grants given, and what it asked for. */

@@ -42,6 +42,8 @@ export interface MountOptions {
   /** --metrics [HOST:]PORT: Prometheus /metrics and /healthz; host 127.0.0.1 unless given. */
   metrics: { host: string; port: number } | undefined;
   verbose: boolean;
+  /** --lock FILE: the approved view shows a project lockfile's versions instead of the person's approvals. */
+  lockfile: string | undefined;
 }
 
 /** `snapshot DEST`: the mount's view written as read-only files (src/snapshot/). */
@@ -139,6 +141,7 @@ function parseMount(argv: readonly string[]): Command {
     'fuse-backend': { type: 'string' },
     'no-dynamic': { type: 'boolean' },
     'approved-only': { type: 'string', multiple: true },
+    lock: { type: 'string' },
     'protocol-version': { type: 'string' },
     'allow-user': { type: 'string' },
     metrics: { type: 'string' },
@@ -199,6 +202,7 @@ function parseMount(argv: readonly string[]): Command {
       fuseBackend,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
       approvedOnly: ((values['approved-only'] as string[] | undefined) ?? []).flatMap((list) => list.split(',')).filter((label) => label !== ''),
+      lockfile: values.lock as string | undefined,
       protocolVersion,
       allowUser: allowUserOption(values['allow-user'] as string | undefined),
       metrics: metricsAddress(values.metrics as string | undefined),

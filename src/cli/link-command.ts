@@ -27,9 +27,9 @@ import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { readWhole } from '../snapshot/view-walk.js';
 import { eitherContent, mountContent } from '../link/mount-content.js';
 import { startServerCore, type ServerCore } from '../in-process/server-core.js';
-import { uriToSegments } from '../catalog/uri-path.js';
 import { lockedApprovals, serversOrProblem, type LockedApprovals } from '../team/locked-approvals.js';
 import { approvalOfLocked } from '../team/locked-skills.js';
+import { permittedApprovals } from '../team/policed-approvals.js';
 import { lockedKey, lockfilePath, readLockfile } from '../team/lockfile.js';
 import { loadPolicy, type Policy } from '../team/policy.js';
 import { comparisonProblem, compareProject } from './outdated-command.js';
@@ -102,24 +102,6 @@ function configuredServers(selection: ServerSelection): Promise<readonly Labelle
   return serversOrProblem(async () => (await loadMountConfig({ configPath: selection.configPath, serverFlags: selection.serverFlags, only: selection.only })).servers);
 }
 
-/** A person's approvals the policy lets link; each other one named with the rule that refuses it. */
-function permittedApprovals(approvals: readonly Approval[], config: readonly LabelledServer[] | { problem: string }, policy: Policy): { approvals: Approval[]; problems: string[] } {
-  if (!policy.inForce) return { approvals: [...approvals], problems: [] };
-  const problems: string[] = [];
-  const permitted = approvals.filter((approval) => {
-    const server = 'problem' in config ? undefined : config.find((candidate) => candidate.label === approval.label);
-    // Under a policy, a server it cannot see is one it cannot allow.
-    if (server === undefined) {
-      problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: a policy is in force and no configured server is labelled ${approval.label}`);
-      return false;
-    }
-    const refusal = policy.checkSkill(server, { path: skillDirectoryOfUri(approval.skillUri), resourcesDigest: approval.resourcesDigest, skillDigest: skillDigestOf(approval) }, 'link') ?? policy.checkGrants(server, { allowedTools: approval.allowedToolsApproved, exec: approval.execApproved });
-    if (refusal !== undefined) problems.push(`${approval.label}/${escapeForLog(approval.name)} is not linked: ${refusal.message}`);
-    return refusal === undefined;
-  });
-  return { approvals: permitted, problems };
-}
-
 /** What a sync reads for a locked root: `first` for this command's own lockfile (read once already), the file anew for any other. */
 function lockReader(config: readonly LabelledServer[] | { problem: string }, policy: Policy, lockfile?: string, first?: LockedApprovals): (file: string) => Promise<LockedApprovals> {
   let unused = first;
@@ -131,15 +113,6 @@ function lockReader(config: readonly LabelledServer[] | { problem: string }, pol
     }
     return lockedApprovals(file, config, policy, 'link');
   };
-}
-
-function skillDirectoryOfUri(skillUri: string): string {
-  const segments = uriToSegments(skillUri);
-  return 'problem' in segments ? skillUri : segments.slice(0, -1).join('/');
-}
-
-function skillDigestOf(approval: Approval): string | undefined {
-  return approval.resources.find((resource) => resource.uri === approval.skillUri)?.digest;
 }
 
 /**

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { LinkKeeper } from '../link/link-keeper.js';
 import { defaultLinkStore } from '../link/link-state.js';
 import { catalogContent } from '../link/catalog-content.js';
-import { ApprovalLedger } from '../approvals/approval-ledger.js';
+import { ApprovalLedger, type ApprovalsSource } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
 import { discoveryFolderProblem } from '../cache/discovery-folders.js';
@@ -21,7 +21,13 @@ import { MountHealth, MountMetrics, startMetricsServer, statProbe, warnIfExposed
 import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from '../config/allowed-user.js';
 import { commandProblem } from '../config/command-check.js';
 import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
-import { loadMountConfig } from '../config/config.js';
+import { loadMountConfig, type LabelledServer, type MountConfig } from '../config/config.js';
+import { LockLedger } from '../team/lock-ledger.js';
+import { lockedApprovals } from '../team/locked-approvals.js';
+import { readLockfile } from '../team/lockfile.js';
+import { PolicedApprovals, permittedApprovals } from '../team/policed-approvals.js';
+import { loadPolicy, type Policy } from '../team/policy.js';
+import { defaultSkillTexts } from '../team/skill-texts.js';
 import { readMountFile } from '../fuse/mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
@@ -53,7 +59,8 @@ export async function runMount(options: MountOptions): Promise<void> {
 
   // First: a platform without FUSE is told in one line what it needs (exit 2), before anything starts.
   await chooseBackend({ log, verbose: options.verbose });
-  const config = await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only });
+  const policy = await loadPolicy({ env: process.env, home: homedir() });
+  const config = mountableServers(await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only }), policy, log);
   // Fail on a bad mountpoint before starting any server.
   const mountpoint = await prepareMountpoint(options.mountpoint);
   for (const note of config.notes) log(note);
@@ -88,6 +95,8 @@ export async function runMount(options: MountOptions): Promise<void> {
   const approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
   await approvals.watch();
   if (approvedOnly.size > 0) log(`served only in the approved view (${mountpoint}/${APPROVED_DIR}): ${[...approvedOnly].join(', ')}`);
+  // What the approved view shows: a project's lockfile (--lock), or the person's approvals, each as the policy allows.
+  const viewed = await approvedSource(options.lockfile, approvals, config.servers, policy, log);
 
   const cache = new ContentCache(options.cacheBytes, { onLookup: metrics ? (hit) => metrics.cacheLookup('memory', hit) : undefined });
   const sources = config.servers.map(
@@ -167,6 +176,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
     approvals.close();
+    if (viewed instanceof LockLedger) viewed.close();
     links?.close();
     for (const catalog of catalogs) catalog.close();
     await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(4_000)]);
@@ -180,7 +190,7 @@ export async function runMount(options: MountOptions): Promise<void> {
   const filesystem = new SkillsFilesystem(catalogs, {
     // libfuse3 gives each version its own inode: a size the kernel holds is that version's, never clipping another.
     metadataTtlMs: 0,
-    approvals,
+    approvals: viewed,
     approvedOnly,
     log: logError,
     mountStatus: () => ({
@@ -192,7 +202,13 @@ export async function runMount(options: MountOptions): Promise<void> {
       recentErrors: [...recentErrors],
     }),
   });
-  links = new LinkKeeper({ store: defaultLinkStore(process.env, homedir()), approvals: () => approvals.all(), content: catalogContent(catalogs), log });
+  links = new LinkKeeper({
+    store: defaultLinkStore(process.env, homedir()),
+    approvals: () => permittedApprovals(approvals.all(), config.servers, policy).approvals,
+    lockedApprovals: (file) => lockedApprovals(file, config.servers, policy, 'link'),
+    content: catalogContent(catalogs),
+    log,
+  });
   approvals.onChange(() => links?.changed());
   for (const catalog of catalogs) catalog.onChange(() => links?.changed());
   try {
@@ -225,6 +241,29 @@ export async function runMount(options: MountOptions): Promise<void> {
   log(`mounted ${mountpoint} (${startupSummary(servers, approvedOnly, seconds)}); Ctrl-C to unmount`);
   // The skills roots `skills-mount link` made follow the approvals and the servers from here on.
   links.start();
+}
+
+/** The configured servers the policy lets be mounted; each other one is named with the rule, and none at all is an error. */
+function mountableServers(config: MountConfig, policy: Policy, log: (line: string) => void): MountConfig {
+  const servers = config.servers.filter((server) => {
+    const refusal = policy.checkServer(server, 'mount');
+    if (refusal !== undefined) log(`${refusal.message}: not mounted`);
+    return refusal === undefined;
+  });
+  if (servers.length === 0) throw new ConfigError(`${config.origin}: the policy in force lets none of its servers be mounted (skills-mount doctor shows the policy)`);
+  return { ...config, servers };
+}
+
+/** What the approved view reads: the lockfile --lock names, or the person's approvals; as the policy allows. */
+async function approvedSource(lockfile: string | undefined, approvals: ApprovalLedger, servers: readonly LabelledServer[], policy: Policy, log: (line: string) => void): Promise<ApprovalsSource> {
+  if (lockfile === undefined) return policy.inForce ? new PolicedApprovals(approvals, servers, policy, log) : approvals;
+  const file = path.resolve(lockfile);
+  // A lockfile the command line names must be there and usable: the view would otherwise show nothing, silently.
+  if ((await readLockfile(file)) === undefined) throw new ConfigError(`--lock ${lockfile}: no such lockfile`);
+  const ledger = await LockLedger.open(file, () => lockedApprovals(file, servers, policy, 'view'), defaultSkillTexts(process.env, homedir()), log);
+  ledger.watch();
+  log(`the approved view shows the versions locked in ${file}`);
+  return ledger;
 }
 
 /** Labels whose config entry says "approvedOnly", and those --approved-only names (each must be configured). */

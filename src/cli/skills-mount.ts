@@ -17,6 +17,7 @@ import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-comma
 import { runCacheCommand } from './cache-command.js';
 import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, runVerifyProject, syncAfterApprovalChange } from './link-command.js';
 import { runLock, runUnlock } from './lock-command.js';
+import { loadPolicy } from '../team/policy.js';
 import { runOutdated, runUpdate } from './outdated-command.js';
 import { HELP, USAGE } from './help.js';
 import { processLoginIo, runLogin, runLogout } from './login-command.js';
@@ -45,6 +46,8 @@ async function main(argv: string[]): Promise<void> {
     case 'status': {
       const report = await collectStatus(command.mountpoint);
       const links = await linkedRoots(process.env, homedir());
+      const policy = (await loadPolicy({ env: process.env, home: homedir() })).describe();
+      if (policy.inForce) report.policy = { files: policy.files, lines: policy.lines };
       if (links.length > 0) report.links = links.map(({ root, harnesses, scope, entries, problems }) => ({ root, harnesses, scope, problems, entries: Object.entries(entries).map(([name, entry]) => ({ name, label: entry.label, skillUri: entry.skillUri, qualified: entry.qualified })) }));
       process.stdout.write(command.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report));
       // Exit explicitly: nothing may keep this process waiting on a mount.

@@ -6,6 +6,8 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { ApprovalLedger } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
+import { PolicedApprovals } from '../team/policed-approvals.js';
+import { loadPolicy } from '../team/policy.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
 import { discoveryFolderProblem } from '../cache/discovery-folders.js';
 import { ConfigError } from '../errors.js';
@@ -60,6 +62,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   try {
     diskCache = options.diskCache && (await openDiskCache(options.diskCache, dest, store.snapshotsDir, log));
     approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
+    const policy = await loadPolicy({ env: process.env, home: homedir() });
     const servers = config.servers.length;
     log(`snapshot of ${servers} server${servers === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/)` : ''}`);
     const startup = new StartupProgress(process.stderr, servers);
@@ -71,7 +74,8 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
       verbose: options.verbose,
       hideDynamic: !options.includeDynamic,
       log,
-      approvals,
+      // The approved view as the policy in force lets it be shown: what it refuses is left out, and logged.
+      approvals: policy.inForce ? new PolicedApprovals(approvals, config.servers, policy, log) : approvals,
       diskCache,
       progress: startup,
     });

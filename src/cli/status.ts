@@ -56,6 +56,8 @@ export interface StatusReport {
   mounts: MountReport[];
   /** The skills roots `skills-mount link` keeps (absent when nothing was ever linked). */
   links?: LinkStatus[];
+  /** The policy files and their state (absent when no policy file exists). */
+  policy?: { files: Array<{ path: string; state: string }>; lines: string[] };
 }
 
 /** One linked skills root: whose, where, and what is in it. */
@@ -152,7 +154,9 @@ export async function probeMount(mountpoint: string, timeoutMs: number): Promise
 /** The report as text for a person. */
 export function renderStatusText(report: StatusReport, nowMs = Date.now()): string {
   const mounts = report.mounts.length === 0 ? 'no skills-mount mounts\n' : report.mounts.map((mount) => renderMount(mount, nowMs)).join('\n');
-  return report.links === undefined || report.links.length === 0 ? mounts : `${mounts}\n${renderLinks(report.links)}`;
+  const links = report.links === undefined || report.links.length === 0 ? '' : `\n${renderLinks(report.links)}`;
+  const policy = report.policy === undefined ? '' : `\n${report.policy.lines.map((line) => `${escapeForLog(line)}\n`).join('')}`;
+  return `${mounts}${links}${policy}`;
 }
 
 /** "linked skills roots:" and a line per root, with its problems below. */

@@ -3,7 +3,7 @@
 // else), its skills.json, each skill's approval state for skills.json and status.json, and the
 // per-skill records `skills-mount approve` shows a person. No FUSE, no I/O but the ledger's.
 import { approvalState, nestedSkillsOf, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
-import type { ApprovalLedger } from '../approvals/approval-ledger.js';
+import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { Approval } from '../approvals/approval-store.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
@@ -64,7 +64,8 @@ interface LabelTree {
   basis: Array<SkillRecord | undefined>;
   rejections: Array<string | undefined>;
   nodes: Map<string, ApprovedNode>;
-  skills: Array<{ record: SkillRecord; approval: Approval }>;
+  /** The record is undefined for a kept version whose skill the server no longer lists. */
+  skills: Array<{ record: SkillRecord | undefined; approval: Approval }>;
 }
 
 export class ApprovedView {
@@ -72,12 +73,22 @@ export class ApprovedView {
 
   constructor(
     private readonly catalogs: ReadonlyMap<string, ServerCatalog>,
-    private readonly ledger: ApprovalLedger,
+    private readonly ledger: ApprovalsSource,
   ) {}
 
   /** True while the ledger watches the approvals file, so every change is reported as it happens: the kernel may hold the view for long. */
   get changesReported(): boolean {
     return this.ledger.watched;
+  }
+
+  /** True when the approvals are a lock's: its versions stay served when a server moves on. */
+  get keepsVersions(): boolean {
+    return this.ledger.keepsVersions;
+  }
+
+  /** The approvals' source, for the bytes of a kept version it holds (a locked SKILL.md). */
+  get source(): ApprovalsSource {
+    return this.ledger;
   }
 
   /** Re-reads the approvals file if it changed (at most every 100 ms); call before answering from the view. */
@@ -105,10 +116,10 @@ export class ApprovedView {
     return [...this.catalogs.keys()].map((label) => ({
       label,
       skills: (this.treeOf(label)?.skills ?? []).map(({ record, approval }) => ({
-        name: record.name,
-        description: record.description,
-        uri: record.uri,
-        path: `${APPROVED_DIR}/${label}/${skillDirectory(record)}`,
+        name: approval.name,
+        description: record?.description ?? '',
+        uri: approval.skillUri,
+        path: `${APPROVED_DIR}/${label}/${record === undefined ? directoryOfUri(approval.skillUri) : skillDirectory(record)}`,
         resourcesDigest: approval.resourcesDigest,
         approvedAt: approval.approvedAt,
         allowedTools: approval.allowedTools,
@@ -220,6 +231,8 @@ export class ApprovedView {
     if (rejected !== undefined) return { state: 'cannot-approve', reason: `its SKILL.md failed verification: ${rejected}` };
     const approval = this.ledger.approval(label, record.uri);
     const state = approvalState(approval, record);
+    // A lock's version is its own: what the server serves now shows as a change, but revokes nothing.
+    if (this.ledger.keepsVersions) return state;
     if (!approval || approval.revokedAt !== null || (state.state !== 'approved' && state.state !== 'changed-since-approval')) return state;
     const changedAtMs = catalog?.entryChangedAt(record.uri);
     const changedAfter = changedAtMs !== undefined && changedAtMs > Date.parse(approval.approvedAt);
@@ -242,11 +255,17 @@ export class ApprovedView {
     const skills: LabelTree['skills'] = [];
     for (const [index, approval] of approvals.entries()) {
       const record = basis[index];
+      if (this.ledger.keepsVersions) {
+        // The locked files, whatever the server lists now: served from what this machine verified before when it moved on.
+        skills.push({ record, approval });
+        for (const file of lockedFiles(approval)) addFile(nodes, file);
+        continue;
+      }
       if (!record || this.stateOf(label, record).state !== 'approved') continue;
       skills.push({ record, approval });
       for (const file of record.files as ManifestFile[]) addFile(nodes, file);
     }
-    skills.sort((a, b) => (a.record.path < b.record.path ? -1 : a.record.path > b.record.path ? 1 : 0));
+    skills.sort((a, b) => (a.approval.skillUri < b.approval.skillUri ? -1 : a.approval.skillUri > b.approval.skillUri ? 1 : 0));
     const tree = { version: this.ledger.version, basis, rejections, nodes, skills };
     this.trees.set(label, tree);
     return tree;
@@ -272,7 +291,21 @@ export interface InspectRecord {
   approval: { state: ApprovalState['state']; approvedAt: string; allowedToolsApproved: boolean; differing?: Array<FileDifference & { path?: string }>; revokedAt?: string } | null;
 }
 
-function addFile(nodes: Map<string, ApprovedNode>, file: ManifestFile): void {
+/** A locked approval's files with their paths under the label (from their URIs). */
+function lockedFiles(approval: Approval): Array<Pick<ManifestFile, 'path' | 'uri' | 'digest' | 'sizeBytes'>> {
+  return approval.resources.flatMap((resource) => {
+    const segments = uriToSegments(resource.uri);
+    return 'problem' in segments ? [] : [{ path: segments.join('/'), uri: resource.uri, digest: resource.digest, sizeBytes: resource.sizeBytes }];
+  });
+}
+
+/** The skill directory of a SKILL.md URI, under the label. */
+function directoryOfUri(skillUri: string): string {
+  const segments = uriToSegments(skillUri);
+  return 'problem' in segments ? '' : segments.slice(0, -1).join('/');
+}
+
+function addFile(nodes: Map<string, ApprovedNode>, file: Pick<ManifestFile, 'path' | 'uri' | 'digest' | 'sizeBytes'>): void {
   if (nodes.has(file.path)) return;
   nodes.set(file.path, { kind: 'file', file: { uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes } });
   let child = file.path;

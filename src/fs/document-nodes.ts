@@ -1,7 +1,7 @@
 // The generated documents: skills.json and status.json at the root, and `_approved/skills.json`
 // with approvals; rendered from live state (catalogs, daemon, approvals as they are now) and sized
 // by generated-document.ts. Knows the documents' contents, not where else in the mount they lie.
-import type { ApprovalLedger } from '../approvals/approval-ledger.js';
+import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import { NotFoundError } from '../errors.js';
 import type { ApprovedView } from './approved-view.js';
@@ -18,7 +18,7 @@ const APPROVED_SKILLS_JSON = `${APPROVED_DIR}/${SKILLS_JSON}`;
 
 export interface DocumentNodesOptions {
   /** The approvals and what they imply: each skill's approval state, and `_approved/skills.json`. */
-  approved?: { view: ApprovedView; ledger: ApprovalLedger } | undefined;
+  approved?: { view: ApprovedView; ledger: ApprovalsSource } | undefined;
   /** The daemon's own state, shown at the top of skills.json and status.json. */
   mountStatus: () => MountStatus | undefined;
   /** How long one rendering is reused by stat and open. */

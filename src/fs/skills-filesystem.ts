@@ -3,7 +3,7 @@
 // the records), numbers inodes per content version, pins one version per open handle, and passes
 // on what changed. Knows no view's contents. No FUSE, no SDK.
 import { NoAttributeError, NotFoundError } from '../errors.js';
-import type { ApprovalLedger } from '../approvals/approval-ledger.js';
+import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import type { ChangeListener, FilesystemCore, HeldListing, NodeAttributes } from './filesystem-core.js';
 import { LRUCache } from 'lru-cache';
@@ -43,7 +43,7 @@ export interface SkillsFilesystemOptions {
   /** The kernel's attribute timeout (--metadata-ttl): how long a reported size may still clamp reads. */
   metadataTtlMs?: number;
   /** The approvals: with them the mount has its approved view (`_approved/`) and the records `skills-mount approve` reads. */
-  approvals?: ApprovalLedger;
+  approvals?: ApprovalsSource;
   /** Labels whose skills are served only in the approved view. */
   approvedOnly?: ReadonlySet<string>;
   log?: (line: string) => void;

@@ -1,7 +1,7 @@
 // Starts the configured servers and builds over them the filesystem core the mount serves, in
 // this process (no kernel): what `snapshot` walks and writes, and what `verify --against-server`
 // compares a snapshot with. Wires; decides little.
-import type { ApprovalLedger } from '../approvals/approval-ledger.js';
+import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { DiskCache } from '../cache/disk-cache.js';
 import { ContentCache } from '../catalog/content-cache.js';
 import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
@@ -24,7 +24,7 @@ export interface ServerCoreOptions {
   /** Hide skills whose files carry no digests (as --no-dynamic does). */
   hideDynamic: boolean;
   log: Log;
-  approvals: ApprovalLedger;
+  approvals: ApprovalsSource;
   /** Kept listings and verified files across runs; undefined: memory only, and an unreachable server shows nothing. */
   diskCache?: DiskCache | undefined;
   /** Hears each server connect or fail, and list (the terminal's startup line). */

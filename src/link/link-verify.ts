@@ -66,7 +66,7 @@ export async function verifyLinks(store: string, approvals: readonly Approval[],
         continue;
       }
       const approval = holds.get(`${record.label}\0${record.skillUri}`);
-      if (approval === undefined) problem(name, `${record.label} ${record.skillUri} is not ${source === 'locked' ? 'in the lock' : 'approved'} (any more): the next sync removes it`);
+      if (approval === undefined) problem(name, `${record.label} ${record.skillUri} ${source === 'locked' ? 'is not in the lock' : 'is no longer approved'}: the next sync removes it`);
       else if (approval.resourcesDigest !== record.resourcesDigest) problem(name, `${record.label} ${record.skillUri} is ${source} with other files (${approval.resourcesDigest}; linked: ${record.resourcesDigest}): the next sync replaces it`);
       else if (approval.allowedToolsApproved !== record.grants.allowedTools || approval.execApproved !== record.grants.exec) problem(name, `${record.label} ${record.skillUri} is linked with other grants than it is ${source} with`);
       for (const detail of await entryProblems(store, recorded.object, name, record)) problem(name, detail);

@@ -8,7 +8,7 @@ import { escapeForLog } from '../format/escape.js';
 import { errorMessage } from '../private-files.js';
 import { approvalOfLocked } from './locked-skills.js';
 import { describeIdentity, LockfileError, lockedKey, readLockfile, sameIdentity, type Lockfile } from './lockfile.js';
-import type { Policy, PolicyAction } from './policy.js';
+import type { Policy } from './policy.js';
 
 export interface LockedApprovals {
   /** The locked skills that hold here; undefined when the lockfile cannot be used. */
@@ -19,9 +19,9 @@ export interface LockedApprovals {
 
 /**
  * Reads `lockfile` (none: nothing is locked) and judges each entry against `servers` (the
- * configuration here; undefined with a reason when it could not be loaded) and `policy` for `action`.
+ * configuration here, or why it could not be loaded) and `policy`, for `link` or the mount's approved view.
  */
-export async function lockedApprovals(lockfile: string, servers: readonly LabelledServer[] | { problem: string }, policy: Policy, action: PolicyAction): Promise<LockedApprovals> {
+export async function lockedApprovals(lockfile: string, servers: readonly LabelledServer[] | { problem: string }, policy: Policy, use: 'link' | 'view'): Promise<LockedApprovals> {
   let lock: Lockfile | undefined;
   try {
     lock = await readLockfile(lockfile);
@@ -45,8 +45,10 @@ export async function lockedApprovals(lockfile: string, servers: readonly Labell
       refuse(`the lock names server "${skill.server}" as ${describeIdentity(identity)}; the configuration here has another server by that label`);
       continue;
     }
+    // The machine's policy wins over a project's lock: the skill and the grants the lock gives are judged as a person's would be.
+    const judged = { path: skill.path, skillDigest: skill.skillDigest, resourcesDigest: skill.resourcesDigest };
     const refusal =
-      policy.checkSkill(server, { path: skill.path, skillDigest: skill.skillDigest, resourcesDigest: skill.resourcesDigest }, action) ??
+      (use === 'view' ? policy.checkApprovedView(server, judged) : policy.checkSkill(server, judged, 'link')) ??
       policy.checkGrants(server, { allowedTools: skill.grants.allowedTools !== null, exec: skill.grants.exec });
     if (refusal !== undefined) {
       refuse(refusal.message);
