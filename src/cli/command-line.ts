@@ -1,4 +1,5 @@
-// Parses the command line into one of: mount, snapshot, verify, status, unmount, cache, approve, revoke, approvals, help, version. Subcommands
+// Parses the command line into one of: mount, snapshot, verify, status, unmount, cache, approve,
+// revoke, approvals, link, unlink, lock, unlock, outdated, update, doctor, login, logout, help, version. Subcommands
 // are recognized only as the first argument and only by their exact name, so any other
 // spelling of a path (./status) mounts.
 import { ConfigError } from '../errors.js';

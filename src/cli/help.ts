@@ -5,8 +5,8 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--cache-size MIB] [--cache-dir DIR] [--disk-cache-size MIB]
                     [--disk-cache-total-size MIB] [--no-disk-cache]
                     [--metadata-ttl SECONDS] [--no-dynamic]
-                    [--approved-only LABEL,...] [--allow-user USER] [--metrics [HOST:]PORT]
-                    [--verbose]
+                    [--approved-only LABEL,...] [--lock FILE] [--allow-user USER]
+                    [--metrics [HOST:]PORT] [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
                     [--allow-shared-parent]
@@ -25,6 +25,12 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount link HARNESS... [--project DIR] [--config FILE] [--server ...] [--only ...]
                     [--watch] [--json]
        skills-mount unlink HARNESS... [--project DIR]
+       skills-mount lock LABEL/SKILLDIR... --project DIR [--config FILE | --server ...]
+                    [--yes [--grant-allowed-tools] [--grant-exec]]
+       skills-mount unlock LABEL/SKILLDIR... --project DIR
+       skills-mount outdated --project DIR [--config FILE | --server ...] [--json]
+       skills-mount update LABEL/SKILLDIR... | --all --project DIR [--config FILE | --server ...] [--yes]
+       skills-mount verify --project DIR [--json] [--against-server [--config FILE] [--server ...]]
        skills-mount unmount MOUNTPOINT
        skills-mount doctor [--config FILE] [--server ...] [--only ...] [--json]
        skills-mount login LABEL... [--config FILE | --server LABEL=URL ...] [--no-browser]
@@ -68,6 +74,9 @@ Mount options:
   --approved-only LABEL,...
                           serve these servers' skills only in the approved view,
                           MOUNTPOINT/_approved/ (also "approvedOnly": true in the config)
+  --lock FILE             the approved view shows the versions a project's skills-lock.json
+                          locks, instead of your approvals; kept served from what this machine
+                          verified before when a server moves on; the file is watched
   --allow-user USER       let USER (a name or uid) read the mount too: every file is theirs,
                           0400 (directories 0500), and only they and root may enter it
                           (allow_other; a daemon not run by root needs user_allow_other in
@@ -141,6 +150,24 @@ Commands:
                           files are executable only with approve --grant-exec. Exit 1 when a
                           skill could not be linked (why is printed)
   unlink HARNESS...       takes out exactly the entries link made (--project DIR: the project's)
+  lock LABEL/SKILLDIR... --project DIR
+                          a team's approval: shows the skill as approve does (from the
+                          configured servers started here), asks, and writes it into
+                          DIR/skills-lock.json, every file's digest and the grants given;
+                          commit it. With the lockfile, link --project DIR links exactly the
+                          locked versions on every machine (nothing needs approving there),
+                          keeps serving them when a server moves on, and refuses a skill
+                          whose server serves other bytes, naming what differs
+  unlock LABEL/SKILLDIR... --project DIR
+                          takes skills out of the lockfile
+  outdated --project DIR  each locked skill against its server now: files added, removed and
+                          changed, permission fields the new version adds, a diff of SKILL.md.
+                          Exit 0 all current, 1 some differ, 2 a server could not be asked
+  update PATH... | --all --project DIR
+                          shows that, asks, and locks the served version; never widens a grant
+  verify --project DIR    the project's linked folders equal its lock exactly (every entry,
+                          every file's digest, nothing missing or extra; writes nothing):
+                          CI's frozen check. --against-server: the servers still serve it too
   verify --links          re-hashes every entry link made against its approval: every file the
                           approved bytes and mode, SKILL.md exactly the documented change of the
                           approved one, nothing more; names entries whose approval ended
@@ -152,8 +179,9 @@ Commands:
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink", "doctor", "login" and "logout" are commands only as the first argument; to mount on a
-directory of that name, write a path: skills-mount ./status
+"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink", "lock",
+"unlock", "outdated", "update", "doctor", "login" and "logout" are commands only as the first
+argument; to mount on a directory of that name, write a path: skills-mount ./status
 
 Examples:
   skills-mount ~/.cache/mcp-skills
@@ -171,7 +199,12 @@ Examples:
   skills-mount cache status
   skills-mount approve ~/.cache/mcp-skills/demo/hello-mount
   skills-mount approve docs/guide --config ~/.cursor/mcp.json --yes --grant-exec
+  skills-mount lock docs/guide --project . --config .mcp.json      # then: git add skills-lock.json
+  skills-mount link claude-code --project . --config .mcp.json     # a colleague, after git pull
+  skills-mount outdated --project . --config .mcp.json
+  skills-mount verify --project .                                   # in CI
   ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
 
-More in the package's docs/ folder: configuration.md, agents.md, troubleshooting.md, service.md.
+More in the package's docs/ folder: configuration.md, agents.md, teams.md, policy.md,
+troubleshooting.md, service.md.
 `;
