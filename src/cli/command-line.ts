@@ -16,7 +16,6 @@ import { parseLogin, parseLogout, type LoginOptions, type LogoutOptions } from '
 const MIB = 1024 * 1024;
 /** With libfuse 3 every change the mount learns of is invalidated at once: names may be kept for long. */
 export const DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS = 600;
-export const FUSE_BACKENDS = ['libfuse3'] as const;
 
 export interface MountOptions {
   mountpoint: string;
@@ -31,8 +30,6 @@ export interface MountOptions {
   diskCache: { root: string | undefined; limitBytes: number; rootLimitBytes: number } | undefined;
   /** How long the kernel may reuse names and attributes without asking; undefined: the backend's default. */
   metadataTtlSeconds: number | undefined;
-  /** --fuse-backend: only libfuse3 remains (libfuse2 is a usage error). */
-  fuseBackend: (typeof FUSE_BACKENDS)[number] | undefined;
   hideDynamic: boolean;
   /** --approved-only labels: served only in the approved view, whatever their config entry says. */
   approvedOnly: string[];
@@ -173,14 +170,12 @@ function parseMount(argv: readonly string[]): Command {
   if (metadataTtlSeconds !== undefined && (!Number.isFinite(metadataTtlSeconds) || metadataTtlSeconds < 0 || metadataTtlSeconds > 86_400)) {
     throw new ConfigError(`--metadata-ttl must be a number of seconds from 0 to 86400, got "${metadataTtlText}"`);
   }
+  // --fuse-backend libfuse3 is still accepted, as scripts of 0.1 pass it; it chooses nothing: libfuse 3 is the only backend.
   const backendText = values['fuse-backend'] as string | undefined;
-  const fuseBackend = FUSE_BACKENDS.find((name) => name === backendText);
   if (backendText === 'libfuse2') {
     throw new ConfigError('--fuse-backend libfuse2 is gone: the libfuse 2 fallback (fuse-native) was removed in 0.2.0; the mount runs on the libfuse 3 addon (drop the option)');
   }
-  if (backendText !== undefined && fuseBackend === undefined) {
-    throw new ConfigError(`--fuse-backend must be ${FUSE_BACKENDS.join(', ')}, got "${backendText}"`);
-  }
+  if (backendText !== undefined && backendText !== 'libfuse3') throw new ConfigError(`--fuse-backend must be libfuse3 (the only backend; the option can be dropped), got "${backendText}"`);
   const protocolText = values['protocol-version'] as string | undefined;
   const protocolVersion = protocolText === undefined ? undefined : parseProtocolVersionChoice(protocolText);
   if (protocolText !== undefined && protocolVersion === undefined) {
@@ -200,7 +195,6 @@ function parseMount(argv: readonly string[]): Command {
         ? undefined
         : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB), rootLimitBytes: Math.round(diskCacheTotalMiB * MIB) },
       metadataTtlSeconds,
-      fuseBackend,
       hideDynamic: (values['no-dynamic'] as boolean | undefined) ?? false,
       approvedOnly: ((values['approved-only'] as string[] | undefined) ?? []).flatMap((list) => list.split(',')).filter((label) => label !== ''),
       lockfile: values.lock as string | undefined,

@@ -6,8 +6,7 @@
 import { APPROVED_DIR } from '../fs/mount-layout.js';
 import type { SkillsJsonServer, SkillsJsonSkill } from '../fs/skills-json.js';
 import { errorMessage } from '../private-files.js';
-import type { SnapshotManifest } from './snapshot-manifest.js';
-import type { VerifyProblem } from './snapshot-verify.js';
+import type { SnapshotManifest, VerifyProblem } from './snapshot-manifest.js';
 import type { WalkResult } from './view-walk.js';
 
 /** A skills.json as the comparison reads it: servers and their skills. */

@@ -99,3 +99,14 @@ export function safeRelativePath(relative: string): boolean {
 export function safeName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
 }
+
+/** One difference `verify` finds between a snapshot and its manifest (or, with --against-server, the servers). */
+export interface VerifyProblem {
+  /** Relative to the snapshot root (a server's label for one not compared). */
+  path: string;
+  /** unchecked: what --against-server could not compare (a server not listed whole, or not configured). */
+  kind: 'differs' | 'missing' | 'extra' | 'unchecked';
+  detail: string;
+  /** Set for what the servers list now (--against-server), as against the manifest. */
+  against?: 'server';
+}

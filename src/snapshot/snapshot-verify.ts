@@ -14,18 +14,10 @@ import { currentUid, entryControl, pathControl, type ControlReason, type PathCon
 import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { asCatalogDocument, type CatalogDocument, type ServerComparison, type SnapshotSide } from './server-comparison.js';
-import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest } from './snapshot-manifest.js';
-import { resolvePublished, snapshotsDirOf } from './snapshot-store.js';
+import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest, type VerifyProblem } from './snapshot-manifest.js';
 
-export interface VerifyProblem {
-  /** Relative to the snapshot root (a server's label for one not compared). */
-  path: string;
-  /** unchecked: what --against-server could not compare (a server not listed whole, or not configured). */
-  kind: 'differs' | 'missing' | 'extra' | 'unchecked';
-  detail: string;
-  /** Set for what the servers list now (--against-server), as against the manifest. */
-  against?: 'server';
-}
+export type { VerifyProblem } from './snapshot-manifest.js';
+import { resolvePublished, snapshotsDirOf } from './snapshot-store.js';
 
 /** What DEST was: the link `snapshot` publishes, or a folder holding a manifest (a copy of one). */
 export type VerifiedGiven = 'link' | 'folder';

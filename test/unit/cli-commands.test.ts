@@ -22,7 +22,6 @@ describe('command line', () => {
         cacheBytes: 64 * 1024 * 1024,
         diskCache: { root: undefined, limitBytes: 1024 * 1024 * 1024, rootLimitBytes: 2048 * 1024 * 1024 },
         metadataTtlSeconds: undefined,
-        fuseBackend: undefined,
         hideDynamic: true,
         approvedOnly: [],
         protocolVersion: undefined,
@@ -48,12 +47,12 @@ describe('command line', () => {
   });
 
   it('--fuse-backend and --metadata-ttl: libfuse3 alone remains, libfuse2 is a usage error that says why', () => {
-    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse3', '--metadata-ttl', '5'])).toMatchObject({ options: { fuseBackend: 'libfuse3', metadataTtlSeconds: 5 } });
-    expect(parseCommandLine(['/m'])).toMatchObject({ options: { fuseBackend: undefined, metadataTtlSeconds: undefined } });
+    expect(parseCommandLine(['/m', '--fuse-backend', 'libfuse3', '--metadata-ttl', '5'])).toMatchObject({ options: { metadataTtlSeconds: 5 } });
+    expect(parseCommandLine(['/m'])).toMatchObject({ options: { metadataTtlSeconds: undefined } });
     expect(() => parseCommandLine(['/m', '--fuse-backend', 'libfuse2'])).toThrow(
       new ConfigError('--fuse-backend libfuse2 is gone: the libfuse 2 fallback (fuse-native) was removed in 0.2.0; the mount runs on the libfuse 3 addon (drop the option)'),
     );
-    expect(() => parseCommandLine(['/m', '--fuse-backend', 'fuse4'])).toThrow(/--fuse-backend must be libfuse3, got "fuse4"/);
+    expect(() => parseCommandLine(['/m', '--fuse-backend', 'fuse4'])).toThrow(/--fuse-backend must be libfuse3 \(the only backend; the option can be dropped\), got "fuse4"/);
   });
 
   it('approve, revoke and approvals: their arguments, and what each refuses', () => {
