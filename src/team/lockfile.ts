@@ -176,7 +176,8 @@ export function parseLockfile(text: string, file: string): Lockfile {
   top.skills.forEach((value: unknown, index: number) => {
     const skill = parseSkill(value, file, `skills[${index}]`);
     const entry = `skills[${index}] (${escapeForLog(lockedKey(skill))})`;
-    if (servers[skill.server] === undefined) throw new LockfileError(`names server "${skill.server}", which the lockfile's servers do not list`, file, entry);
+    // Own keys only: "constructor" is a valid label, and every object inherits one.
+    if (!Object.hasOwn(servers, skill.server)) throw new LockfileError(`names server "${skill.server}", which the lockfile's servers do not list`, file, entry);
     for (const key of [lockedKey(skill), `${skill.server}\0${skill.uri}`]) {
       const earlier = seen.get(key);
       if (earlier !== undefined) throw new LockfileError(`locks the same skill as ${earlier}`, file, entry);

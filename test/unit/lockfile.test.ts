@@ -150,6 +150,12 @@ describe('refusals, each naming the entry', () => {
     expect(refusal(lock)).toMatch(/skills\[0\] \(Gone\/ops\/deploy\): names a server that is not a label/);
   });
 
+  it('a skill of server "constructor" (a valid label, and a name every object inherits) is not taken for a listed server', () => {
+    const lock = valid();
+    lock.skills[1]!.server = 'constructor';
+    expect(refusal(lock)).toMatch(/skills\[1\] \(constructor\/y\): names server "constructor", which the lockfile's servers do not list/);
+  });
+
   it('a skill path or file path that escapes or is not confined', () => {
     for (const [bad, why] of [
       ['../outside', /has an empty, "\." or "\.\." segment/],
