@@ -8,6 +8,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerConfig } from '../config/server-config.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
+import { uriToSegments } from '../catalog/uri-path.js';
 import { SkillsMountError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { isValidLabel } from '../labels.js';
@@ -257,7 +258,11 @@ function parseSkill(value: unknown, file: string, at: string): LockedSkill {
   const pathProblem = relativePathProblem(skillPath);
   if (pathProblem !== undefined) throw new LockfileError(`has a path that ${pathProblem}`, file, entry);
   const uri = text(raw.uri, file, entry, 'uri');
+  // The path is what a policy's "skills" rules and a person reading the diff judge; the URI is what is linked: they must agree.
+  if (!isAt(uri, `${skillPath}/SKILL.md`)) throw new LockfileError(`has uri ${escapeForLog(uri)}, which is not the SKILL.md of its path`, file, entry);
   const name = text(raw.name, file, entry, 'name');
+  const folder = skillPath.split('/').at(-1)!;
+  if (name !== folder) throw new LockfileError(`has name "${escapeForLog(name)}"; a skill's name is its folder's ("${escapeForLog(folder)}")`, file, entry);
   const skillDigest = digestAt(raw.skillDigest, file, entry, 'skillDigest');
   const setDigest = digestAt(raw.resourcesDigest, file, entry, 'resourcesDigest');
   const grantsRaw = objectAt(raw.grants, file, entry, 'grants');
@@ -281,6 +286,7 @@ function parseSkill(value: unknown, file: string, at: string): LockedSkill {
     const size = fileRaw.size;
     if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw new LockfileError('has a size that is not a whole number of bytes', file, where);
     const lockedFile = { path: filePath, uri: text(fileRaw.uri, file, where, 'uri'), sizeBytes: size, digest: digestAt(fileRaw.digest, file, where, 'digest') };
+    if (!isAt(lockedFile.uri, `${skillPath}/${lockedFile.path}`)) throw new LockfileError(`has uri ${escapeForLog(lockedFile.uri)}, which is not where its path ${escapeForLog(lockedFile.path)} is`, file, where);
     if (paths.has(lockedFile.path) || uris.has(lockedFile.uri)) throw new LockfileError('lists a file twice', file, where);
     paths.add(lockedFile.path);
     uris.add(lockedFile.uri);
@@ -291,6 +297,13 @@ function parseSkill(value: unknown, file: string, at: string): LockedSkill {
   if (skillMd.digest !== skillDigest) throw new LockfileError('has a skillDigest that is not its SKILL.md file\'s digest', file, entry);
   if (resourcesDigest(files) !== setDigest) throw new LockfileError('has a resourcesDigest that does not match its files (edited by hand, or damaged)', file, entry);
   return { server, path: skillPath, uri, name, skillDigest, resourcesDigest: setDigest, files, grants };
+}
+
+/** Whether `uri` maps to `labelPath` under the server's label, as on a mount (uri-path.ts). */
+function isAt(uri: string, labelPath: string): boolean {
+  const segments = uriToSegments(uri);
+  // Segments hold no "/", so the joined path is unambiguous.
+  return !('problem' in segments) && segments.join('/') === labelPath;
 }
 
 /** Why `given` is not a confined relative path (no absolute, empty, `.` or `..` segment, no control character), or undefined. */

@@ -177,6 +177,38 @@ describe('refusals, each naming the entry', () => {
     }
   });
 
+  it('a path that is not where its URI is: the skill\'s (a policy\'s path rule judges the path) and each file\'s', () => {
+    // Skill x's files and URIs under the path of y: a policy allowing only "y" would let x through.
+    const moved = valid();
+    const x = moved.skills.find((skill) => skill.path === 'x')!;
+    x.path = 'allowed/x';
+    expect(refusal(moved)).toMatch(/skills\[2\] \(demo\/allowed\/x\): has uri skill:\/\/x\/SKILL\.md, which is not the SKILL\.md of its path/);
+    // A file shown as a harmless reference whose URI is a script elsewhere in the skill.
+    const file = valid();
+    const y = file.skills.find((skill) => skill.path === 'y')!;
+    y.files[1]!.uri = 'skill://y/scripts/run.sh';
+    y.resourcesDigest = setDigestOf(y.files);
+    expect(refusal(file)).toMatch(/skills\[1\] \(demo\/y\) files\[1\]: has uri skill:\/\/y\/scripts\/run\.sh, which is not where its path references\/a\.md is/);
+    // A name (what the entry in a skills root is called) that is not its folder's, as a server's never is.
+    const named = valid();
+    named.skills.find((skill) => skill.path === 'y')!.name = 'x';
+    expect(refusal(named)).toMatch(/skills\[1\] \(demo\/y\): has name "x"; a skill's name is its folder's \("y"\)/);
+  });
+
+  it('URIs spelled with escapes, and skills under another scheme, are where their paths say', () => {
+    const spelled = lockedEntry('demo', 'my skill', { 'SKILL.md': skillText('my-skill'), 'notes/a b.md': 'x\n' });
+    spelled.uri = 'skill://my%20skill/SKILL.md';
+    spelled.files = spelled.files.map((file) => ({ ...file, uri: file.uri.replaceAll(' ', '%20') }));
+    spelled.resourcesDigest = setDigestOf(spelled.files);
+    const other = lockedEntry('demo', 'x', { 'SKILL.md': skillText('gh'), 'a.md': 'a\n' });
+    other.path = 'github:/o/r/x';
+    other.uri = 'github://o/r/x/SKILL.md';
+    other.files = other.files.map((file) => ({ ...file, uri: `github://o/r/x/${file.path}` }));
+    other.resourcesDigest = setDigestOf(other.files);
+    const lock = parseLockfile(lockText(rawLockfile({ demo: STDIO }, [spelled, other])), FILE);
+    expect(lock.skills.map((skill) => skill.path)).toEqual(['github:/o/r/x', 'my skill']);
+  });
+
   it('digests that do not hold: a resourcesDigest not of its files, a skillDigest not its SKILL.md, a digest that is not sha256 hex', () => {
     const set = valid();
     set.skills[1]!.files[1]!.digest = sha256Of('edited by hand');
