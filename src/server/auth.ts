@@ -80,6 +80,8 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
     dpop_bound_access_tokens_required: false,
   });
   const dpop = new DpopProofChecker(options.dpop);
+  /** Whether the log has said that a token which is not a JWT came (once per process). */
+  let opaqueNoted = false;
   // RFC 9449 htu: the URL the client used for the endpoint, i.e. the resource (the audience), not
   // the URL this process sees behind a proxy; the same reason the audience is not taken from Host.
   const proofUrl = resource;
@@ -112,7 +114,15 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
   /** Undefined when the token (and its proof, for DPoP) passes every check, else why not; throws UnavailableError when the issuer cannot be asked. */
   const check = async (request: Request, scheme: Scheme, token: string): Promise<Refusal | undefined> => {
     const refusal = (error: string, description: string, status: 401 | 403 = 401): Refusal => ({ status, scheme, error, description });
-    if (!JWT_SHAPE.test(token)) return refusal('invalid_token', 'the token is not a JWT');
+    if (!JWT_SHAPE.test(token)) {
+      // An issuer that hands out opaque tokens makes every sign-in fail here: said once in the
+      // log, and to every client in the challenge, so nobody retries in the dark.
+      if (!opaqueNoted) {
+        opaqueNoted = true;
+        log(`auth: refused a token that is not a JWT; if ${issuer.issuer} issues opaque access tokens, skills-serve cannot verify them: configure it to issue JWT access tokens (RFC 9068) for ${resource} (logged once)`);
+      }
+      return refusal('invalid_token', `the token is not a JWT; this server verifies only JWT access tokens signed by ${issuer.issuer}`);
+    }
     let thumbprint: string | undefined;
     if (scheme === 'DPoP') {
       // Several DPoP fields arrive joined by ", " (a JWS has neither character).
