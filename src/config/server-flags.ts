@@ -1,9 +1,11 @@
-// `--server LABEL=COMMAND ARGS...` and `--server LABEL=URL`: one-off servers from the
-// command line, read into the same raw shape as config file entries.
+// `--server LABEL=COMMAND ARGS...` and `--server LABEL=URL [oauth.FIELD=VALUE...]`: one-off
+// servers from the command line, read into the same raw shape as config file entries (an
+// HTTP server's "oauth" fields as words after its URL, checked as the config file's are).
 import { homedir } from 'node:os';
 import { ConfigError } from '../errors.js';
 import type { RawServer } from './config-formats.js';
 import { isValidLabel, normalizeLabel } from './labels.js';
+import { readRawOAuth } from './oauth-config.js';
 
 export interface FlagServer {
   label: string;
@@ -24,11 +26,26 @@ export function parseServerFlag(value: string): FlagServer {
     );
   }
   if (rest === '') throw new ConfigError(`--server ${label}=: nothing after "="; give a command or an http(s) URL`);
-  const sse = /^sse\+(https?:\/\/.*)$/.exec(rest);
-  if (sse) return { label, server: { kind: 'sse', url: sse[1]!, headers: {}, protocolVersion: undefined, approvedOnly: false } };
-  if (/^https?:\/\//.test(rest)) return { label, server: { kind: 'http', url: rest, headers: {}, protocolVersion: undefined, approvedOnly: false } };
+  const url = /^(sse\+)?(https?:\/\/\S*)(?:\s+([\s\S]*))?$/.exec(rest);
+  if (url) {
+    const oauth = url[3] === undefined ? undefined : oauthWords(splitWords(url[3], `--server ${label}`), label);
+    return { label, server: { kind: url[1] ? 'sse' : 'http', url: url[2]!, headers: {}, ...(oauth ? { oauth } : {}), protocolVersion: undefined, approvedOnly: false } };
+  }
   const [command, ...args] = splitWords(rest, `--server ${label}`);
   return { label, server: { kind: 'stdio', command: command!, args, env: {}, cwd: undefined, envFile: undefined, protocolVersion: undefined, approvedOnly: false } };
+}
+
+/** The words after a URL: each `oauth.FIELD=VALUE`, read as the config file's "oauth" object is. */
+function oauthWords(words: readonly string[], label: string): ReturnType<typeof readRawOAuth> {
+  const record: Record<string, string> = {};
+  for (const word of words) {
+    const field = /^oauth\.([A-Za-z]+)=([\s\S]*)$/.exec(word);
+    // Named by what comes before "=", never by a value (it may be a secret).
+    if (!field) throw new ConfigError(`--server ${label}: "${word.split('=')[0]}${word.includes('=') ? '=...' : ''}" after the URL is not oauth.FIELD=VALUE (e.g. oauth.clientId=ID oauth.callbackPort=8765)`);
+    if (field[1]! in record) throw new ConfigError(`--server ${label}: oauth.${field[1]} is given twice`);
+    record[field[1]!] = field[2]!;
+  }
+  return readRawOAuth(record, `--server ${label}`);
 }
 
 /**
