@@ -4,8 +4,8 @@
 import { auth, extractWWWAuthenticateParams, InsufficientScopeError, UnauthorizedError, withDpopFromProvider, type AuthProvider, type FetchLike } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/server-config.js';
 import { redactSdkLinesWith, type Redact } from '../log.js';
-import { loginCommand } from './auth-errors.js';
-import { limitedFetch, splitFetch } from './auth-fetch.js';
+import { AuthServerUnreachableError, loginCommand, NeedsLoginError, TokenRefusedError, type TokenRefusal } from './auth-errors.js';
+import { describeUrl, limitedFetch, splitFetch } from './auth-fetch.js';
 import { StoredOAuthProvider } from './stored-provider.js';
 import { defaultTokenStorePath, TokenStore } from './token-store.js';
 
@@ -58,7 +58,7 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
   // A configured static token keeps working as it always did: nothing to sign in to.
   if (headerNames.includes('authorization')) return undefined;
   const store = options.store ?? defaultTokenStore();
-  const authFetch = withoutHeaders(options.authFetch ?? limitedFetch(), headerNames);
+  const authFetch = namingUnreachable(withoutHeaders(options.authFetch ?? limitedFetch(), headerNames), config.url, config.oauth?.idpTokenEndpoint);
   const provider = new StoredOAuthProvider({ label, serverUrl: config.url, settings: config.oauth, store, fetch: authFetch });
   const redact = secretsRedactor(provider);
   // The SDK's own lines (a refused client, a failed refresh) may quote what the authorization server said.
@@ -67,6 +67,8 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
   let renewing: Promise<void> | undefined;
   /** The access token last handed to a request: the one a 401 refused. */
   let sent: string | undefined;
+  /** The access token the last renewal got, until the server accepts it: refused too, no renewal can help. */
+  let renewedTo: string | undefined;
   const transportAuth: AuthProvider = {
     token: async () => (sent = (await provider.tokens())?.access_token),
     onUnauthorized(ctx) {
@@ -82,6 +84,7 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
           const result = await auth(provider, { serverUrl: ctx.serverUrl, resourceMetadataUrl, scope, fetchFn: ctx.fetchFn });
           if (result !== 'AUTHORIZED') throw new UnauthorizedError();
         });
+        renewedTo = (await store.get(label, config.url).catch(() => undefined))?.tokens?.access_token;
       })().finally(() => {
         renewing = undefined;
       });
@@ -94,7 +97,30 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
     interactiveGrant,
     redact,
     // DPoP-bound tokens get the DPoP scheme and a proof per request (the SDK's wrapper, as its transports apply it).
-    fetchFor: (mcp) => withDpopFromProvider(provider)(splitFetch(config.url, mcp, authFetch)),
+    fetchFor: (mcp) =>
+      withDpopFromProvider(provider)(
+        splitFetch(
+          config.url,
+          async (input, init) => {
+            const response = await mcp(input, init);
+            const presented = presentedToken(init);
+            if (response.status !== 401 || presented === undefined || presented !== renewedTo) {
+              if (response.ok && presented !== undefined && presented === renewedTo) renewedTo = undefined;
+              return response;
+            }
+            // The token just renewed is refused as well: another renewal would get the same kind
+            // of token, so the server's own reason is what the person needs to see.
+            renewedTo = undefined;
+            await response.body?.cancel().catch(() => undefined);
+            const tokens = (await store.get(label, config.url).catch(() => undefined))?.tokens;
+            const refusedError = new TokenRefusedError(label, refusalOf(response), tokens?.issuer, tokens?.resource);
+            // Unattended grants: a configuration problem, shown as such; a person's sign-in: "needs login" with the reason, no loop.
+            if (!interactiveGrant) throw refusedError;
+            throw new NeedsLoginError(label, refusedError.message);
+          },
+          authFetch,
+        ),
+      ),
     refusedAfterRefresh() {
       const reason = provider.needsLoginReason() ?? 'the server refused the stored sign-in';
       return `needs login: ${reason}; run: ${loginCommand(label)}`;
@@ -129,6 +155,53 @@ export function connectionAuth(label: string, config: ServerConfig, options: Con
       };
     },
   };
+}
+
+/** The status and WWW-Authenticate challenge of a refusal (the Bearer challenge's, else the DPoP one's). */
+export function refusalOf(response: Response): TokenRefusal {
+  const { error, errorDescription } = extractWWWAuthenticateParams(response);
+  return { status: response.status, error, description: errorDescription };
+}
+
+/** The access token a request carries (Bearer or DPoP scheme), if any. */
+function presentedToken(init: RequestInit | undefined): string | undefined {
+  const authorization = init?.headers === undefined ? null : new Headers(init.headers).get('authorization');
+  return authorization === null ? undefined : /^(?:Bearer|DPoP) +(.+)$/i.exec(authorization.trim())?.[1];
+}
+
+/**
+ * Authorization traffic whose failure to connect names where it went: the authorization
+ * server (or identity provider, or the MCP server's own metadata) and the network's reason,
+ * rather than a bare "fetch failed" that reads as if the MCP server were down.
+ */
+export function namingUnreachable(inner: FetchLike, serverUrl: string, idpTokenEndpoint?: string): FetchLike {
+  const server = new URL(serverUrl).origin;
+  return async (input, init) => {
+    try {
+      return await inner(input, init);
+    } catch (error) {
+      const reason = networkReason(error);
+      if (reason === undefined) throw error;
+      const endpoint = describeUrl(input);
+      const role =
+        idpTokenEndpoint !== undefined && endpoint === describeUrl(idpTokenEndpoint)
+          ? 'the identity provider'
+          : new URL(String(input)).origin === server
+            ? "the server's sign-in metadata"
+            : 'the authorization server';
+      throw new AuthServerUnreachableError(role, endpoint, reason);
+    }
+  };
+}
+
+/** The errno-style code (ECONNREFUSED, ENOTFOUND, ...) of a failed connection, from anywhere in the cause chain. */
+function networkReason(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 6; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+    if (typeof code === 'string' && code.startsWith('UND_ERR_')) return code;
+  }
+  return undefined;
 }
 
 /** Shorter values are not secrets worth mangling messages for. */

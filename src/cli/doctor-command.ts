@@ -39,7 +39,17 @@ export interface DoctorCheck {
 }
 
 /** A server reached (or not) within its deadline. */
-export type ServerReach = { reached: true; skills: number; protocolVersion: string } | { reached: false; reason: string };
+export type ServerReach =
+  | { reached: true; skills: number; protocolVersion: string }
+  | {
+      reached: false;
+      reason: string;
+      /** True: nothing came back before the deadline; false: it failed sooner (with `elapsedMs`); undefined: not known. */
+      timedOut?: boolean | undefined;
+      elapsedMs?: number | undefined;
+      /** The server wants a (new) sign-in, or refuses the token of the one stored: it is not "signed in". */
+      signInRefused?: boolean | undefined;
+    };
 
 /** Sign-in as the auth module reports it; undefined: this build has none. */
 export interface SignInState {
@@ -122,7 +132,8 @@ export async function runDoctorChecks(options: DoctorOptions, probes: DoctorProb
   if (config) {
     const reached = await Promise.all(config.servers.map((server) => probes.reach(server, options.serverDeadlineMs)));
     config.servers.forEach((server, i) => checks.push(serverCheck(server, reached[i]!, options.serverDeadlineMs)));
-    checks.push(await signInCheck(probes, config));
+    const refused = config.servers.filter((_, i) => { const reach = reached[i]!; return !reach.reached && reach.signInRefused === true; }).map((server) => server.label);
+    checks.push(await signInCheck(probes, config, refused));
   }
   checks.push(await linkStoreCheck(probes));
   return checks;
@@ -187,15 +198,30 @@ function serverCheck(server: LabelledServer, reach: ServerReach, deadlineMs: num
   const name = `server ${server.label}`;
   const where = server.config.kind === 'stdio' ? `stdio ${server.config.command}` : `http ${server.config.url}`;
   if (reach.reached) return { name, status: 'ok', detail: escapeForLog(`${where}: ${reach.skills} skill${reach.skills === 1 ? '' : 's'} listed (protocol ${reach.protocolVersion})`) };
-  return { name, status: 'fail', detail: escapeForLog(`${where}: not reached within ${deadlineMs} ms: ${reach.reason}`) };
+  // Only a server that said nothing before the deadline was "not reached"; one that failed
+  // sooner is shown with its reason and how long it took.
+  if (reach.timedOut !== false) return { name, status: 'fail', detail: escapeForLog(`${where}: not reached within ${deadlineMs} ms: ${reach.reason}`) };
+  const after = reach.elapsedMs === undefined ? '' : ` (after ${(reach.elapsedMs / 1000).toFixed(1)} s)`;
+  // The MCP server answered; the sign-in's other party did not (named in the reason).
+  if (/cannot reach (the authorization server|the identity provider)/.test(reach.reason)) {
+    return { name, status: 'fail', detail: escapeForLog(`${where}: the server answered, but signing in to it cannot go on: ${reach.reason.replace(/^cannot connect: /, '')}${after}`) };
+  }
+  return { name, status: 'fail', detail: escapeForLog(`${where}: ${reach.reason}${after}`) };
 }
 
-async function signInCheck(probes: DoctorProbes, config: MountConfig): Promise<DoctorCheck> {
+/** Sign-ins stored and not; one the server just refused (`refused`: labels whose check says needs login) is not "signed in". */
+async function signInCheck(probes: DoctorProbes, config: MountConfig, refused: readonly string[] = []): Promise<DoctorCheck> {
   const state = await probes.signIn(config);
   if (state === undefined) return { name: 'sign-in', status: 'skip', detail: 'this build has no sign-in' };
   if (state.signedIn.length === 0 && state.signedOut.length === 0) return { name: 'sign-in', status: 'ok', detail: 'no HTTP server to sign in to' };
-  const parts = [state.signedIn.length > 0 ? `signed in: ${state.signedIn.join(', ')}` : '', state.signedOut.length > 0 ? `no sign-in stored: ${state.signedOut.join(', ')} (skills-mount login LABEL, where the server asks for it)` : ''];
-  return { name: 'sign-in', status: 'ok', detail: escapeForLog(parts.filter(Boolean).join('; ')) };
+  const signedIn = state.signedIn.filter((label) => !refused.includes(label));
+  const refusedStored = state.signedIn.filter((label) => refused.includes(label));
+  const parts = [
+    signedIn.length > 0 ? `signed in: ${signedIn.join(', ')}` : '',
+    refusedStored.length > 0 ? `stored but refused by the server: ${refusedStored.join(', ')} (its server line says why)` : '',
+    state.signedOut.length > 0 ? `no sign-in stored: ${state.signedOut.join(', ')} (skills-mount login LABEL, where the server asks for it)` : '',
+  ];
+  return { name: 'sign-in', status: refusedStored.length > 0 ? 'warn' : 'ok', detail: escapeForLog(parts.filter(Boolean).join('; ')) };
 }
 
 async function linkStoreCheck(probes: DoctorProbes): Promise<DoctorCheck> {
@@ -261,18 +287,21 @@ async function reachServer(server: LabelledServer, deadlineMs: number): Promise<
     verbose: false,
   });
   let timer: NodeJS.Timeout | undefined;
+  const startedMs = performance.now();
   const deadline = new Promise<ServerReach>((resolve) => {
-    timer = setTimeout(() => resolve({ reached: false, reason: 'no answer' }), deadlineMs);
+    timer = setTimeout(() => resolve({ reached: false, reason: 'no answer', timedOut: true }), deadlineMs);
   });
+  // A token the server refused (the auth module's TokenRefusedError, by its words) is no sign-in either.
+  const failed = (reason: string, needsLogin = false): ServerReach => ({ reached: false, reason, timedOut: false, elapsedMs: performance.now() - startedMs, signInRefused: needsLogin || /the server refused the token/.test(reason) });
   const attempt = (async (): Promise<ServerReach> => {
     await source.start();
     const connection = source.connection();
     if (connection.status !== 'connected' && connection.status !== 'degraded') {
-      return { reached: false, reason: 'reason' in connection && connection.reason ? connection.reason : (reasons.at(-1) ?? connection.status) };
+      return failed('reason' in connection && connection.reason ? connection.reason : (reasons.at(-1) ?? connection.status), connection.status === 'needs-login');
     }
     const listing = await source.listSkills();
     return { reached: true, skills: listing.items.length, protocolVersion: connection.protocolVersion };
-  })().catch((error: unknown): ServerReach => ({ reached: false, reason: (error as Error).message }));
+  })().catch((error: unknown): ServerReach => failed((error as Error).message));
   try {
     return await Promise.race([attempt, deadline]);
   } finally {

@@ -16,10 +16,10 @@ import {
   type FetchLike,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { needsLoginIn, SignInError } from '../auth/auth-errors.js';
+import { AuthServerUnreachableError, errorIn, needsLoginIn, RegistrationUnsupportedError, SignInError, TokenRefusedError, type TokenRefusal } from '../auth/auth-errors.js';
 import { describeUrl, limitedFetch, splitFetch } from '../auth/auth-fetch.js';
 import { openInBrowser } from '../auth/browser.js';
-import { defaultTokenStore, secretsRedactor } from '../auth/connection-auth.js';
+import { defaultTokenStore, namingUnreachable, refusalOf, secretsRedactor } from '../auth/connection-auth.js';
 import { LoopbackReceiver } from '../auth/loopback-receiver.js';
 import { StoredOAuthProvider } from '../auth/stored-provider.js';
 import type { AuthEntry, TokenStore } from '../auth/token-store.js';
@@ -144,7 +144,7 @@ export async function runLogin(options: LoginOptions, io: LoginIo): Promise<numb
       io.say(await signIn(label, config, options, io));
     } catch (error) {
       failed = true;
-      io.say(`skills-mount login: ${label}: sign-in failed: ${describeFailure(error)}`);
+      io.say(`skills-mount login: ${label}: sign-in failed: ${describeFailure(error, config.url)}`);
     }
   }
   return failed ? 1 : 0;
@@ -171,7 +171,15 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
   const store = io.store ?? defaultTokenStore(io.env);
   const settings = config.oauth;
   const interactive = (settings?.grantType ?? 'authorization_code') === 'authorization_code';
-  const authFetch = limitedFetch({ timeoutMs: options.authTimeoutMs });
+  const authFetch = namingUnreachable(limitedFetch({ timeoutMs: options.authTimeoutMs }), config.url, settings?.idpTokenEndpoint);
+  /** The server's last refusal (401 or 403) and whether this login has stored tokens since. */
+  const seen: { refusal?: TokenRefusal | undefined; signedIn: boolean } = { signedIn: false };
+  /** The server refused the token this login just got: another round in the browser would get the same kind. */
+  const refusedFresh = async (): Promise<TokenRefusedError | undefined> => {
+    if (!seen.signedIn || seen.refusal?.status !== 401) return undefined;
+    const tokens = (await store.get(label, config.url))?.tokens;
+    return new TokenRefusedError(label, seen.refusal, tokens?.issuer, tokens?.resource);
+  };
   const receiver = interactive
     ? await LoopbackReceiver.start({ port: settings?.callbackPort, label, refused: (what) => io.say(`${label}: ${escapeForLog(what)}`) })
     : undefined;
@@ -188,6 +196,8 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
     interactive: receiver && {
       redirectUrl: receiver.redirectUrl,
       open: async (url) => {
+        const refused = await refusedFresh();
+        if (refused !== undefined) throw refused;
         if (options.noBrowser) {
           io.say(`${label}: open this address in a browser to sign in:\n  ${url.href}`);
           io.say(`then paste here the address the browser ends on (it starts with ${receiver.redirectUrl}):`);
@@ -210,7 +220,7 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
     // A new sign-in finds the resource's authorization server afresh (it may have moved).
     await provider.forgetDiscovery();
     for (let signIns = 0; ; signIns++) {
-      const transport = httpTransport(config, provider, authFetch);
+      const transport = httpTransport(config, provider, authFetch, (refusal) => (seen.refusal = refusal));
       // Negotiated as the mount does (2026-07-28 first, then the 2025 handshake).
       const client = new Client(CLIENT_INFO, { capabilities: {}, versionNegotiation: { mode: 'auto', probe: { timeoutMs: options.timeoutMs } } });
       try {
@@ -225,10 +235,21 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
       } catch (error) {
         const waiting = redirect;
         redirect = undefined;
+        const refused = errorIn(error, TokenRefusedError) ?? (await refusedFresh());
+        if (refused !== undefined) {
+          // Refused tokens are of no use to a mount: not kept, so nothing says "signed in".
+          await provider.invalidateCredentials('tokens');
+          throw refused;
+        }
+        if (/does not support dynamic client registration/.test((error as Error | undefined)?.message ?? '')) {
+          const issuer = (await store.get(label, config.url))?.discovery?.authorizationServerUrl;
+          throw new RegistrationUnsupportedError(label, config.url, issuer, settings?.callbackPort);
+        }
         if (waiting === undefined || needsLoginIn(error) !== undefined) throw error;
         if (signIns + 1 >= MAX_SIGN_INS) throw new SignInError(`the server still refuses after ${MAX_SIGN_INS} sign-ins in a row (it asks for a scope the authorization server does not grant)`);
         const params = await waiting;
         await transport.finishAuth(params);
+        seen.signedIn = true;
       } finally {
         await client.close().catch(() => undefined);
       }
@@ -245,8 +266,14 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
   }
 }
 
-function httpTransport(config: HttpServerConfig | SseServerConfig, provider: StoredOAuthProvider, authFetch: FetchLike): StreamableHTTPClientTransport | SSEClientTransport {
-  const fetch = splitFetch(config.url, (input, init) => globalThis.fetch(input, init), authFetch);
+/** The transport login signs in through; `refused` hears each 401 and 403 of the server with its challenge. */
+function httpTransport(config: HttpServerConfig | SseServerConfig, provider: StoredOAuthProvider, authFetch: FetchLike, refused: (refusal: TokenRefusal) => void): StreamableHTTPClientTransport | SSEClientTransport {
+  const mcp: FetchLike = async (input, init) => {
+    const response = await globalThis.fetch(input, init);
+    if (response.status === 401 || response.status === 403) refused(refusalOf(response));
+    return response;
+  };
+  const fetch = splitFetch(config.url, mcp, authFetch);
   const url = new URL(config.url);
   const options = { requestInit: { headers: config.headers }, fetch, authProvider: provider };
   return config.kind === 'http' ? new StreamableHTTPClientTransport(url, options) : new SSEClientTransport(url, options);
@@ -316,13 +343,16 @@ async function revoke(entry: AuthEntry): Promise<string[]> {
 }
 
 /** Why a sign-in failed, in words; the authorization server's own text escaped. */
-function describeFailure(error: unknown): string {
+function describeFailure(error: unknown, serverUrl: string): string {
   if (error instanceof OAuthError) return `the authorization server answered ${error.code}${error.message && error.message !== error.code ? `: ${escapeForLog(error.message)}` : ''}`;
   if (!(error instanceof Error)) return escapeForLog(String(error));
-  // A network failure names its errno deep in the cause chain (fetch failed <- ECONNREFUSED).
+  // Ours say who, what and what to do already (escaped where a server's text is quoted).
+  const ours = errorIn(error, TokenRefusedError) ?? errorIn(error, AuthServerUnreachableError) ?? errorIn(error, RegistrationUnsupportedError);
+  if (ours !== undefined) return ours.message;
+  // A network failure names its errno deep in the cause chain (fetch failed <- ECONNREFUSED): the MCP server's own address.
   for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 6; cause = cause.cause, depth++) {
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot reach it (${code}): ${escapeForLog(error.message)}`;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `cannot reach the server at ${escapeForLog(describeUrl(serverUrl))} (${code}): check that it is up and the URL is right: ${escapeForLog(error.message)}`;
   }
   const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? ` (${escapeForLog(error.cause.message)})` : '';
   return `${escapeForLog(error.message)}${cause}`;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitOf, stopChild } from '../support/children.js';
-import { startHttpServe, type ListeningServer } from '../support/http-server.js';
+import { freePort, startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { startJwtAuthServer, type JwtAuthServer, type JwtAuthServerOptions } from '../support/jwt-auth-server.js';
 import { delay } from '../support/poll.js';
 import { EXAMPLES } from '../support/server-harness.js';
@@ -115,7 +115,7 @@ describe('the loopback listener while a sign-in waits', () => {
     const w = await world({ authorizeError: { error: 'access_denied', description: `the user said no ${ESC}[31mred${RLO}txet` } });
     const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20']);
     expect(run.code, run.stderr).toBe(1);
-    expect(run.stderr).toMatch(/team: sign-in failed: the authorization server answered access_denied: the user said no \\u001b\[31mred\\u202etxet/);
+    expect(run.stderr).toMatch(/team: sign-in failed: .*authorization server.*access_denied: the user said no \\u001b\[31mred\\u202etxet/);
     expect(await browserVisits(w)).toEqual([{ what: 'redirect', status: 200, title: 'Sign-in not completed' }]);
     expect(await storedTokens(w)).toBeUndefined();
     expectClean(run.stderr);
@@ -149,3 +149,104 @@ describe("the SDK's own lines", () => {
     expect(doctor.stderr).not.toContain(SECRET);
   });
 });
+
+describe('errors that say which server, what happened and what to do', () => {
+  it("an authorization server that ignores `resource`: login shows skills-serve's own reason, stops at once, keeps nothing; doctor does not say signed in", async () => {
+    const w = await world({ ignoreResource: true });
+    const started = Date.now();
+    const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(run.stderr).not.toContain('Server returned 401 after re-authentication');
+    expect(run.stderr).toContain(
+      `team: sign-in failed: the server refused the token ${w.as.issuer} issued for it (HTTP 401 invalid_token: "the token is for another resource"): ` +
+        `the authorization server seems to ignore the resource indicator (RFC 8707) and issue tokens for another audience; have it issue tokens whose "aud" is ${w.serve.url}`,
+    );
+    // One trip through the browser: another would get the same kind of token.
+    expect((await browserVisits(w)).map((visit) => visit.what)).toEqual(['redirect']);
+    expect(await storedTokens(w)).toBeUndefined();
+    expect(w.as.resourcesAsked).toContain(w.serve.url);
+    expect(w.as.issued.length).toBeGreaterThan(0);
+    expectClean(run.stderr, w.as.issued);
+
+    // The tokens that never worked are not "signed in" to doctor.
+    const report = await doctorReport(w, ['--server', `team=${w.serve.url}`]);
+    expect(report).toMatch(/sign-in +no sign-in stored: team/);
+    expect(report).not.toMatch(/signed in: team/);
+  });
+
+  it('an issuer whose tokens are opaque: skills-serve says so once in its log, and login shows it at once', async () => {
+    const w = await world({ opaqueTokens: true });
+    const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain(
+      `team: sign-in failed: the server refused the token ${w.as.issuer} issued for it (HTTP 401 invalid_token: "the token is not a JWT; this server verifies only JWT access tokens signed by ${w.as.issuer}"): ` +
+        'the authorization server issues tokens the server cannot verify; have it issue JWT access tokens for this server',
+    );
+    const lines = w.serve.log().split('\n').filter((line) => line.includes('not a JWT'));
+    expect(lines).toEqual([
+      `skills-serve: auth: refused a token that is not a JWT; if ${w.as.issuer} issues opaque access tokens, skills-serve cannot verify them: configure it to issue JWT access tokens (RFC 9068) for ${w.serve.url} (logged once)`,
+    ]);
+    expect(await storedTokens(w)).toBeUndefined();
+    expectClean(run.stderr, w.as.issued);
+    expectClean(w.serve.log(), w.as.issued);
+  });
+
+  it('an unattended grant whose tokens the server cannot verify: a mount shows the reason, not a bare 401', async () => {
+    const w = await world({ opaqueTokens: true, clients: { robot: 'robot-secret-of-the-tests' } });
+    const config = path.join(w.home, 'servers.json');
+    await writeFile(config, JSON.stringify({ mcpServers: { team: { type: 'http', url: w.serve.url, oauth: { grantType: 'client_credentials', clientId: 'robot', clientSecret: 'robot-secret-of-the-tests' } } } }));
+    const report = await doctorReport(w, ['--config', config]);
+    expect(report).toMatch(/FAIL +server team +http .*: cannot connect: .*the server refused the token .* \(HTTP 401 invalid_token: "the token is not a JWT; .*\(after \d+\.\d s\)/);
+    expect(report).toMatch(/sign-in +stored but refused by the server: team/);
+    expect(report).not.toContain('Server returned 401 after re-authentication');
+    expect(report).not.toContain('not reached within');
+  });
+
+  it('no registration endpoint: login says to register a client and how to give its ID; with --server ... oauth.clientId it signs in', async () => {
+    const w = await world({ registration: false, clients: { 'desk-client': '' } });
+    const failed = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20']);
+    expect(failed.code, failed.stderr).toBe(1);
+    expect(failed.stderr).not.toContain('Incompatible auth server');
+    expect(failed.stderr).toContain(
+      `team: sign-in failed: the authorization server ${w.as.issuer} does not let clients register themselves (it has no registration endpoint): ` +
+        'register skills-mount there as a client with the redirect URI http://127.0.0.1:8765/callback, then give its client ID: ' +
+        `"oauth": { "clientId": "ID", "callbackPort": 8765 } on "team" in the config file, or --server 'team=${w.serve.url} oauth.clientId=ID oauth.callbackPort=8765'`,
+    );
+    const port = await freePort();
+    const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url} oauth.clientId=desk-client oauth.callbackPort=${port}`, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/team: signed in \(for /);
+    expect(run.stderr).toContain(`redirect_uri=http%3A%2F%2F127.0.0.1%3A${port}%2Fcallback`);
+    expect(run.stderr).toContain('client_id=desk-client');
+  });
+
+  it('an authorization server that is down: login and doctor name it (not the MCP server), and doctor does not say "not reached within"', async () => {
+    const w = await world({ clients: { robot: 'robot-secret-of-the-tests' } });
+    const issuer = w.as.issuer;
+    await w.as.close();
+    const run = await skillsMount(w, ['login', 'team', '--server', `team=${w.serve.url}`, '--wait', '20']);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`team: sign-in failed: cannot reach the authorization server at ${issuer}/\\.well-known/oauth-authorization-server \\(ECONNREFUSED\\): check that it is up`));
+    expect(run.stderr).not.toContain('cannot reach it');
+
+    const config = path.join(w.home, 'servers.json');
+    await writeFile(config, JSON.stringify({ mcpServers: { team: { type: 'http', url: w.serve.url, oauth: { grantType: 'client_credentials', clientId: 'robot', clientSecret: 'robot-secret-of-the-tests' } } } }));
+    const report = await doctorReport(w, ['--config', config]);
+    expect(report).toMatch(new RegExp(`FAIL +server team +http ${w.serve.url}: the server answered, but signing in to it cannot go on: cannot reach the authorization server at ${issuer}/\\S+ \\(ECONNREFUSED\\).*\\(after \\d+\\.\\d s\\)`));
+    expect(report).not.toContain('not reached within');
+  });
+});
+
+/** `skills-mount doctor ARGS...`'s report (stdout). */
+async function doctorReport(w: World, args: string[]): Promise<string> {
+  const child = spawn(process.execPath, [SKILLS_MOUNT, 'doctor', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: w.home, XDG_CONFIG_HOME: path.join(w.home, 'config'), XDG_CACHE_HOME: path.join(w.home, 'cache'), XDG_DATA_HOME: path.join(w.home, 'data') },
+  });
+  let stdout = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.resume();
+  await Promise.race([exitOf(child), delay(30_000).then(() => stopChild(child))]);
+  return stdout;
+}

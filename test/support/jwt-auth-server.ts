@@ -21,7 +21,10 @@ export interface JwtAuthServerOptions {
   clients?: Record<string, string>;
   /** client_credentials with a wrong secret is answered 401 invalid_client with this description. */
   invalidClientDescription?: string;
-  /** The authorization endpoint sends the browser back with this error instead of a code. */
+  /**
+   * The person at the browser (a request with a session cookie) is sent back with this error
+   * instead of a code (pressed Cancel); a visitor without one gets the login page.
+   */
   authorizeError?: { error: string; description: string };
   /** Scope of every token (default "skills:read"). */
   scope?: string;
@@ -112,6 +115,7 @@ export async function startJwtAuthServer(options: JwtAuthServerOptions = {}): Pr
       const clientId = q.get('client_id') ?? '';
       if (!clients.has(clientId) || q.get('code_challenge_method') !== 'S256') return send(res, 400, 'unknown client or no PKCE', 'text/plain');
       const target = new URL(q.get('redirect_uri') ?? '');
+      if (options.authorizeError && req.headers.cookie === undefined) return send(res, 200, '<!doctype html><title>Sign in</title><form>...</form>', 'text/html');
       if (options.authorizeError) {
         target.searchParams.set('error', options.authorizeError.error);
         target.searchParams.set('error_description', options.authorizeError.description);
