@@ -6,6 +6,7 @@
 // (digests recomputed, paths confined), and refused whole, naming the entry, when anything is wrong.
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { visit } from 'jsonc-parser';
 import type { ServerConfig } from '../config/server-config.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { uriToSegments } from '../catalog/uri-path.js';
@@ -157,6 +158,8 @@ export function parseLockfile(text: string, file: string): Lockfile {
   } catch (error) {
     throw new LockfileError(`is not JSON (${errorMessage(error)})`, file, undefined, error);
   }
+  const duplicate = firstDuplicateKey(text);
+  if (duplicate !== undefined) throw new LockfileError(`"${escapeForLog(duplicate.key)}" is given twice (which one holds would be a guess)`, file, duplicate.where);
   const top = objectAt(raw, file, undefined, 'the lockfile');
   const version = top.lockfileVersion;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw new LockfileError('has no lockfileVersion (a positive integer)', file);
@@ -297,6 +300,28 @@ function parseSkill(value: unknown, file: string, at: string): LockedSkill {
   if (skillMd.digest !== skillDigest) throw new LockfileError('has a skillDigest that is not its SKILL.md file\'s digest', file, entry);
   if (resourcesDigest(files) !== setDigest) throw new LockfileError('has a resourcesDigest that does not match its files (edited by hand, or damaged)', file, entry);
   return { server, path: skillPath, uri, name, skillDigest, resourcesDigest: setDigest, files, grants };
+}
+
+/** The first key given twice in one object, with where it is (`skills[0].grants, line 9`). */
+function firstDuplicateKey(text: string): { key: string; where: string } | undefined {
+  const open: Array<Set<string> | undefined> = [];
+  let found: { key: string; where: string } | undefined;
+  visit(text, {
+    onObjectBegin: () => void open.push(new Set()),
+    onObjectEnd: () => void open.pop(),
+    onArrayBegin: () => void open.push(undefined),
+    onArrayEnd: () => void open.pop(),
+    onObjectProperty: (key, _offset, _length, line, _character, pathOf) => {
+      const keys = open.at(-1);
+      if (keys === undefined || found !== undefined) return;
+      if (keys.has(key)) {
+        const at = pathOf().map((part) => (typeof part === 'number' ? `[${part}]` : `.${escapeForLog(part)}`)).join('').replace(/^\./, '');
+        found = { key, where: `${at === '' ? '' : `${at}, `}line ${line + 1}` };
+      }
+      keys.add(key);
+    },
+  });
+  return found;
 }
 
 /** Whether `uri` maps to `labelPath` under the server's label, as on a mount (uri-path.ts). */

@@ -230,6 +230,15 @@ describe('refusals, each naming the entry', () => {
     expect(refusal(twice)).toMatch(/skills\[3\] \(demo\/y\): locks the same skill as skills\[1\] \(demo\/y\)/);
   });
 
+  it('a key given twice in one object (JSON.parse would keep the last, a reader of the diff may see the first)', () => {
+    const text = lockText(valid());
+    const grants = text.replace('"exec": true', '"exec": false,\n        "exec": true');
+    expect(grants).not.toBe(text);
+    expect(refusal(undefined, grants)).toMatch(/skills\[0\]\.grants, line \d+: "exec" is given twice \(which one holds would be a guess\)/);
+    const top = text.replace(/\n}\n$/, ',\n  "skills": []\n}\n');
+    expect(refusal(undefined, top)).toMatch(/line \d+: "skills" is given twice/);
+  });
+
   it('files: none, a file listed twice, no SKILL.md with the skill URI, a size that is not whole bytes, unknown fields', () => {
     const none = valid();
     none.skills[1]!.files = [];
