@@ -26,6 +26,7 @@ const { parseOptions } = await import('./lib/options.mjs');
 const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
 const { buildLinkRows, buildRows } = await import('./lib/report.mjs');
 const { renderTable } = await import('./lib/table.mjs');
+const { buildTeamRows } = await import('./lib/team-report.mjs');
 const { measureApproved } = await import('./workloads/approved.mjs');
 const { bigFiles, measureBigReads } = await import('./workloads/big-file.mjs');
 const { measureChangeLatency } = await import('./workloads/change-latency.mjs');
@@ -40,6 +41,7 @@ const { measureRestart } = await import('./workloads/restart.mjs');
 const { measureRoundTrip } = await import('./workloads/round-trip.mjs');
 const { measureScaling } = await import('./workloads/scaling.mjs');
 const { measureSnapshot } = await import('./workloads/snapshot.mjs');
+const { measureTeam, TEAM_MAX_RUNS } = await import('./workloads/team.mjs');
 
 const startedMs = performance.now();
 const log = (line) => process.stderr.write(`bench: [${((performance.now() - startedMs) / 1000).toFixed(0)} s] ${line}\n`);
@@ -141,7 +143,11 @@ try {
   const linkDir = path.join(workDir, 'link-catalog');
   await generateCatalog(linkDir, { skills: profile.link.skills, files: profile.link.files });
   const linkFiles = await listedFiles(linkDir);
-  const link = await measureLink({ workDir, catalog: { name: 'link', dir: linkDir, files: linkFiles, totalBytes: linkFiles.reduce((sum, file) => sum + file.sizeBytes, 0) }, runs: profile.runs, log });
+  const linkCatalog = { name: 'link', dir: linkDir, files: linkFiles, totalBytes: linkFiles.reduce((sum, file) => sum + file.sizeBytes, 0) };
+  const link = await measureLink({ workDir, catalog: linkCatalog, runs: profile.runs, log });
+  // The same skills locked for a project: link --project and outdated against today's link, lock against approve.
+  log(`team lockfile: ${profile.link.skills} locked skills, link --project cold and unchanged, outdated, lock; no mount`);
+  const team = await measureTeam({ workDir, catalog: linkCatalog, runs: Math.min(profile.runs, TEAM_MAX_RUNS), lockRuns: 1, log });
   await rm(linkDir, { recursive: true, force: true });
   // A real Claude Code session (scripts/harnesses.sh installs it); not in the quick run, whose smoke test runs in every CI pass.
   let pickup;
@@ -164,6 +170,7 @@ try {
     ...buildRows({ backends, catalogs, reads, bigReads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
     ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
     ...buildLinkRows(link, pickup),
+    ...buildTeamRows(team),
   ];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;
