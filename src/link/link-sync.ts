@@ -194,7 +194,9 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
     report.entries = Object.keys(root.entries).length;
     return report;
   }
-  const ours = await ourEntries(store, root.root);
+  // The root is listed once per sync: what is ours, a crash's leftovers, and the names others take all come from it.
+  const listing = await listRoot(root.root);
+  const ours = await ourEntries(store, root.root, listing);
   // A temporary link a crash left beside an entry: ours, and never an entry.
   for (const [name, key] of ours) {
     if (!TEMP_NAME.test(name)) continue;
@@ -203,7 +205,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   }
   // A folder a crash left while an entry was set aside on another filesystem: removed while empty
   // (what it holds then is something put back that could not be: left for the person).
-  for (const name of await readdir(root.root).catch(() => [] as string[])) {
+  for (const { name } of listing) {
     if (ASIDE_NAME.test(name)) await rmdir(path.join(root.root, name)).catch(() => {});
   }
   // What each entry of ours is: from the state when it names the same object, else the object's
@@ -239,7 +241,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   }
   // Every name someone else's skill or folder takes here, case-folded. Ours keep their names,
   // unless a skill of someone else's has come to declare one since: then ours is qualified anew.
-  const takenBy = await namesInRoot(root.root, new Set(ours.keys()));
+  const takenBy = await namesInRoot(root.root, new Set(ours.keys()), listing);
   const kept = new Map([...linked].filter(([, entry]) => !takenBy.has(foldName(entry.name))).map(([skill, entry]) => [skill, entry.name]));
   const names = chooseNames(wanted, kept, (name) => takenBy.has(foldName(name)));
   const plans: Array<{ approval: Approval; qualified: boolean; current: { name: string; key: string } | undefined; spec: EntrySpec }> = [];
@@ -357,17 +359,20 @@ async function temporaryLink(store: string, dir: string, name: string, target: s
   return beside;
 }
 
-/** Our entries in a root: symbolic links into this store's objects, by name (a crash's temporary ones included). */
-async function ourEntries(store: string, dir: string): Promise<Map<string, string>> {
-  const ours = new Map<string, string>();
-  let entries: Dirent[];
+/** A root's entries; none when it is missing or not a folder. */
+async function listRoot(dir: string): Promise<Dirent[]> {
   try {
-    entries = await readdir(dir, { withFileTypes: true });
+    return await readdir(dir, { withFileTypes: true });
   } catch (error) {
-    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return ours;
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return [];
     throw error;
   }
-  for (const entry of entries) {
+}
+
+/** Our entries in a root: symbolic links into this store's objects, by name (a crash's temporary ones included). `listing`: the root's entries, when listed already. */
+async function ourEntries(store: string, dir: string, listing?: readonly Dirent[]): Promise<Map<string, string>> {
+  const ours = new Map<string, string>();
+  for (const entry of listing ?? (await listRoot(dir))) {
     if (!entry.isSymbolicLink()) continue;
     const key = objectOfTarget(store, await readlink(path.join(dir, entry.name)).catch(() => ''));
     if (key !== undefined) ours.set(entry.name, key);

@@ -21,10 +21,10 @@ export function foldName(name: string): string {
 }
 
 /**
- * Who takes each name in `root`, by folded name ("the folder Refunds", "the skill in
+ * Who takes each name in `root` (`listing`: its entries, when already listed), by folded name ("the folder Refunds", "the skill in
  * team/billing (its SKILL.md names it billing)"); `ours` (entry names link made) are passed over.
  */
-export async function namesInRoot(root: string, ours: ReadonlySet<string>): Promise<Map<string, string>> {
+export async function namesInRoot(root: string, ours: ReadonlySet<string>, listing?: readonly Dirent[]): Promise<Map<string, string>> {
   const taken = new Map<string, string>();
   const take = (name: string, who: string) => {
     if (!taken.has(foldName(name))) taken.set(foldName(name), who);
@@ -32,9 +32,10 @@ export async function namesInRoot(root: string, ours: ReadonlySet<string>): Prom
   let budget = MAX_FOLDERS;
   const walk = async (dir: string, relative: string, depth: number): Promise<void> => {
     if (budget-- <= 0) return;
-    let entries: Dirent[];
+    let entries: readonly Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      // The root as the caller listed it, when it did (a sync lists it once).
+      entries = depth === 0 && listing !== undefined ? listing : await readdir(dir, { withFileTypes: true });
     } catch {
       return;
     }
