@@ -709,55 +709,50 @@ static napi_value js_table_lookups(napi_env env, napi_callback_info info) {
   return result;
 }
 
-// notifyInvalEntry(session, parent, name) / notifyInvalInode(session, ino, offset, length):
-// queued for the notifier thread; never called from a request handler.
-static napi_value js_notify_inval_entry(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
+// notifyInvalEntry(session, parent, name), notifyInvalInode(session, ino, offset, length) and
+// notifyBarrier(session, token): each one job queued for the notifier thread (never sent from a
+// request handler); a barrier comes back as OP_NOTIFIED with fh = token once every job queued
+// before it was sent. False when the session is closed or memory is short.
+static napi_value queue_notification(napi_env env, napi_callback_info info, size_t argc, enum job_kind kind) {
+  napi_value argv[4];
   struct session *s;
-  if (!get_args(env, info, 3, argv, &s)) return NULL;
+  if (!get_args(env, info, argc, argv, &s)) return NULL;
   if (s->closed) return boolean(env, 0);
   char name[1024];
-  size_t length;
-  if (napi_get_value_string_utf8(env, argv[2], name, sizeof name, &length) != napi_ok) return NULL;
+  if (kind == JOB_INVAL_ENTRY) {
+    size_t length;
+    if (napi_get_value_string_utf8(env, argv[2], name, sizeof name, &length) != napi_ok) return NULL;
+  }
   struct job *job = calloc(1, sizeof *job);
-  if (job == NULL || (job->name = strdup(name)) == NULL) {
+  if (job == NULL) return boolean(env, 0);
+  job->kind = kind;
+  if (kind == JOB_BARRIER) {
+    job->id = double_arg(env, argv[1]);
+  } else {
+    job->ino = (uint64_t)double_arg(env, argv[1]);
+  }
+  if (kind == JOB_INVAL_INODE) {
+    job->off = (int64_t)double_arg(env, argv[2]);
+    job->len = (int64_t)double_arg(env, argv[3]);
+  }
+  if (kind == JOB_INVAL_ENTRY && (job->name = strdup(name)) == NULL) {
     free(job);
     return boolean(env, 0);
   }
-  job->kind = JOB_INVAL_ENTRY;
-  job->ino = (uint64_t)double_arg(env, argv[1]);
   job_push(s, job);
   return boolean(env, 1);
 }
 
-// notifyBarrier(session, token): OP_NOTIFIED with fh = token once the notifier has sent every
-// notification queued before it.
-static napi_value js_notify_barrier(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  struct session *s;
-  if (!get_args(env, info, 2, argv, &s)) return NULL;
-  if (s->closed) return boolean(env, 0);
-  struct job *job = calloc(1, sizeof *job);
-  if (job == NULL) return boolean(env, 0);
-  job->kind = JOB_BARRIER;
-  job->id = double_arg(env, argv[1]);
-  job_push(s, job);
-  return boolean(env, 1);
+static napi_value js_notify_inval_entry(napi_env env, napi_callback_info info) {
+  return queue_notification(env, info, 3, JOB_INVAL_ENTRY);
 }
 
 static napi_value js_notify_inval_inode(napi_env env, napi_callback_info info) {
-  napi_value argv[4];
-  struct session *s;
-  if (!get_args(env, info, 4, argv, &s)) return NULL;
-  if (s->closed) return boolean(env, 0);
-  struct job *job = calloc(1, sizeof *job);
-  if (job == NULL) return boolean(env, 0);
-  job->kind = JOB_INVAL_INODE;
-  job->ino = (uint64_t)double_arg(env, argv[1]);
-  job->off = (int64_t)double_arg(env, argv[2]);
-  job->len = (int64_t)double_arg(env, argv[3]);
-  job_push(s, job);
-  return boolean(env, 1);
+  return queue_notification(env, info, 4, JOB_INVAL_INODE);
+}
+
+static napi_value js_notify_barrier(napi_env env, napi_callback_info info) {
+  return queue_notification(env, info, 2, JOB_BARRIER);
 }
 
 // stats(session) -> { outstanding, notifications, pendingNotifications, the counted opens' and the

@@ -193,10 +193,3 @@ const struct fuse_lowlevel_ops request_ops = {
   .listxattr = ll_listxattr,
 };
 
-void post_notice(struct session *s, int op) {
-  struct request *r = calloc(1, sizeof *r);
-  if (r == NULL) return; // JS takes the lookups at its next request anyway
-  r->op = op;
-  r->id = -1;
-  if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
-}

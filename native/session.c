@@ -272,3 +272,13 @@ void session_unref(struct session *s) {
   free(s->free_list);
   free(s);
 }
+
+// A notice for JS with no request behind it (e.g. OP_LOOKUPS: the table answered lookups it
+// should hear of); dropped when memory is short, since JS takes them at its next request anyway.
+void post_notice(struct session *s, int op) {
+  struct request *r = calloc(1, sizeof *r);
+  if (r == NULL) return;
+  r->op = op;
+  r->id = -1;
+  if (napi_call_threadsafe_function(s->tsfn, r, napi_tsfn_nonblocking) != napi_ok) free(r);
+}
