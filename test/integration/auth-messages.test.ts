@@ -9,6 +9,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TokenStore } from '../../src/auth/token-store.js';
+import { runLogin, type LoginIo } from '../../src/cli/login-command.js';
+import { Connection } from '../../src/mcp/connection.js';
 import { exitOf, stopChild } from '../support/children.js';
 import { freePort, startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { startJwtAuthServer, type JwtAuthServer, type JwtAuthServerOptions } from '../support/jwt-auth-server.js';
@@ -250,3 +253,45 @@ async function doctorReport(w: World, args: string[]): Promise<string> {
   await Promise.race([exitOf(child), delay(30_000).then(() => stopChild(child))]);
   return stdout;
 }
+
+describe('a mount whose renewed token the server refuses', () => {
+  it('turns to needs login with the server\'s own reason, once, instead of a bare 401', async () => {
+    const options: JwtAuthServerOptions = {};
+    const w = await world(options);
+    const store = new TokenStore(path.join(w.home, 'tokens.json'));
+    const said: string[] = [];
+    // A person signs in (the address printed, the redirect pasted back), while the authorization server behaves.
+    const io: LoginIo = {
+      env: { HOME: '/nonexistent' },
+      store,
+      say: (line) => said.push(line),
+      async readLine() {
+        const address = /\n\s+(\S+)/.exec([...said].reverse().find((line) => line.includes('open this address')) ?? '')?.[1];
+        if (address === undefined) return undefined;
+        const answer = await fetch(address, { redirect: 'manual' });
+        return answer.headers.get('location') ?? undefined;
+      },
+    };
+    expect(await runLogin({ labels: ['team'], configPath: undefined, serverFlags: [`team=${w.serve.url}`], noBrowser: true, waitMs: 10_000, timeoutMs: 5_000 }, io), said.join('\n')).toBe(0);
+    // Then it starts ignoring `resource`, and the stored access token is no longer good.
+    options.ignoreResource = true;
+    await store.update('team', w.serve.url, (entry) => (entry?.tokens ? { ...entry, tokens: { ...entry.tokens, access_token: 'no-longer-good' } } : undefined));
+    const logs: string[] = [];
+    const connection = new Connection('team', { kind: 'http', url: w.serve.url, headers: {} }, { timeoutMs: 5_000, log: (line) => logs.push(line), auth: { store } });
+    stops.push(() => connection.close());
+    const requestsBefore = w.as.tokenRequests();
+    await connection.start();
+    expect(connection.connection()).toMatchObject({
+      status: 'needs-login',
+      reason: expect.stringContaining('the server refused the token') as unknown,
+    });
+    const reason = (connection.connection() as { reason: string }).reason;
+    expect(reason).toContain('HTTP 401 invalid_token: "the token is for another resource"');
+    expect(reason).toContain('run: skills-mount login team');
+    expect(reason).not.toContain('after re-authentication');
+    // One renewal, then no loop.
+    await delay(1_000);
+    expect(w.as.tokenRequests() - requestsBefore).toBe(1);
+    expectClean(logs.join('\n'), w.as.issued);
+  });
+});
