@@ -99,6 +99,8 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   private authServerMetadata: AuthorizationServerMetadata | undefined;
   /** This login has registered a new client once already because the old one was refused: no second time. */
   private registeredAgain = false;
+  /** The client this login registered (the server has just accepted its redirect URI: no need to ask again). */
+  private registeredNow: string | undefined;
   /** Every token, secret and verifier this provider has handled: redacted from whatever is shown. */
   private readonly secrets = new Set<string>();
 
@@ -171,6 +173,7 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     // Which redirect URIs it was registered with (a registration answer names them; a CIMD client's are its document's).
     const registered = (info as { redirect_uris?: unknown }).redirect_uris ?? (info.client_id === this.clientMetadataUrl ? undefined : this.clientMetadata.redirect_uris);
     const kept = { ...info, issuer, ...(registered !== undefined ? { redirect_uris: registered } : {}) } as OAuthClientInformationMixed;
+    if (this.isInteractive) this.registeredNow = info.client_id;
     await this.change((entry) => ({ ...entry, clients: { ...entry.clients, [issuer]: kept } }));
   }
 
@@ -227,7 +230,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
     // A scope a mount was asked for since the last sign-in is asked for now too.
     const wanted = (await this.entry())?.wantedScope;
     if (wanted !== undefined) url.searchParams.set('scope', unionScopes(url.searchParams.get('scope') ?? undefined, wanted)!);
-    const answer = await probeAuthorization(url, interactive.redirectUrl, this.options.fetch ?? limitedFetch());
+    // A client registered a moment ago for this redirect is not asked about (one authorization request per sign-in, as servers count them).
+    const fresh = url.searchParams.get('client_id') === this.registeredNow;
+    const answer = fresh ? ({ kind: 'go-on' } as const) : await probeAuthorization(url, interactive.redirectUrl, this.options.fetch ?? limitedFetch());
     if (answer.kind !== 'go-on') {
       // A client this provider registered (not the config's, not a metadata document URL) may be registered again, once.
       const configured = this.settings.clientId;

@@ -154,20 +154,6 @@ describe('a redirect URI the authorization server refuses', () => {
   });
 });
 
-describe('an authorization server that refuses every authorization request', () => {
-  it('is asked again with one new client at most, then the refusal is said at once', async () => {
-    const s = await setup({ refuseAuthorization: true });
-    const { fixture, store, logs } = s;
-    const login = await timedLogin(loginOptions(fixture), browserIo(s));
-    expect(login.status).toBe(1);
-    expect(login.ms).toBeLessThan(PROMPT_MS);
-    expect(logs.join('\n')).toContain('team: sign-in failed: team: the authorization server refused the sign-in request (HTTP 403) (it refuses even a client registered just now for this redirect); nothing was stored');
-    expect(fixture.registrations()).toBe(2);
-    expect(await browsed(s.record)).toEqual([]);
-    expect((await store.get('team', fixture.mcpUrl))?.tokens).toBeUndefined();
-  });
-});
-
 describe('an authorization server that forgot its registered clients', () => {
   it('(restarted, the sign-in lapsed meanwhile) the next login registers once more and is signed in within seconds', async () => {
     const s = await setup();

@@ -25,8 +25,6 @@ export interface AuthFixtureOptions {
   scopeForRead?: string;
   /** The authorization endpoint refuses (400, as the SDK's example server) a redirect_uri the client did not register. */
   exactRedirects?: boolean;
-  /** The authorization endpoint answers every request 403 (as Glewlwyd does to a client it does not know), never redirecting. */
-  refuseAuthorization?: boolean;
   /** Clients registered beforehand (a config's clientId), by client ID, with their redirect URIs. */
   preRegistered?: Record<string, string[]>;
   /** Only OpenID discovery (/.well-known/openid-configuration); RFC 8414's document is 404. */
@@ -138,7 +136,6 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
     if (url.pathname === '/authorize') {
       const q = url.searchParams;
       authorizations.push(q);
-      if (options.refuseAuthorization) return send(res, 403, 'Forbidden', 'text/html');
       const clientId = q.get('client_id') ?? '';
       if (!clients.has(clientId) || q.get('code_challenge_method') !== 'S256') return send(res, 400, 'bad request', 'text/plain');
       // RFC 6749 §4.1.2.1: a redirect_uri that is not the client's is told to the person, never redirected to.
