@@ -154,6 +154,18 @@ describe('a redirect URI the authorization server refuses', () => {
   });
 });
 
+describe('an authorization request refused by a redirect back with an error', () => {
+  it('(access_denied) is said at once, the server\'s words escaped, nothing stored', async () => {
+    const s = await setup({ authorizationError: 'access_denied' });
+    const { fixture, store, logs } = s;
+    const login = await timedLogin(loginOptions(fixture), browserIo(s));
+    expect(login.status).toBe(1);
+    expect(login.ms).toBeLessThan(PROMPT_MS);
+    expect(logs.join('\n')).toContain('team: sign-in failed: the authorization server answered access_denied: The person declined\\u000ato sign in');
+    expect((await store.get('team', fixture.mcpUrl))?.tokens).toBeUndefined();
+  });
+});
+
 describe('an authorization server that forgot its registered clients', () => {
   it('(restarted, the sign-in lapsed meanwhile) the next login registers once more and is signed in within seconds', async () => {
     const s = await setup();

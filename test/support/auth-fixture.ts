@@ -25,6 +25,8 @@ export interface AuthFixtureOptions {
   scopeForRead?: string;
   /** The authorization endpoint refuses (400, as the SDK's example server) a redirect_uri the client did not register. */
   exactRedirects?: boolean;
+  /** The authorization endpoint sends the browser back with this error (access_denied: the person declined). */
+  authorizationError?: string;
   /** Clients registered beforehand (a config's clientId), by client ID, with their redirect URIs. */
   preRegistered?: Record<string, string[]>;
   /** Only OpenID discovery (/.well-known/openid-configuration); RFC 8414's document is 404. */
@@ -141,6 +143,15 @@ export async function startAuthFixture(options: AuthFixtureOptions = {}): Promis
       // RFC 6749 §4.1.2.1: a redirect_uri that is not the client's is told to the person, never redirected to.
       if (options.exactRedirects && !clients.get(clientId)!.includes(q.get('redirect_uri') ?? '')) {
         return json(res, 400, { error: 'invalid_request', error_description: 'Unregistered redirect_uri' });
+      }
+      if (options.authorizationError !== undefined) {
+        const back = new URL(q.get('redirect_uri') ?? '');
+        back.searchParams.set('error', options.authorizationError);
+        back.searchParams.set('error_description', 'The person declined\nto sign in');
+        if (q.get('state') !== null) back.searchParams.set('state', q.get('state')!);
+        back.searchParams.set('iss', options.claimedIssuer ?? base);
+        res.writeHead(302, { Location: back.href }).end();
+        return;
       }
       const code = randomBytes(16).toString('hex');
       codes.set(code, { clientId, challenge: q.get('code_challenge') ?? '', redirectUri: q.get('redirect_uri') ?? '', resource: q.get('resource'), scope: q.get('scope') ?? 'skills:read' });
