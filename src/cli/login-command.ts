@@ -249,7 +249,9 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
         if (signIns + 1 >= MAX_SIGN_INS) throw new SignInError(`the server still refuses after ${MAX_SIGN_INS} sign-ins in a row (it asks for a scope the authorization server does not grant)`);
         const params = await waiting;
         await transport.finishAuth(params);
+        // What the server says from now on is about the tokens just stored.
         seen.signedIn = true;
+        seen.refusal = undefined;
       } finally {
         await client.close().catch(() => undefined);
       }
