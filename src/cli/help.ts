@@ -33,7 +33,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount verify --project DIR [--json] [--against-server [--config FILE] [--server ...]]
        skills-mount unmount MOUNTPOINT
        skills-mount doctor [--config FILE] [--server ...] [--only ...] [--json]
-       skills-mount login LABEL... [--config FILE | --server LABEL=URL ...] [--no-browser]
+       skills-mount login LABEL... [--config FILE | --server 'LABEL=URL [oauth.FIELD=VALUE...]' ...] [--no-browser]
                     [--wait SECONDS] [--timeout SECONDS]
        skills-mount logout LABEL...
        skills-mount --help | --version
@@ -51,6 +51,9 @@ Mount options:
                           Code .mcp.json ("type": stdio/http/sse), VS Code mcp.json ("servers")
   --server LABEL=COMMAND  a stdio server, e.g. --server 'docs=npx -y docs-mcp' (quote it)
   --server LABEL=URL      a Streamable HTTP server (sse+URL: a legacy SSE server); repeatable
+  --server 'LABEL=URL oauth.FIELD=VALUE ...'
+                          an HTTP server with fields of the config's "oauth" object, e.g.
+                          oauth.clientId=ID oauth.callbackPort=8765 (a pre-registered client)
   --only LABEL,...        mount only these servers of the config
   --timeout SECONDS       deadline for every MCP request (default 10)
   --startup-timeout SECONDS

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { routeSdkLines } from '../log.js';
 import { escapeForLog } from '../format/escape.js';
 import { parseCommandLine, type Command } from './command-line.js';
 import { PACKAGE_ROOT } from '../config/config.js';
@@ -29,6 +30,8 @@ import { collectStatus, renderStatusText } from './status.js';
 import { unmount } from './unmount.js';
 
 async function main(argv: string[]): Promise<void> {
+  // The SDK writes its own lines to the console: from the start, they go through the same redaction and escaping.
+  routeSdkLines();
   let command: Command;
   try {
     command = parseCommandLine(argv);

@@ -3,6 +3,7 @@
 // Streamable HTTP. Argument parsing, wiring and signals only; the server lives in src/server.
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { routeSdkLines } from '../log.js';
 import { checkAuthBinding, checkIssuerUrl, DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log, type ResourceAuthOptions } from '../server/index.js';
 
 const USAGE = `usage: skills-serve DIR [options]
@@ -152,6 +153,8 @@ function parseHostPort(value: string): { host: string; port: number } {
 }
 
 async function main(): Promise<void> {
+  // The SDK writes its own lines to the console: from the start, they go through the same redaction and escaping.
+  routeSdkLines();
   let options: Options | 'help';
   try {
     options = parseOptions(process.argv.slice(2));
