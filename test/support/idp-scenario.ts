@@ -143,7 +143,8 @@ export function describeInterop(definition: InteropDefinition): void {
     /** `login team`, then the time until the running mount is connected; both printed. */
     const loginAndPickUp = async (): Promise<{ loginMs: number; pickupMs: number }> => {
       logins += 1;
-      const login = await cli('login', 'team', '--config', configPath);
+      // A browser that fails leaves login waiting: 30 s, not the 5 minutes a person gets.
+      const login = await cli('login', 'team', '--config', configPath, '--wait', '30');
       const loginMs = login.exitedAtMs - login.startedAtMs;
       expect(login.code, `login ${logins} with ${name}: ${login.output}${context()}`).toBe(0);
       expect(login.output).toMatch(/team: signed in \(for http:\/\/127\.0\.0\.1:\d+\/mcp, from /);
