@@ -70,9 +70,13 @@ async function claudeInB(world: TeamWorld, why: string): Promise<Seen> {
   };
 }
 
-/** Exactly the locked skills listed (the unlocked one of the same server nowhere), and alpha loaded with `marker` (never `not`). */
+/** What Claude Code lists in B's clone before anything is linked (its own bundled skills): measured once. */
+let bundled: string[] | undefined;
+
+/** Exactly the locked skills listed beside Claude Code's own (the unlocked one of the same server nowhere), and alpha loaded with `marker` (never `not`). */
 function expectLocked(world: TeamWorld, seen: Seen, marker: string, not: string): void {
   expect(seen.linked, `listed: ${seen.listed.join(', ')}`).toEqual(LOCKED);
+  expect(seen.listed.filter((name) => !bundled!.includes(name)).sort(), `listed: ${seen.listed.join(', ')}`).toEqual(LOCKED);
   expect(seen.listed).not.toContain('gamma');
   expect(seen.text).not.toContain(world.markers.gamma);
   expect(seen.alpha, `alpha was not loaded\n${seen.result.stderr.slice(-1_000)}`).toBeDefined();
@@ -93,6 +97,12 @@ async function lockAndLink(world: TeamWorld): Promise<void> {
   await world.git('A', ['push', '-q', 'origin', 'main']);
 
   await world.cloneB();
+  if (bundled === undefined) {
+    const before = await claudeInB(world, 'before link: none of the server\'s skills');
+    expect(before.linked).toEqual([]);
+    for (const name of [...LOCKED, 'gamma']) expect(before.listed).not.toContain(name);
+    bundled = before.listed;
+  }
   // B approved nothing: what link puts in the project is the lock's.
   const linked = ok(await world.cli('B', ['link', 'claude-code', '--project', '.', ...SERVER]), 'link');
   expect(linked.stdout).toContain(`${path.join(world.repo.B, '.claude/skills')}: 2 skills linked (added alpha, beta)`);
@@ -197,6 +207,7 @@ describe(`a project lockfile, two HOMEs, one git repository, Claude Code ${claud
     expect(refused.stdout).toContain('0 skills linked (removed alpha, beta)');
     const none = await claudeInB(w, 'B\'s policy refuses the server: none listed');
     expect(none.linked, `listed: ${none.listed.join(', ')}`).toEqual([]);
+    expect(none.listed.filter((name) => !bundled!.includes(name))).toEqual([]);
     for (const name of [...LOCKED, 'gamma']) expect(none.listed).not.toContain(name);
     expect(none.alpha).toBeUndefined();
     expect(none.text).not.toContain(w.markers.alphaV2);
