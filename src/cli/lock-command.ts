@@ -9,7 +9,7 @@ import { escapeForLog } from '../format/escape.js';
 import { startServerRecords } from '../in-process/server-records.js';
 import { SkillPathError } from '../in-process/skill-records.js';
 import { changeLockfile, requireOwnFolder } from '../team/lockfile-store.js';
-import { identityOf, lockedKey, lockfilePath, readLockfile, type LockedSkill } from '../team/lockfile.js';
+import { describeIdentity, identityOf, lockedKey, lockfilePath, readLockfile, sameIdentity, type LockedSkill } from '../team/lockfile.js';
 import { lockedSkillOf } from '../team/locked-skills.js';
 import { loadPolicy } from '../team/policy.js';
 import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
@@ -82,10 +82,20 @@ export async function runLock(options: LockOptions, io: CommandIo): Promise<numb
     if (grantRefusal !== undefined) throw new SkillPathError(`${given}: ${grantRefusal.message}`);
     const locked = lockedSkillOf(location.label, location.directory, record, answer);
     if ('text' in skillText) await keepSkillText(texts, locked.skillDigest, Buffer.from(skillText.text, 'utf8'));
-    await changeLockfile(file, (lock) => ({
-      servers: { ...lock.servers, [location.label]: identityOf(server.config) },
-      skills: [...lock.skills.filter((skill) => lockedKey(skill) !== lockedKey(locked)), locked],
-    }));
+    await changeLockfile(file, (lock) => {
+      const others = lock.skills.filter((skill) => skill.server === location.label && lockedKey(skill) !== lockedKey(locked));
+      const named = Object.hasOwn(lock.servers, location.label) ? lock.servers[location.label] : undefined;
+      // Its other entries were locked from the server the lock names: re-pointing the label would say they came from this one.
+      if (named !== undefined && others.length > 0 && !sameIdentity(named, server.config)) {
+        throw new SkillPathError(
+          `${given}: the lock names server "${location.label}" as ${describeIdentity(named)}, and ${others.map((skill) => escapeForLog(lockedKey(skill))).join(', ')} were locked from it; the configuration here has another server by that label (configure "${location.label}" as the lock names it, or unlock those first)`,
+        );
+      }
+      return {
+        servers: { ...lock.servers, [location.label]: identityOf(server.config) },
+        skills: [...lock.skills.filter((skill) => lockedKey(skill) !== lockedKey(locked)), locked],
+      };
+    });
     io.out(`locked ${location.label}/${location.directory}${describeGrants(answer)}: ${locked.files.length} file${locked.files.length === 1 ? '' : 's'}, set ${locked.resourcesDigest}, in ${file}\n\n`);
     return true;
   });

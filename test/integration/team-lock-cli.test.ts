@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { changeLockfile } from '../../src/team/lockfile-store.js';
 import { MAX_LOCKFILE_BYTES, parseLockfile } from '../../src/team/lockfile.js';
-import { startHttpServe, type ListeningServer } from '../support/http-server.js';
+import { SKILLS_SERVE, startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { writeTree } from '../support/skill-builder.js';
 import { cli, git, gitProject, namesIn, person, replaceByRename, startCli, writeConfig, writePolicy, type Person } from '../support/team-lock-world.js';
 import { copyOf, lockedEntry, lockText, rawLockfile, setDigestOf, sha256Of, skillText, type RawLockfile } from '../support/team-lockfile.js';
@@ -61,7 +61,7 @@ function expectOk(result: { code: number | null; stdout: string; stderr: string 
 }
 
 /** Until `read` gives what `done` accepts; resolves how long that took. */
-async function timeUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<number> {
+async function timeUntil<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string, detail: () => string = () => ''): Promise<number> {
   const started = Date.now();
   let last: T | undefined;
   while (Date.now() - started < timeoutMs) {
@@ -69,7 +69,7 @@ async function timeUntil<T>(read: () => Promise<T>, done: (value: T) => boolean,
     if (done(last)) return Date.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+  throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(last)})\n${detail()}`);
 }
 
 describe('a team lock: lock, link on another machine, the server moving on, update, unlock, verify', () => {
@@ -250,12 +250,14 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
 
 describe('hostile lockfiles and the policy', () => {
   let base: string;
+  let served: string;
   let server: ListeningServer;
   let good: RawLockfile;
 
   beforeAll(async () => {
     base = await scratch('team-lock-hostile-');
-    server = await startHttpServe([await servedFolder(base)]);
+    served = await servedFolder(base);
+    server = await startHttpServe([served]);
     good = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]);
   });
   afterAll(async () => {
@@ -336,6 +338,15 @@ describe('hostile lockfiles and the policy', () => {
     for (const { root } of [unknown, policed]) expect(await readFile(path.join(root, 'mine', 'SKILL.md'), 'utf8')).toBe(USER_SKILL);
   });
 
+  it('lock refuses to re-point a label whose other entries were locked from another server (the same bytes over stdio included)', async () => {
+    const { who, project } = await hostileProject('other-identity', lockText(good));
+    const before = await readFile(path.join(project, LOCKFILE), 'utf8');
+    const locked = await cli(who, ['lock', 'demo/z', '--project', project, '--yes', '--server', `demo=${process.execPath} ${SKILLS_SERVE} ${served}`]);
+    expect(locked.code, locked.stdout + locked.stderr).toBe(1);
+    expect(locked.stdout).toContain(`skills-mount: demo/z: the lock names server "demo" as ${server.url}, and demo/x, demo/y were locked from it; the configuration here has another server by that label`);
+    expect(await readFile(path.join(project, LOCKFILE), 'utf8')).toBe(before);
+  });
+
   it('a policy that does not let the server be linked or locked: link refuses the locked skills, lock refuses to add one, the lockfile stays as it was', async () => {
     const { who, project, root } = await hostileProject('denied', lockText(good));
     // The user's policy stands in for the machine's: the CLI reads the machine policy from /etc only.
@@ -377,13 +388,13 @@ describe('link --watch and writers racing it', () => {
     const dana = await teammate(base, 'dana', server);
     const watching = startCli(dana, ['link', 'claude-code', '--project', project, '--watch']);
     try {
-      await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 30_000, 'the first sync');
+      await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 30_000, 'the first sync', watching.stderr);
 
       await replaceByRename(lockfile, lockText(onlyY));
-      const removedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'y', 5_000, 'x removed');
+      const removedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'y', 5_000, 'x removed', watching.stderr);
       expect(removedMs, 'x removed after the lockfile was replaced').toBeLessThan(1_000);
       await replaceByRename(lockfile, lockText(both));
-      const addedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 5_000, 'x back');
+      const addedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 5_000, 'x back', watching.stderr);
       expect(addedMs, 'x linked again after the lockfile was replaced').toBeLessThan(1_000);
 
       // The server moves x on; then, all at once: update x and lock z (the CLI), twenty writes of y's
@@ -409,7 +420,7 @@ describe('link --watch and writers racing it', () => {
       expect(final.skills).toEqual([lockedEntry('demo', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD }), lockedEntry('demo', 'y', Y), lockedEntry('demo', 'z', Z)]);
       expect(await namesIn(project)).toEqual(['.claude', '.git', LOCKFILE]);
       // And link --watch followed: the new x, y and z in the root.
-      await timeUntil(async () => [(await namesIn(root)).join(), await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8').catch(() => '')] as const, ([names, x]) => names === 'x,y,z' && x.includes('new body'), 10_000, 'the root after the writes');
+      await timeUntil(async () => [(await namesIn(root)).join(), await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8').catch(() => '')] as const, ([names, x]) => names === 'x,y,z' && x.includes('new body'), 10_000, 'the root after the writes', watching.stderr);
       expectOk(await cli(dana, ['verify', '--project', project]));
     } finally {
       const exit = await watching.stop();
