@@ -4,6 +4,7 @@
 // order and layout so that a change is a small `git diff`, never holding a token, header or secret.
 // A lockfile is input from a repository like any other: parsed strictly, bounded, every entry checked
 // (digests recomputed, paths confined), and refused whole, naming the entry, when anything is wrong.
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { visit } from 'jsonc-parser';
@@ -131,7 +132,8 @@ function publicUrl(url: string): string {
 export async function readLockfile(file: string): Promise<Lockfile | undefined> {
   let handle;
   try {
-    handle = await open(file, 'r');
+    // Non-blocking: a FIFO (a symbolic link in a repository can point at one) is refused below, not waited on for a writer.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw new LockfileError(`cannot be read (${errorMessage(error)})`, file, undefined, error);

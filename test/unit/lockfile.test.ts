@@ -1,7 +1,9 @@
 // The project lockfile's format: its text stable through parse and serialize (sorted, one line per
 // file, a final newline), no secret of a server's configuration in it, and every way a lockfile from
 // a hostile repository can be wrong refused whole, with the entry at fault named in the message.
-import { truncate, writeFile, mkdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
+import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -302,6 +304,26 @@ describe('readLockfile', () => {
     await writeFile(big, '');
     await truncate(big, MAX_LOCKFILE_BYTES + 1);
     await expect(readLockfile(big)).rejects.toThrow(new RegExp(`big\\.json: is ${MAX_LOCKFILE_BYTES + 1} bytes; a lockfile is at most ${MAX_LOCKFILE_BYTES}`));
+  });
+
+  it('a lockfile that is a symbolic link to a FIFO is refused at once, never waited on for a writer', async () => {
+    const dir = await temps.make();
+    const fifo = path.join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const file = path.join(dir, 'skills-lock.json');
+    await symlink(fifo, file);
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2_000).unref());
+    try {
+      const outcome = await Promise.race([readLockfile(file).then(() => 'read', (error: Error) => error.message), timeout]);
+      expect(outcome).toMatch(/skills-lock\.json: is not a regular file/);
+    } finally {
+      // A reader blocked in open(2) is let go by a writer opening the other end.
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // No reader waits: nothing to let go.
+      }
+    }
   });
 
   it('reads what serialize wrote', async () => {
