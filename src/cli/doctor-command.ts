@@ -9,8 +9,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
-import { FUSE_DEVICE, deviceState, mountOf, probeAddon, systemProbes, type AddonReport, type PlatformProbes } from '../fuse/index.js';
-import { defaultLinkStore } from '../link/link-state.js';
+import { FUSE_DEVICE, deviceState, probeAddon, systemProbes, type AddonReport, type PlatformProbes } from '../fuse/index.js';
+import { defaultLinkStore, storeFilesystem } from '../link/link-state.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { loadMountConfig, type LabelledServer, type MountConfig } from '../config/config.js';
 
@@ -73,7 +73,8 @@ export interface DoctorProbes extends PlatformProbes {
   signIn(config: MountConfig): Promise<SignInState | undefined>;
   linkStore(): string;
   /** The mount options of the filesystem `file` lies on (its nearest existing ancestor's), or undefined. */
-  mountOptionsOf(file: string): Promise<{ mountpoint: string; options: string[] } | undefined>;
+  /** The filesystem the link store is on (link-state.ts storeFilesystem: the one link reports from). */
+  storeFilesystem(store: string): Promise<{ mountpoint: string; noexec: boolean } | undefined>;
 }
 
 /** Parses `doctor [--config FILE] [--server LABEL=...]... [--only LABEL,...] [--json]`. */
@@ -226,9 +227,9 @@ async function signInCheck(probes: DoctorProbes, config: MountConfig, refused: r
 
 async function linkStoreCheck(probes: DoctorProbes): Promise<DoctorCheck> {
   const store = probes.linkStore();
-  const mount = await probes.mountOptionsOf(store);
+  const mount = await probes.storeFilesystem(store);
   if (mount === undefined) return { name: 'link store', status: 'skip', detail: `${store}: its filesystem is not known (no mount table)` };
-  if (mount.options.includes('noexec')) {
+  if (mount.noexec) {
     return {
       name: 'link store',
       status: 'fail',
@@ -270,10 +271,7 @@ export function doctorProbes(env: NodeJS.ProcessEnv = process.env): DoctorProbes
     reach: reachServer,
     signIn: (config) => signInState(config, env),
     linkStore: () => defaultLinkStore(env, homedir()),
-    mountOptionsOf: async (file) => {
-      const entry = await mountOf(await nearestExisting(file));
-      return entry === undefined ? undefined : { mountpoint: entry.mountpoint, options: entry.options.split(',') };
-    },
+    storeFilesystem,
   };
 }
 
@@ -331,12 +329,3 @@ async function signInState(config: MountConfig, env: NodeJS.ProcessEnv): Promise
   return state;
 }
 
-async function nearestExisting(file: string): Promise<string> {
-  let current = path.resolve(file);
-  for (;;) {
-    if (await stat(current).then(() => true, () => false)) return current;
-    const parent = path.dirname(current);
-    if (parent === current) return current;
-    current = parent;
-  }
-}

@@ -9,10 +9,8 @@ import { parseArgs } from 'node:util';
 import {
   Client,
   OAuthError,
-  selectClientAuthMethod,
   SSEClientTransport,
   StreamableHTTPClientTransport,
-  type AuthorizationServerMetadata,
   type FetchLike,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
@@ -20,6 +18,8 @@ import { AuthServerUnreachableError, errorIn, needsLoginIn, RegistrationUnsuppor
 import { describeUrl, limitedFetch, splitFetch } from '../auth/auth-fetch.js';
 import { openInBrowser } from '../auth/browser.js';
 import { defaultTokenStore, namingUnreachable, refusalOf, secretsRedactor } from '../auth/connection-auth.js';
+import { registeredCallbackPort } from '../auth/client-registration.js';
+import { revokeSignIn } from '../auth/revocation.js';
 import { LoopbackReceiver } from '../auth/loopback-receiver.js';
 import { StoredOAuthProvider } from '../auth/stored-provider.js';
 import type { AuthEntry, TokenStore } from '../auth/token-store.js';
@@ -160,7 +160,7 @@ export async function runLogout(options: LogoutOptions, io: LoginIo): Promise<nu
       continue;
     }
     const revoked: string[] = [];
-    for (const entry of removed) revoked.push(...(await revoke(entry)));
+    for (const entry of removed) revoked.push(...(await revokeSignIn(entry)));
     io.say(`${label}: signed out (${removed.length} sign-in${removed.length === 1 ? '' : 's'} removed${revoked.length > 0 ? `; ${revoked.join('; ')}` : ''})`);
   }
   return 0;
@@ -180,9 +180,7 @@ async function signIn(label: string, config: HttpServerConfig | SseServerConfig,
     const tokens = (await store.get(label, config.url))?.tokens;
     return new TokenRefusedError(label, seen.refusal, tokens?.issuer, tokens?.resource);
   };
-  const receiver = interactive
-    ? await LoopbackReceiver.start({ port: settings?.callbackPort, label, refused: (what) => io.say(`${label}: ${escapeForLog(what)}`) })
-    : undefined;
+  const receiver = interactive ? await startReceiver(label, settings?.callbackPort, registeredCallbackPort(await store.get(label, config.url)), (what) => io.say(`${label}: ${escapeForLog(what)}`)) : undefined;
   let redirect: Promise<URLSearchParams> | undefined;
   // A mount was refused for a scope the stored sign-in lacks: sign in anew, asking for it too.
   const wantsScope = interactive && (await store.get(label, config.url))?.wantedScope !== undefined;
@@ -310,38 +308,19 @@ function describeSignIn(entry: AuthEntry | undefined): string {
   return ` (${facts.join(', ')})`;
 }
 
-/** Best effort: RFC 7009 revocation of the refresh and access tokens, when the server's metadata names an endpoint. */
-async function revoke(entry: AuthEntry): Promise<string[]> {
-  const tokens = entry.tokens;
-  const metadata = entry.discovery?.authorizationServerMetadata as (AuthorizationServerMetadata & { revocation_endpoint?: string }) | undefined;
-  const endpoint = metadata?.revocation_endpoint;
-  if (tokens === undefined || endpoint === undefined) return [];
-  const client = Object.entries(entry.clients).find(([issuer]) => issuer === tokens.issuer)?.[1];
-  const fetchFn = limitedFetch();
-  const results: string[] = [];
-  for (const [hint, token] of [
-    ['refresh_token', tokens.refresh_token],
-    ['access_token', tokens.access_token],
-  ] as const) {
-    if (token === undefined) continue;
-    const body = new URLSearchParams({ token, token_type_hint: hint });
-    const headers = new Headers({ 'Content-Type': 'application/x-www-form-urlencoded' });
-    if (client !== undefined) {
-      const method = selectClientAuthMethod(client, ((metadata as Record<string, unknown> | undefined)?.revocation_endpoint_auth_methods_supported as string[] | undefined) ?? metadata?.token_endpoint_auth_methods_supported ?? []);
-      if (method === 'client_secret_basic' && client.client_secret) headers.set('Authorization', `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`);
-      else {
-        body.set('client_id', client.client_id);
-        if (method === 'client_secret_post' && client.client_secret) body.set('client_secret', client.client_secret);
-      }
-    }
-    try {
-      const response = await fetchFn(endpoint, { method: 'POST', headers, body });
-      results.push(response.ok ? `${hint.replace('_', ' ')} revoked` : `revoking the ${hint.replace('_', ' ')} failed (HTTP ${response.status})`);
-    } catch (error) {
-      results.push(`revoking the ${hint.replace('_', ' ')} failed (${error instanceof Error ? escapeForLog(error.message) : 'error'})`);
-    }
+/**
+ * The loopback receiver: on the configured port; else on the port the stored client was registered
+ * with, when it is free (that client is reused: servers that match redirect URIs exactly accept no
+ * other); else on any free port (the login then registers a client for it).
+ */
+async function startReceiver(label: string, configured: number | undefined, registered: number | undefined, refused: (what: string) => void): Promise<LoopbackReceiver> {
+  if (configured !== undefined || registered === undefined) return LoopbackReceiver.start({ port: configured, label, refused });
+  try {
+    return await LoopbackReceiver.start({ port: registered, label, refused });
+  } catch (error) {
+    if (!(error instanceof SignInError)) throw error;
+    return LoopbackReceiver.start({ label, refused });
   }
-  return results;
 }
 
 /** Why a sign-in failed, in words; the authorization server's own text escaped. */

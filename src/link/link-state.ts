@@ -3,7 +3,9 @@
 // (0600, in a 0700 directory of the user's, changed under a lock: private-json-file.ts). The
 // entries recorded here are what status shows; what is ours in a root is decided there (a
 // symbolic link into this store), so a crash between the two loses nothing.
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { mountOf } from '../fuse/mount-table.js';
 import { SkillsMountError } from '../errors.js';
 import { LockHeldError } from '../lock-file.js';
 import { currentUid, describeControlFinding, pathControl, type PathControlFinding } from '../path-control.js';
@@ -78,6 +80,23 @@ const TERMS: PrivateFileTerms = {
 /** `<data>/skills-mount/links` (user-dirs.ts: `$XDG_DATA_HOME` when absolute, else `~/.local/share`; `%LOCALAPPDATA%` on Windows). */
 export function defaultLinkStore(env: Env, home: string, platform: NodeJS.Platform = process.platform): string {
   return platformPath(platform).join(appDir('data', 'skills-mount', { env, home, platform }), 'links');
+}
+
+/**
+ * The filesystem the store lies on (or would, from its nearest existing folder), and whether it is
+ * mounted noexec, where no granted script could run: what link reports and doctor checks.
+ */
+export async function storeFilesystem(store: string): Promise<{ mountpoint: string; noexec: boolean } | undefined> {
+  let at = path.resolve(store);
+  for (;;) {
+    const real = await realpath(at).catch(() => undefined);
+    if (real !== undefined) {
+      const mount = await mountOf(real);
+      return mount === undefined ? undefined : { mountpoint: mount.mountpoint, noexec: mount.options.split(',').includes('noexec') };
+    }
+    if (path.dirname(at) === at) return undefined;
+    at = path.dirname(at);
+  }
 }
 
 /**

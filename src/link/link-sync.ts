@@ -15,14 +15,13 @@ import { mapLimited } from '../concurrency.js';
 import { PRIVATE_DIRECTORY_MODE } from '../file-modes.js';
 import { escapeForLog } from '../format/escape.js';
 import type { Log } from '../log.js';
-import { mountOf } from '../fuse/mount-table.js';
 import { currentUid, describeControlFinding, pathControl, type PathControlFinding } from '../path-control.js';
 import { errorCode, errorMessage } from '../private-files.js';
 import { chooseNames, type NameRequest } from './entry-names.js';
 import { foldName, namesInRoot } from './root-names.js';
 import { entryFiles, entrySpec, ensureObject, objectOfTarget, objectTarget, readEntryRecord, removeUnreferenced, type EntryFile, type EntrySpec } from './entry-objects.js';
 import type { Scope } from './harness-roots.js';
-import { changeLinkState, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
+import { changeLinkState, storeFilesystem, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
 
 /** Where the approved bytes come from: a running mount, this process's own servers. */
 export interface ContentSource {
@@ -273,7 +272,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
       continue;
     }
     (current ? report.replaced : report.added).push(spec.entryName);
-    if (spec.grants.exec && (noexec ??= await storeIsNoexec(store))) {
+    if (spec.grants.exec && (noexec ??= (await storeFilesystem(store))?.noexec === true)) {
       report.problems.push(`${approval.label}/${escapeForLog(approval.name)}: its scripts may run (approved with --grant-exec), but ${store} is on a filesystem mounted noexec, so they cannot; set XDG_DATA_HOME to a folder on one that is not`);
     }
     if (qualified && current?.name !== spec.entryName) {
@@ -336,12 +335,6 @@ async function linkEntry(store: string, dir: string, spec: EntrySpec, current: {
   } finally {
     await unlink(temp).catch(() => {});
   }
-}
-
-/** Whether the store lies on a filesystem mounted noexec (where no granted script could run). */
-async function storeIsNoexec(store: string): Promise<boolean> {
-  const mount = await mountOf(await realpath(store).catch(() => store));
-  return mount !== undefined && mount.options.split(',').includes('noexec');
 }
 
 /** A symbolic link to `target` in the store's tmp folder (same filesystem as the root), else beside the entry. */

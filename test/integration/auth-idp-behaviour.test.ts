@@ -101,12 +101,16 @@ async function fixedPortConfig(s: Setup): Promise<Partial<LoginOptions>> {
 }
 
 describe('a second login', () => {
-  it('after the sign-in lapsed, on a server that matches redirect URIs exactly: registers for the new port and is signed in within seconds', async () => {
+  it('after the sign-in lapsed, its registered port taken meanwhile, on a server that matches redirect URIs exactly: registers for the new port and is signed in within seconds', async () => {
     const s = await setup({ exactRedirects: true });
     const { fixture, store, logs } = s;
     expect((await timedLogin(loginOptions(fixture), browserIo(s))).status).toBe(0);
     await lapse(store, fixture);
-    const second = await timedLogin(loginOptions(fixture), browserIo(s));
+    // Another program listens on the port the client was registered with: the login cannot reuse it.
+    const registeredPort = Number(new URL(fixture.registeredRedirects()[0]![0]!).port);
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(registeredPort, '127.0.0.1', resolve));
+    const second = await timedLogin(loginOptions(fixture), browserIo(s)).finally(() => squatter.close());
     expect(logs.join('\n')).not.toMatch(/sign-in failed/);
     expect(second.status).toBe(0);
     expect(second.ms).toBeLessThan(PROMPT_MS);

@@ -34,7 +34,7 @@ function machine(changes: Partial<DoctorProbes> = {}): DoctorProbes {
     reach: async () => ({ reached: true, skills: 5, protocolVersion: '2026-07-28' }),
     signIn: async () => ({ signedIn: ['docs'], signedOut: [] }),
     linkStore: () => '/home/u/.local/share/skills-mount/links',
-    mountOptionsOf: async () => ({ mountpoint: '/home', options: ['rw', 'nosuid', 'nodev', 'relatime'] }),
+    storeFilesystem: async () => ({ mountpoint: '/home', noexec: false }),
     ...changes,
   };
 }
@@ -67,7 +67,7 @@ describe('skills-mount doctor', () => {
     ['an old kernel', { kernelRelease: '4.19.0-27-amd64' }, 'kernel', /^warn.*4\.19\.0-27-amd64: older than 5\.1/, 0],
     ['a broken config', { loadConfig: async () => { throw new ConfigError('config /x.json: line 3: expected ","'); } }, 'config', /FAIL.*config \/x\.json: line 3/, 1],
     ['an unreachable server', { reach: async (server) => (server.label === 'docs' ? { reached: false, reason: 'connect ECONNREFUSED 127.0.0.1:9' } : { reached: true, skills: 1, protocolVersion: '2025-11-25' }) }, 'server docs', /FAIL.*http https:\/\/docs\.example\/mcp: not reached within 50 ms: connect ECONNREFUSED/, 1],
-    ['a noexec link store', { mountOptionsOf: async () => ({ mountpoint: '/home', options: ['rw', 'noexec'] }) }, 'link store', /FAIL.*is on a noexec filesystem \(\/home\): linked skills' scripts could not run/, 1],
+    ['a noexec link store', { storeFilesystem: async () => ({ mountpoint: '/home', noexec: true }) }, 'link store', /FAIL.*is on a noexec filesystem \(\/home\): linked skills' scripts could not run/, 1],
     ['no sign-in module', { signIn: async () => undefined }, 'sign-in', /^skip.*this build has no sign-in/, 0],
     ['a server not signed in', { signIn: async () => ({ signedIn: [], signedOut: ['docs'] }) }, 'sign-in', /no sign-in stored: docs \(skills-mount login LABEL/, 0],
   ])('%s: the right line, and exit 1 only when needed', async (_what, changes, name, expected, exitCode) => {

@@ -25,7 +25,7 @@ function machine(changes: Partial<DoctorProbes>): DoctorProbes {
     reach: async () => ({ reached: true, skills: 5, protocolVersion: '2026-07-28' }),
     signIn: async () => ({ signedIn: ['docs'], signedOut: [] }),
     linkStore: () => '/home/u/links',
-    mountOptionsOf: async () => ({ mountpoint: '/home', options: ['rw'] }),
+    storeFilesystem: async () => ({ mountpoint: '/home', noexec: false }),
     ...changes,
   };
 }
