@@ -317,7 +317,7 @@ describe('hostile lockfiles and the policy', () => {
     }
   });
 
-  it('a server the configuration here lacks, and a grant the user\'s policy never gives: that skill refused by name (the policy file and rule named), the rest linked, exit 1', async () => {
+  it('a server the configuration here lacks, and a grant the user\'s policy never gives: that skill refused by name (the policy file and rule named), the rest linked, exit 1; outdated exits 2 naming the server it could not ask', async () => {
     const otherServer = copyOf(good);
     otherServer.servers.other = { url: 'http://127.0.0.1:9/other/mcp' };
     otherServer.skills[0]!.server = 'other';
@@ -325,10 +325,15 @@ describe('hostile lockfiles and the policy', () => {
     granted.skills[0] = lockedEntry('demo', 'x', X1, { exec: true });
     const [unknown, policed] = await Promise.all([hostileProject('other-server', lockText(otherServer)), hostileProject('grant', lockText(granted))]);
     await writePolicy(policed.who, { policyVersion: 1, neverGrant: ['exec'] });
-    const [first, second] = await Promise.all([
+    const [first, second, outdated] = await Promise.all([
       cli(unknown.who, ['link', 'claude-code', '--project', unknown.project]),
       cli(policed.who, ['link', 'claude-code', '--project', policed.project]),
+      cli(unknown.who, ['outdated', '--project', unknown.project]),
     ]);
+    // A server outdated could not ask: exit 2, named.
+    expect(outdated.code, outdated.stdout + outdated.stderr).toBe(2);
+    expect(outdated.stdout).toContain('other/x: could not be asked: the configuration has no server "other" (the lock names http://127.0.0.1:9/other/mcp)');
+    expect(outdated.stdout).toContain('demo/y: current');
     expect(first.code, first.stdout + first.stderr).toBe(1);
     expect(first.stdout).toContain('other/x is not linked: the lock names server "other" (http://127.0.0.1:9/other/mcp) and the configuration here has no server "other"');
     expect(await namesIn(unknown.root)).toEqual(['mine', 'y']);
