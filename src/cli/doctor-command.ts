@@ -11,6 +11,7 @@ import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
 import { FUSE_DEVICE, deviceState, probeAddon, systemProbes, type AddonReport, type PlatformProbes } from '../fuse/index.js';
 import { defaultLinkStore, storeFilesystem } from '../link/link-state.js';
+import { loadPolicy, type PolicyDescription } from '../team/policy.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { loadMountConfig, type LabelledServer, type MountConfig } from '../config/config.js';
 
@@ -72,9 +73,10 @@ export interface DoctorProbes extends PlatformProbes {
   reach(server: LabelledServer, deadlineMs: number): Promise<ServerReach>;
   signIn(config: MountConfig): Promise<SignInState | undefined>;
   linkStore(): string;
-  /** The mount options of the filesystem `file` lies on (its nearest existing ancestor's), or undefined. */
   /** The filesystem the link store is on (link-state.ts storeFilesystem: the one link reports from). */
   storeFilesystem(store: string): Promise<{ mountpoint: string; noexec: boolean } | undefined>;
+  /** The policy files in force (team/policy.ts). */
+  policy(): Promise<PolicyDescription>;
 }
 
 /** Parses `doctor [--config FILE] [--server LABEL=...]... [--only LABEL,...] [--json]`. */
@@ -137,6 +139,7 @@ export async function runDoctorChecks(options: DoctorOptions, probes: DoctorProb
     checks.push(await signInCheck(probes, config, refused));
   }
   checks.push(await linkStoreCheck(probes));
+  checks.push(policyCheck(await probes.policy()));
   return checks;
 }
 
@@ -225,6 +228,14 @@ async function signInCheck(probes: DoctorProbes, config: MountConfig, refused: r
   return { name: 'sign-in', status: refusedStored.length > 0 ? 'warn' : 'ok', detail: escapeForLog(parts.filter(Boolean).join('; ')) };
 }
 
+/** The policy in force: its files and rules; a file that cannot be honoured refuses everything, and fails here. */
+function policyCheck(policy: PolicyDescription): DoctorCheck {
+  const notHonoured = policy.files.filter((file) => file.state.startsWith('not honoured'));
+  if (notHonoured.length > 0) return { name: 'policy', status: 'fail', detail: escapeForLog(`${notHonoured.map((file) => `${file.path}: ${file.state}`).join('; ')}: every mount, approval, lock and link is refused until it is fixed`) };
+  if (!policy.inForce) return { name: 'policy', status: 'ok', detail: 'none in force: every server may be mounted, approved, locked and linked' };
+  return { name: 'policy', status: 'ok', detail: escapeForLog(policy.lines.map((line) => line.trim()).join('; ')) };
+}
+
 async function linkStoreCheck(probes: DoctorProbes): Promise<DoctorCheck> {
   const store = probes.linkStore();
   const mount = await probes.storeFilesystem(store);
@@ -272,6 +283,7 @@ export function doctorProbes(env: NodeJS.ProcessEnv = process.env): DoctorProbes
     signIn: (config) => signInState(config, env),
     linkStore: () => defaultLinkStore(env, homedir()),
     storeFilesystem,
+    policy: async () => (await loadPolicy({ env, home: homedir() })).describe(),
   };
 }
 

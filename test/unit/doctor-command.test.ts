@@ -35,6 +35,7 @@ function machine(changes: Partial<DoctorProbes> = {}): DoctorProbes {
     signIn: async () => ({ signedIn: ['docs'], signedOut: [] }),
     linkStore: () => '/home/u/.local/share/skills-mount/links',
     storeFilesystem: async () => ({ mountpoint: '/home', noexec: false }),
+    policy: async () => ({ inForce: false, files: [], lines: [] }),
     ...changes,
   };
 }
@@ -69,6 +70,20 @@ describe('skills-mount doctor', () => {
     ['an unreachable server', { reach: async (server) => (server.label === 'docs' ? { reached: false, reason: 'connect ECONNREFUSED 127.0.0.1:9' } : { reached: true, skills: 1, protocolVersion: '2025-11-25' }) }, 'server docs', /FAIL.*http https:\/\/docs\.example\/mcp: not reached within 50 ms: connect ECONNREFUSED/, 1],
     ['a noexec link store', { storeFilesystem: async () => ({ mountpoint: '/home', noexec: true }) }, 'link store', /FAIL.*is on a noexec filesystem \(\/home\): linked skills' scripts could not run/, 1],
     ['no sign-in module', { signIn: async () => undefined }, 'sign-in', /^skip.*this build has no sign-in/, 0],
+    [
+      'a machine policy not honoured',
+      { policy: async () => ({ inForce: true, files: [{ path: '/etc/skills-mount/policy.json', state: 'not honoured: owned by uid 1000, not root' }], lines: [] }) },
+      'policy',
+      /FAIL.*\/etc\/skills-mount\/policy\.json: not honoured: owned by uid 1000, not root: every mount, approval, lock and link is refused/,
+      1,
+    ],
+    [
+      'a policy in force',
+      { policy: async () => ({ inForce: true, files: [{ path: '/etc/skills-mount/policy.json', state: 'in force' }], lines: ['policy /etc/skills-mount/policy.json: in force', '  servers[0]: https://skills.example.com/team/ may mount, link'] }) },
+      'policy',
+      /^ok.*policy \/etc\/skills-mount\/policy\.json: in force; servers\[0\]: https:\/\/skills\.example\.com\/team\/ may mount, link/,
+      0,
+    ],
     ['a server not signed in', { signIn: async () => ({ signedIn: [], signedOut: ['docs'] }) }, 'sign-in', /no sign-in stored: docs \(skills-mount login LABEL/, 0],
   ])('%s: the right line, and exit 1 only when needed', async (_what, changes, name, expected, exitCode) => {
     const { text, exitCode: code } = await runDoctor(OPTIONS, machine(changes));

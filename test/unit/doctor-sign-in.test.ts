@@ -26,6 +26,7 @@ function machine(changes: Partial<DoctorProbes>): DoctorProbes {
     signIn: async () => ({ signedIn: ['docs'], signedOut: [] }),
     linkStore: () => '/home/u/links',
     storeFilesystem: async () => ({ mountpoint: '/home', noexec: false }),
+    policy: async () => ({ inForce: false, files: [], lines: [] }),
     ...changes,
   };
 }
