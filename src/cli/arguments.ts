@@ -41,3 +41,20 @@ export function projectOption(values: Record<string, unknown>, command: string):
   if (project === undefined || project === '') throw new ConfigError(`${command} needs --project DIR: the folder whose skills-lock.json it reads`);
   return project;
 }
+
+/** --yes, --grant-allowed-tools and --grant-exec (approve, lock): grants go with --yes, since on a terminal the command asks. */
+export const GRANT_OPTIONS: OptionSpec = {
+  yes: { type: 'boolean', short: 'y' },
+  'grant-allowed-tools': { type: 'boolean' },
+  'grant-exec': { type: 'boolean' },
+};
+
+export function givenGrants(values: Record<string, unknown>, command: string): { yes: boolean; grantAllowedTools: boolean; grantExec: boolean } {
+  const yes = (values.yes as boolean | undefined) ?? false;
+  const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
+  const grantExec = (values['grant-exec'] as boolean | undefined) ?? false;
+  for (const [flag, given] of [['--grant-allowed-tools', grantAllowedTools], ['--grant-exec', grantExec]] as const) {
+    if (given && !yes) throw new ConfigError(`${flag} goes with --yes; on a terminal, ${command} asks`);
+  }
+  return { yes, grantAllowedTools, grantExec };
+}

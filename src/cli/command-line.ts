@@ -3,7 +3,7 @@
 // are recognized only as the first argument and only by their exact name, so any other
 // spelling of a path (./status) mounts.
 import { ConfigError } from '../errors.js';
-import { parseArguments as parse, positiveNumber, SERVER_SELECTION_OPTIONS } from './arguments.js';
+import { givenGrants, GRANT_OPTIONS, parseArguments as parse, positiveNumber, SERVER_SELECTION_OPTIONS } from './arguments.js';
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
@@ -275,24 +275,13 @@ function serverSelection(values: Record<string, unknown>, paths: readonly string
 }
 
 function parseApprove(argv: readonly string[]): Command {
-  const { values, positionals } = parse(argv, {
-    yes: { type: 'boolean', short: 'y' },
-    'grant-allowed-tools': { type: 'boolean' },
-    'grant-exec': { type: 'boolean' },
-    ...SERVER_SELECTION_OPTIONS,
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parse(argv, { ...GRANT_OPTIONS, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
   if (values.help) return { command: 'help' };
   if (positionals.length === 0) {
     throw new ConfigError('approve takes one or more skill directories: MOUNTPOINT/LABEL/SKILL on a mount, or LABEL/SKILL with --config or --server');
   }
-  const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
-  const grantExec = (values['grant-exec'] as boolean | undefined) ?? false;
-  for (const [flag, given] of [['--grant-allowed-tools', grantAllowedTools], ['--grant-exec', grantExec]] as const) {
-    if (given && !values.yes) throw new ConfigError(`${flag} goes with --yes; on a terminal, approve asks`);
-  }
-  const servers = serverSelection(values, positionals);
-  return { command: 'approve', paths: positionals, yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools, grantExec, servers };
+  const grants = givenGrants(values, 'approve');
+  return { command: 'approve', paths: positionals, ...grants, servers: serverSelection(values, positionals) };
 }
 
 function parseRevoke(argv: readonly string[]): Command {

@@ -16,7 +16,7 @@ import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
 import { askToApprove, describeGrants, describeSkill, forEachSkill, otherReadings, type CommandIo } from './approve-command.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { ConfigError } from '../errors.js';
-import { givenServers, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
+import { givenGrants, givenServers, GRANT_OPTIONS, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
 
 export interface LockOptions {
   paths: string[];
@@ -28,22 +28,10 @@ export interface LockOptions {
 }
 
 export function parseLock(argv: readonly string[]): { command: 'lock'; options: LockOptions } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, {
-    project: { type: 'string' },
-    yes: { type: 'boolean', short: 'y' },
-    'grant-allowed-tools': { type: 'boolean' },
-    'grant-exec': { type: 'boolean' },
-    ...SERVER_SELECTION_OPTIONS,
-    help: { type: 'boolean', short: 'h' },
-  });
+  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, ...GRANT_OPTIONS, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
   if (values.help) return { command: 'help' };
   if (positionals.length === 0) throw new ConfigError('lock takes one or more LABEL/SKILLDIR: a skill directory under its server\'s label');
-  const grantAllowedTools = (values['grant-allowed-tools'] as boolean | undefined) ?? false;
-  const grantExec = (values['grant-exec'] as boolean | undefined) ?? false;
-  for (const [flag, given] of [['--grant-allowed-tools', grantAllowedTools], ['--grant-exec', grantExec]] as const) {
-    if (given && !values.yes) throw new ConfigError(`${flag} goes with --yes; on a terminal, lock asks`);
-  }
-  return { command: 'lock', options: { paths: positionals, projectDir: projectOption(values, 'lock'), yes: (values.yes as boolean | undefined) ?? false, grantAllowedTools, grantExec, servers: givenServers(values) } };
+  return { command: 'lock', options: { paths: positionals, projectDir: projectOption(values, 'lock'), ...givenGrants(values, 'lock'), servers: givenServers(values) } };
 }
 
 export function parseUnlock(argv: readonly string[]): { command: 'unlock'; paths: string[]; projectDir: string } | { command: 'help' } {
