@@ -15,7 +15,7 @@ import { changeLockfile } from '../../src/team/lockfile-store.js';
 import { MAX_LOCKFILE_BYTES, parseLockfile } from '../../src/team/lockfile.js';
 import { SKILLS_SERVE, startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { writeTree } from '../support/skill-builder.js';
-import { cli, git, gitProject, namesIn, person, replaceByRename, startCli, writeConfig, writePolicy, type Person } from '../support/team-lock-world.js';
+import { cli, git, gitProject, namesIn, person, replaceByRename, startCli, treeStamp, writeConfig, writePolicy, type Person } from '../support/team-lock-world.js';
 import { copyOf, lockedEntry, lockText, rawLockfile, setDigestOf, sha256Of, skillText, type RawLockfile } from '../support/team-lockfile.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -123,9 +123,12 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
     expect(await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8')).toContain('Does x things');
     await expect(access(approvalsOfBob)).rejects.toThrow(/ENOENT/);
 
+    // verify writes nothing: not in Bob's HOME (links.json, the store), not in the project.
+    const before = [...(await treeStamp(bob.home)), ...(await treeStamp(project))];
     const verified = await cli(bob, ['verify', '--project', project]);
     expectOk(verified);
     expect(verified.stdout).toMatch(/2 locked skills, 2 entries in 1 root, 4 files: as locked/);
+    expect([...(await treeStamp(bob.home)), ...(await treeStamp(project))]).toEqual(before);
   });
 
   it('the server changes x: outdated shows the diff, the file table and the new allowed-tools (exit 1, text and --json); the linked entry keeps the locked bytes; verify --against-server names x; a fresh machine gets x refused by name and y linked', async () => {
@@ -383,7 +386,7 @@ describe('link --watch and writers racing it', () => {
     await server?.stop();
   });
 
-  it('follows a lockfile replaced by rename within 1 s; lock, update and twenty more writes while it runs never leave a half-written file or lose an entry', async () => {
+  it('follows a lockfile replaced by rename within 1 s (a broken one changes nothing); lock, update and twenty more writes while it runs never leave a half-written file or lose an entry', async () => {
     const project = await gitProject(path.join(base, 'project'));
     const lockfile = path.join(project, LOCKFILE);
     const root = path.join(project, '.claude', 'skills');
@@ -401,6 +404,22 @@ describe('link --watch and writers racing it', () => {
       await replaceByRename(lockfile, lockText(both));
       const addedMs = await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 5_000, 'x back', watching.stderr);
       expect(addedMs, 'x linked again after the lockfile was replaced').toBeLessThan(1_000);
+      // A broken lockfile (a bad digest) changes nothing in the root, and says which entry; the good one is followed again.
+      const broken = copyOf(onlyY);
+      broken.skills[0]!.files[1]!.digest = sha256Of('swapped\n');
+      await replaceByRename(lockfile, lockText(broken));
+      const linksFile = path.join(dana.linkStore, 'links.json');
+      const rootProblems = async () => ((JSON.parse(await readFile(linksFile, 'utf8')) as { roots: Array<{ root: string; problems: string[] }> }).roots.find((one) => one.root === root)?.problems ?? []).join('\n');
+      await timeUntil(rootProblems, (problems) => BROKEN_ENTRY.test(problems), 5_000, 'the broken lockfile recorded', watching.stderr);
+      expect(await namesIn(root)).toEqual(['x', 'y']);
+      // What the person sees of it: status names the entry (the watching process itself says nothing: see below).
+      const status = await cli(dana, ['status', '--json']);
+      expect((JSON.parse(status.stdout) as { links: Array<{ root: string; problems: string[] }> }).links.find((one) => one.root === root)?.problems.join('\n')).toMatch(BROKEN_ENTRY);
+      watchLogAfterBrokenLock = watching.stderr();
+      await replaceByRename(lockfile, lockText(onlyY));
+      await timeUntil(() => namesIn(root), (names) => names.join() === 'y', 5_000, 'the good lockfile followed again', watching.stderr);
+      await replaceByRename(lockfile, lockText(both));
+      await timeUntil(() => namesIn(root), (names) => names.join() === 'x,y', 5_000, 'x back again', watching.stderr);
 
       // The server moves x on; then, all at once: update x and lock z (the CLI), twenty writes of y's
       // entry (out, in) under the writer's lock, and another process parsing the file in a tight loop.
@@ -432,7 +451,20 @@ describe('link --watch and writers racing it', () => {
       expect(exit.code ?? exit.signal, watching.stderr()).toBe(0);
     }
   }, 90_000);
+
+  // Known gap (src/cli/link-command.ts keepLinked gives LinkKeeper no onSynced, so no sync's problems
+  // reach the terminal): a person watching is not told that the lockfile they pulled is not followed.
+  // Passes while the gap is there; remove .fails once link --watch logs a root's new problems.
+  it.fails('link --watch names the entry of a broken lockfile it does not follow', () => {
+    expect(watchLogAfterBrokenLock).not.toBe('');
+    expect(watchLogAfterBrokenLock).toMatch(BROKEN_ENTRY);
+  });
 });
+
+/** How the refusal of the broken lockfile in the --watch test names its entry. */
+const BROKEN_ENTRY = /skills\[0\] \(demo\/y\): has a resourcesDigest that does not match its files/;
+/** What link --watch had logged once that broken lockfile was recorded. */
+let watchLogAfterBrokenLock = '';
 
 /** A child process that parses `file` as fast as it can until stopped: how many whole reads, how many not. */
 async function parseLoop(file: string): Promise<{ stop(): Promise<{ whole: number; failures: number; firstFailure: string }> }> {

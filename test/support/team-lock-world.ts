@@ -4,7 +4,7 @@
 // a lockfile replaced by one rename (as a checkout or a merge tool does), and `link --watch` kept
 // running as a child until stopped.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -129,4 +129,17 @@ export async function replaceByRename(file: string, text: string): Promise<void>
 /** The names in a folder, sorted; none when it is missing. */
 export async function namesIn(dir: string): Promise<string[]> {
   return (await readdir(dir).catch(() => [] as string[])).sort();
+}
+
+/** Every path under `dir` with its size and modification time: equal before and after when nothing was written. */
+export async function treeStamp(dir: string): Promise<string[]> {
+  const stamps: string[] = [];
+  const walk = async (at: string): Promise<void> => {
+    const stats = await lstat(at).catch(() => undefined);
+    if (stats === undefined) return;
+    stamps.push(`${path.relative(dir, at)} ${stats.size} ${stats.mtimeMs}`);
+    if (stats.isDirectory()) for (const name of (await readdir(at)).sort()) await walk(path.join(at, name));
+  };
+  await walk(dir);
+  return stamps;
 }
