@@ -321,9 +321,12 @@ describe('hostile lockfiles and the policy', () => {
   });
 
   it('a server the configuration here lacks, and a grant the user\'s policy never gives: that skill refused by name (the policy file and rule named), the rest linked, exit 1; outdated exits 2 naming the server it could not ask', async () => {
+    // The lock's own idea of server "other" is a command that leaves a mark if anything ever runs it.
+    const marker = path.join(base, 'the-lock-ran-a-command');
     const otherServer = copyOf(good);
-    otherServer.servers.other = { url: 'http://127.0.0.1:9/other/mcp' };
+    otherServer.servers.other = { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`] };
     otherServer.skills[0]!.server = 'other';
+    const shownCommand = [process.execPath, ...otherServer.servers.other.args].join(' ');
     const granted = copyOf(good);
     granted.skills[0] = lockedEntry('demo', 'x', X1, { exec: true });
     const [unknown, policed] = await Promise.all([hostileProject('other-server', lockText(otherServer)), hostileProject('grant', lockText(granted))]);
@@ -335,10 +338,12 @@ describe('hostile lockfiles and the policy', () => {
     ]);
     // A server outdated could not ask: exit 2, named.
     expect(outdated.code, outdated.stdout + outdated.stderr).toBe(2);
-    expect(outdated.stdout).toContain('other/x: could not be asked: the configuration has no server "other" (the lock names http://127.0.0.1:9/other/mcp)');
+    expect(outdated.stdout).toContain(`other/x: could not be asked: the configuration has no server "other" (the lock names ${shownCommand})`);
     expect(outdated.stdout).toContain('demo/y: current');
     expect(first.code, first.stdout + first.stderr).toBe(1);
-    expect(first.stdout).toContain('other/x is not linked: the lock names server "other" (http://127.0.0.1:9/other/mcp) and the configuration here has no server "other"');
+    expect(first.stdout).toContain(`other/x is not linked: the lock names server "other" (${shownCommand}) and the configuration here has no server "other"`);
+    // Servers come from the configuration only: nothing the lockfile names is ever started.
+    await expect(access(marker)).rejects.toThrow(/ENOENT/);
     expect(await namesIn(unknown.root)).toEqual(['mine', 'y']);
     expect(second.code, second.stdout + second.stderr).toBe(1);
     expect(second.stdout).toContain(`demo/x is not linked: refused by policy ${policed.who.policyFile} (neverGrant): server "demo" (${server.url}) may not be granted exec: it is never given`);
@@ -355,12 +360,22 @@ describe('hostile lockfiles and the policy', () => {
     expect(await readFile(path.join(project, LOCKFILE), 'utf8')).toBe(before);
   });
 
-  it('a policy that does not let the server be linked or locked: link refuses the locked skills, lock refuses to add one, the lockfile stays as it was', async () => {
+  it('a policy that does not let the server be linked or locked: link refuses the locked skills, lock refuses to add one, the lockfile stays as it was; a skills rule refuses the locked skills it does not match', async () => {
     const { who, project, root } = await hostileProject('denied', lockText(good));
     // The user's policy stands in for the machine's: the CLI reads the machine policy from /etc only.
     await writePolicy(who, { policyVersion: 1, servers: [{ url: server.url, may: ['mount', 'approve'] }] });
+    // And a policy's skills rule judges each locked skill by its path.
+    const onlyY = await hostileProject('only-y', lockText(good));
+    await writePolicy(onlyY.who, { policyVersion: 1, skills: [{ path: 'y' }] });
     const before = await readFile(path.join(project, LOCKFILE), 'utf8');
-    const [linked, locked] = await Promise.all([cli(who, ['link', 'claude-code', '--project', project]), cli(who, ['lock', 'demo/z', '--project', project, '--yes'])]);
+    const [linked, locked, pathRule] = await Promise.all([
+      cli(who, ['link', 'claude-code', '--project', project]),
+      cli(who, ['lock', 'demo/z', '--project', project, '--yes']),
+      cli(onlyY.who, ['link', 'claude-code', '--project', onlyY.project]),
+    ]);
+    expect(pathRule.code, pathRule.stdout + pathRule.stderr).toBe(1);
+    expect(pathRule.stdout).toContain(`demo/x is not linked: refused by policy ${onlyY.who.policyFile} (skills: no rule matches): skill "x" of server "demo" (${server.url}) may not be linked`);
+    expect(await namesIn(onlyY.root)).toEqual(['mine', 'y']);
     expect(linked.code, linked.stdout + linked.stderr).toBe(1);
     for (const skill of ['x', 'y']) {
       expect(linked.stdout).toContain(`demo/${skill} is not linked: refused by policy ${who.policyFile} (servers[0]): skill "${skill}" of server "demo" (${server.url}) may not be linked`);
