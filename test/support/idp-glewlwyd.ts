@@ -6,6 +6,10 @@
 // indicators (the access token's `aud` is the resource asked for), dynamic registration with no
 // initial token, refresh tokens (not rotated), revocation by the client the token was issued to.
 // One person, alice, may grant skills:read. idp-glewlwyd-browser.mjs signs her in as a browser would.
+// Two ways for skills-mount to be its client: registered dynamically (a public client), or a
+// confidential client registered beforehand (id, secret and callback port in the config). Glewlwyd
+// lets only the latter revoke: its /revoke takes HTTP Basic client authentication of a client
+// allowed client_credentials, or a bearer token, and a public client has neither.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -123,13 +127,17 @@ ${[mime('.html', 'text/html', 1), mime('.css', 'text/css', 1), mime('.js', 'appl
 `;
 }
 
+/** How skills-mount is Glewlwyd's client: registered dynamically (public), or confidential and registered beforehand. */
+export type GlewlwydClient = 'dynamic' | 'confidential';
+const CONFIDENTIAL = { clientId: 'skills-mount-interop', clientSecret: 'interop-client-secret-for-tests-only' } as const;
+
 export interface GlewlwydServer extends InteropProvider {
   readonly child: ChildProcess;
   log(): string;
 }
 
-/** Starts Glewlwyd as the note at the top says. */
-export async function startGlewlwyd({ resource, scope, accessTokenTtlS, dir }: InteropRequest): Promise<GlewlwydServer> {
+/** Starts Glewlwyd as the note at the top says, skills-mount its `client` of either kind. */
+export async function startGlewlwyd({ resource, scope, accessTokenTtlS, dir }: InteropRequest, client: GlewlwydClient = 'dynamic'): Promise<GlewlwydServer> {
   const missing = glewlwydUnavailable();
   if (missing !== undefined) throw new Error(missing);
   await mkdir(path.join(dir, 'user_middleware'), { recursive: true });
@@ -215,6 +223,25 @@ export async function startGlewlwyd({ resource, scope, accessTokenTtlS, dir }: I
         'oauth-dpop-allowed': false,
       },
     });
+    let oauth: Record<string, unknown> | undefined;
+    if (client === 'confidential') {
+      const callbackPort = await freePort();
+      await admin.expectOk('POST', '/api/client/', {
+        client_id: CONFIDENTIAL.clientId,
+        name: 'skills-mount',
+        description: 'registered beforehand',
+        confidential: true,
+        // Glewlwyd's token endpoint refuses (unauthorized_client) a client that names no method.
+        client_secret: CONFIDENTIAL.clientSecret,
+        token_endpoint_auth_method: ['client_secret_basic'],
+        enabled: true,
+        scope: [],
+        redirect_uri: [`http://127.0.0.1:${callbackPort}/callback`],
+        // client_credentials: what Glewlwyd asks of a client that revokes its own tokens.
+        authorization_type: ['code', 'refresh_token', 'client_credentials'],
+      });
+      oauth = { ...CONFIDENTIAL, callbackPort };
+    }
     const issuer = `${origin}/api/${PLUGIN}`;
     const discovery = JSON.parse(await admin.expectOk('GET', `/api/${PLUGIN}/.well-known/openid-configuration`)) as { issuer?: string; token_endpoint?: string };
     if (discovery.issuer !== issuer) throw new Error(`Glewlwyd's discovery names issuer ${discovery.issuer}, not ${issuer}`);
@@ -223,6 +250,7 @@ export async function startGlewlwyd({ resource, scope, accessTokenTtlS, dir }: I
       child,
       issuer,
       tokenEndpoint: discovery.token_endpoint ?? `${issuer}/token`,
+      ...(oauth && { oauth }),
       browser: `${process.execPath} ${GLEWLWYD_BROWSER}`,
       browserEnv: { GLEWLWYD_BROWSER_USER: GLEWLWYD_USER.username, GLEWLWYD_BROWSER_PASSWORD: GLEWLWYD_USER.password },
       log: () => output,

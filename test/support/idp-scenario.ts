@@ -66,6 +66,11 @@ export interface InteropDefinition {
   start(request: InteropRequest): Promise<InteropProvider>;
   /** Access token lifetime (default 2 s). */
   accessTokenTtlS?: number;
+  /**
+   * Why this provider cannot revoke what this client holds (it has no revocation for such a client):
+   * then logout is only checked to remove the sign-in. Undefined: it revokes, and that is checked.
+   */
+  cannotRevokeBecause?: string;
 }
 
 interface Cli {
@@ -129,14 +134,17 @@ export function describeInterop(definition: InteropDefinition): void {
       const entry = file.entries.find((one) => one.label === 'team');
       const tokens = entry?.tokens;
       // A pre-registered client is in the config, not the store.
-      const preRegistered = typeof provider?.oauth?.['clientId'] === 'string' ? { client_id: provider.oauth['clientId'] } : undefined;
+      const { clientId, clientSecret } = (provider?.oauth ?? {}) as { clientId?: string; clientSecret?: string };
+      const preRegistered = clientId === undefined ? undefined : { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
       return { refreshToken: tokens?.refresh_token, client: (tokens && entry?.clients[tokens.issuer]) ?? preRegistered, resource: tokens?.resource };
     };
-    /** Presents a refresh token at the token endpoint as the client would (client_secret_post where it has a secret). */
+    /** Presents a refresh token at the token endpoint as the client would (HTTP Basic where it has a secret, RFC 6749 2.3.1). */
     const presentRefreshToken = async (refreshToken: string, client: { client_id: string; client_secret?: string }, resource: string): Promise<TokenAnswer> => {
-      const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.client_id, resource });
-      if (client.client_secret) body.set('client_secret', client.client_secret);
-      const response = await fetch(provider!.tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body });
+      const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, resource });
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+      if (client.client_secret) headers['authorization'] = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
+      else body.set('client_id', client.client_id);
+      const response = await fetch(provider!.tokenEndpoint, { method: 'POST', headers, body });
       const answer = (await response.json().catch(() => ({}))) as { error?: string };
       return { status: response.status, error: answer.error };
     };
@@ -233,6 +241,17 @@ export function describeInterop(definition: InteropDefinition): void {
       await waitFor(async () => (await run('cat', [file])).stdout === '# while signed out\n', 10_000, 'the file added meanwhile');
     }, 120_000);
 
+    if (definition.cannotRevokeBecause !== undefined) {
+      it(`logout removes the sign-in; the mount turns "needs login" (no revocation: ${definition.cannotRevokeBecause})`, async () => {
+        const logout = await cli('logout', 'team');
+        expect(logout.code, logout.output).toBe(0);
+        expect(logout.output, `what logout did${context()}`).toMatch(/team: signed out \(1 sign-in removed/);
+        console.log(`interop: ${name}: logout: ${logout.output.trim()} (cannot revoke: ${definition.cannotRevokeBecause})`);
+        await waitFor(async () => (await serverState()) === 'needs-login', 20_000, 'team needs login after logout');
+      }, 90_000);
+      return;
+    }
+
     it('logout revokes the sign-in at the authorization server: its refresh token, accepted just before, is refused afterwards', async () => {
       const { refreshToken, client, resource } = await stored();
       expect(refreshToken, 'the sign-in holds a refresh token').toBeDefined();
@@ -240,6 +259,7 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(await presentRefreshToken(refreshToken!, client!, resource!), `before logout${context()}`).toEqual({ status: 200, error: undefined });
       const logout = await cli('logout', 'team');
       expect(logout.code, logout.output).toBe(0);
+      console.log(`interop: ${name}: logout: ${logout.output.trim()}`);
       expect(logout.output, `what logout did${context()}`).toMatch(/team: signed out \(1 sign-in removed; refresh token revoked/);
       expect(await presentRefreshToken(refreshToken!, client!, resource!), `after logout${context()}`).toMatchObject({ error: 'invalid_grant' });
       await waitFor(async () => (await serverState()) === 'needs-login', 20_000, 'team needs login after logout');
