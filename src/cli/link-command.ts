@@ -3,7 +3,6 @@
 // approved bytes come from the running mounts; for servers no mount serves, from the configured
 // servers started here (no FUSE needed). With --watch it keeps the roots current until a signal.
 // The linking itself is src/link/'s; this wires and reports.
-import { watch, type FSWatcher } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -32,6 +31,7 @@ import { approvalOfLocked } from '../team/locked-skills.js';
 import { permittedApprovals } from '../team/policed-approvals.js';
 import { lockedKey, lockfilePath, readLockfile } from '../team/lockfile.js';
 import { loadPolicy, type Policy } from '../team/policy.js';
+import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
 import { comparisonProblem, compareProject } from './outdated-command.js';
 
 export interface LinkOptions {
@@ -72,7 +72,8 @@ export async function runLink(options: LinkOptions, io: LinkIo): Promise<number>
   if (lockfile !== undefined) await readLockfile(lockfile);
   const locked = lockfile === undefined ? undefined : await lockedApprovals(lockfile, config, policy, 'link');
   let approvals = (await ApprovalStore.load(approvalsPath)).list();
-  const { content, servers } = await linkContent([...approvals, ...(locked?.approvals ?? [])], options, options.watch, io);
+  const { content: source, servers } = await linkContent([...approvals, ...(locked?.approvals ?? [])], options, options.watch, io);
+  const content = keepingSkillTexts(source, defaultSkillTexts(io.env, io.home));
   try {
     // No mount judges these servers' skills: judged here, against what each serves now, before anything is linked.
     if (servers !== undefined && (await servers.recheck())) approvals = (await ApprovalStore.load(approvalsPath)).list();
@@ -83,11 +84,24 @@ export async function runLink(options: LinkOptions, io: LinkIo): Promise<number>
     for (const report of shown) if (report.lockfile === undefined) report.problems.unshift(...personal.problems);
     io.out(options.json ? `${JSON.stringify({ roots: shown }, null, 2)}\n` : renderReports(shown));
     if (!options.watch) return shown.every((report) => report.problems.every(isNotice)) ? 0 : 1;
-    await keepLinked(store, content, await servers!.started(), io, { config, policy, lockfiles: lockfile === undefined ? [] : [lockfile] });
+    await keepLinked(store, content, await servers!.started(), io, { config, policy });
     return 0;
   } finally {
     await servers?.close();
   }
+}
+
+/** `source`, keeping each SKILL.md it reads under its digest: `outdated` on this machine can then diff the version linked. */
+function keepingSkillTexts(source: ContentSource, texts: string): ContentSource {
+  return {
+    serves: (label) => source.serves(label),
+    missing: (label) => source.missing(label),
+    async read(approval, file) {
+      const bytes = await source.read(approval, file);
+      if (bytes !== undefined && file.uri === approval.skillUri) await keepSkillText(texts, file.digest, bytes).catch(() => {});
+      return bytes;
+    },
+  };
 }
 
 /** `DIR/skills-lock.json` when DIR (a --project) has one. */
@@ -258,9 +272,9 @@ async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir
 
 /**
  * --watch: a sync whenever approvals, the servers' skills or a project's lockfile change (a `git
- * pull` replaces it: its folder is watched), until SIGINT or SIGTERM.
+ * pull` replaces it: the keeper watches its folder), until SIGINT or SIGTERM.
  */
-async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo, team: { config: readonly LabelledServer[] | { problem: string }; policy: Policy; lockfiles: string[] }): Promise<void> {
+async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo, team: { config: readonly LabelledServer[] | { problem: string }; policy: Policy }): Promise<void> {
   const { core, ledger } = servers;
   const keeper = new LinkKeeper({
     store,
@@ -272,49 +286,15 @@ async function keepLinked(store: string, content: ContentSource, servers: { core
   await ledger.watch();
   ledger.onChange(() => keeper.changed());
   for (const catalog of core.catalogs) catalog.onChange(() => keeper.changed());
-  const watchers = team.lockfiles.map((file) => watchLockfile(file, () => keeper.changed()));
   keeper.start();
   io.log('keeping the linked skills roots current (Ctrl-C to stop)');
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
-  for (const close of watchers) close();
   keeper.close();
   await keeper.idle();
 }
-
-/** Calls `changed` when `file` is replaced, written or removed: its folder's watch, and a poll of its identity each second where watches miss (network filesystems). */
-function watchLockfile(file: string, changed: () => void): () => void {
-  const name = path.basename(file);
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(path.dirname(file), { persistent: false }, (_event, changedName) => {
-      if (changedName === name) changed();
-    });
-    watcher.on('error', () => watcher?.close());
-  } catch {
-    // The folder is gone or cannot be watched: the poll below still sees the file come back.
-  }
-  let last = '';
-  const poll = setInterval(() => {
-    void lstat(file).then(
-      (stats) => `${stats.ino}:${stats.size}:${stats.mtimeMs}`,
-      () => 'absent',
-    ).then((now) => {
-      if (last !== '' && now !== last) changed();
-      last = now;
-    });
-  }, LOCKFILE_POLL_MS);
-  poll.unref();
-  return () => {
-    watcher?.close();
-    clearInterval(poll);
-  };
-}
-
-/** How often --watch looks at a lockfile where its folder's watch says nothing. */
-const LOCKFILE_POLL_MS = 1_000;
 
 /**
  * `verify --project DIR`: what link put in the project's harness folders equals the lock exactly;

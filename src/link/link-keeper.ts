@@ -2,6 +2,7 @@
 // --watch` where no FUSE is): a sync whenever the approvals, a server's skills or the linked roots
 // change, one at a time, at most one waiting. Nothing happens while nothing is linked.
 import { watch, type FSWatcher } from 'node:fs';
+import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
 import { errorMessage } from '../private-files.js';
@@ -28,6 +29,7 @@ export class LinkKeeper {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | undefined;
+  private readonly lockWatchers = new Map<string, FSWatcher>();
   private closed = false;
 
   constructor(private readonly options: LinkKeeperOptions) {}
@@ -93,7 +95,9 @@ export class LinkKeeper {
 
   private async syncOnce(): Promise<void> {
     try {
-      if ((await readLinkState(this.options.store)).roots.length === 0) return;
+      const state = await readLinkState(this.options.store);
+      this.watchLockfiles(state.roots.flatMap((root) => (root.lockfile === undefined ? [] : [root.lockfile])));
+      if (state.roots.length === 0) return;
       this.watchStore();
       const reports = await syncLinks({ store: this.options.store, approvals: this.options.approvals(), lockedApprovals: this.options.lockedApprovals, content: this.options.content, log: this.options.log });
       this.options.onSynced?.(reports);
@@ -102,8 +106,35 @@ export class LinkKeeper {
     }
   }
 
+  /** A root's lockfile replaced (a git pull, update) is a change: its folder is watched while a root names it. */
+  private watchLockfiles(files: readonly string[]): void {
+    const wanted = new Set(files);
+    for (const [file, watcher] of this.lockWatchers) {
+      if (wanted.has(file)) continue;
+      watcher.close();
+      this.lockWatchers.delete(file);
+    }
+    for (const file of wanted) {
+      if (this.lockWatchers.has(file) || this.closed) continue;
+      try {
+        const watcher = watch(path.dirname(file), { persistent: false }, (_event, name) => {
+          if (name === path.basename(file)) this.changed();
+        });
+        watcher.on('error', () => {
+          watcher.close();
+          this.lockWatchers.delete(file);
+        });
+        this.lockWatchers.set(file, watcher);
+      } catch {
+        // The project folder is gone: the next sync tries again.
+      }
+    }
+  }
+
   private stopWatching(): void {
     this.watcher?.close();
     this.watcher = undefined;
+    for (const watcher of this.lockWatchers.values()) watcher.close();
+    this.lockWatchers.clear();
   }
 }
