@@ -1,5 +1,6 @@
 // The team lockfile's rows (workloads/team.mjs): each command's median against its baseline's, the
-// ratio taken within the same runs, the requests the server saw in the last run.
+// ratio taken within the same runs, the requests the server saw in the last run (in the row's detail,
+// and by method in its `requests`).
 import { median } from './stats.mjs';
 import { formatValue, row } from './table.mjs';
 
@@ -14,8 +15,10 @@ export function buildTeamRows(team) {
   const compared = ({ id, workload, measured, baseline, key, baselineKey }) => {
     const m = median(measured);
     const b = median(baseline);
-    return row({ id, workload, unit: 'ms', measured: m, baseline: b, ratio: m / b, target: 'report', met: null, measuredText: perSkill(m), baselineText: formatValue(b, 'ms'),
+    const counted = row({ id, workload, unit: 'ms', measured: m, baseline: b, ratio: m / b, target: 'report', met: null, measuredText: perSkill(m), baselineText: formatValue(b, 'ms'),
       detail: `requests: ${methods(requests[key])}; baseline's: ${methods(requests[baselineKey])}`, samples: { measured, baseline } });
+    // By method, for results.json: an unchanged link or outdated must read no content.
+    return { ...counted, requests: { measured: requests[key] ?? {}, baseline: requests[baselineKey] ?? {} } };
   };
   const rows = [];
   if (samples.lock.length > 0) {
