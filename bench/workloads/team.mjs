@@ -14,7 +14,7 @@ import { SKILLS_MOUNT } from '../lib/paths.mjs';
 import { requestWindow } from '../lib/request-log.mjs';
 import { timed } from '../lib/stats.mjs';
 
-/** A run of the rows at 1,000 skills takes about a minute (and `lock` with `approve` as much again): three are enough for medians. */
+/** A run of the rows at 1,000 skills takes 30-50 s here (and `lock` with `approve` about 100 s more): three are enough for medians. */
 export const TEAM_MAX_RUNS = 3;
 const LABEL = 'bench';
 const LOCKFILE = 'skills-lock.json';
