@@ -232,10 +232,12 @@ describe('a team lock: lock, link on another machine, the server moving on, upda
     expect(outdated.stdout).toContain('2 locked skills: 2 current, 0 changed');
   });
 
-  it('unlock removes the entry, and link then removes it from the root', async () => {
-    const unlocked = await cli(alice, ['unlock', 'crew/x', '--project', project]);
-    expectOk(unlocked);
+  it('unlock removes the entry (exit 1 for a PATH the lock does not hold), and link then removes it from the root', async () => {
+    // One PATH the lock does not hold: the others are still unlocked, and the exit says so.
+    const unlocked = await cli(alice, ['unlock', 'crew/x', 'crew/z', '--project', project]);
+    expect(unlocked.code, unlocked.stdout + unlocked.stderr).toBe(1);
     expect(unlocked.stdout).toContain(`unlocked crew/x (${lockfile})`);
+    expect(unlocked.stdout).toContain(`skills-mount: crew/z is not in ${lockfile}`);
     expect((JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile).skills.map((skill) => skill.path)).toEqual(['y']);
     const linked = await cli(bob, ['link', 'claude-code', '--project', project]);
     expectOk(linked);
