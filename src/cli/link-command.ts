@@ -69,8 +69,8 @@ export async function runLink(options: LinkOptions, io: LinkIo): Promise<number>
   const approvalsPath = defaultApprovalsPath(io.env, io.home);
   const config = await configuredServers(options);
   // Read once, before anything is linked: a lockfile with a bad entry stops the command here (exit 1).
-  if (lockfile !== undefined) await readLockfile(lockfile);
-  const locked = lockfile === undefined ? undefined : await lockedApprovals(lockfile, config, policy, 'link');
+  const lock = lockfile === undefined ? undefined : await readLockfile(lockfile);
+  const locked = lockfile === undefined ? undefined : await lockedApprovals(lockfile, config, policy, 'link', lock);
   let approvals = (await ApprovalStore.load(approvalsPath)).list();
   const { content: source, servers } = await linkContent([...approvals, ...(locked?.approvals ?? [])], options, options.watch, io);
   const content = keepingSkillTexts(source, defaultSkillTexts(io.env, io.home));

@@ -9,7 +9,8 @@ import { escapeForLog } from '../format/escape.js';
 import { startServerRecords } from '../in-process/server-records.js';
 import { SkillPathError } from '../in-process/skill-records.js';
 import { changeLockfile, requireOwnFolder } from '../team/lockfile-store.js';
-import { describeIdentity, identityOf, lockedKey, lockfilePath, readLockfile, sameIdentity, type LockedSkill } from '../team/lockfile.js';
+import { describeIdentity, identityOf, lockedKey, lockfilePath, readLockfile, sameIdentity, type LockedSkill, type Lockfile } from '../team/lockfile.js';
+import type { ServerConfig } from '../config/server-config.js';
 import { lockedSkillOf } from '../team/locked-skills.js';
 import { loadPolicy } from '../team/policy.js';
 import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
@@ -50,7 +51,10 @@ export async function runLock(options: LockOptions, io: CommandIo): Promise<numb
   const policy = await loadPolicy({ env: io.env, home: homedir() });
   const texts = defaultSkillTexts(io.env, homedir());
   const records = await startServerRecords(options.servers, options.paths, defaultApprovalsPath(io.env, homedir()), io.log);
-  return forEachSkill(options.paths, records, io, '\n', async ({ location, record, given, skillMd }) => {
+  // With --yes, every entry goes into the lockfile in one write at the end (a thousand skills are one
+  // rewrite, not a thousand); on a terminal, each as soon as it is answered, so no answer is lost.
+  const deferred: Array<{ given: string; entry: LockEntry; done: string }> = [];
+  const shown = await forEachSkill(options.paths, records, io, '\n', async ({ location, record, given, skillMd }) => {
     const server = records.server(location.label);
     if (server === undefined) throw new SkillPathError(`${given}: no configured server is labelled ${location.label}`);
     const skillText = await skillMd();
@@ -70,23 +74,55 @@ export async function runLock(options: LockOptions, io: CommandIo): Promise<numb
     if (grantRefusal !== undefined) throw new SkillPathError(`${given}: ${grantRefusal.message}`);
     const locked = lockedSkillOf(location.label, location.directory, record, answer);
     if ('text' in skillText) await keepSkillText(texts, locked.skillDigest, Buffer.from(skillText.text, 'utf8'));
-    await changeLockfile(file, (lock) => {
-      const others = lock.skills.filter((skill) => skill.server === location.label && lockedKey(skill) !== lockedKey(locked));
-      const named = Object.hasOwn(lock.servers, location.label) ? lock.servers[location.label] : undefined;
-      // Its other entries were locked from the server the lock names: re-pointing the label would say they came from this one.
-      if (named !== undefined && others.length > 0 && !sameIdentity(named, server.config)) {
-        throw new SkillPathError(
-          `${given}: the lock names server "${location.label}" as ${describeIdentity(named)}, and ${others.map((skill) => escapeForLog(lockedKey(skill))).join(', ')} were locked from it; the configuration here has another server by that label (configure "${location.label}" as the lock names it, or unlock those first)`,
-        );
-      }
-      return {
-        servers: { ...lock.servers, [location.label]: identityOf(server.config) },
-        skills: [...lock.skills.filter((skill) => lockedKey(skill) !== lockedKey(locked)), locked],
-      };
-    });
-    io.out(`locked ${location.label}/${location.directory}${describeGrants(answer)}: ${locked.files.length} file${locked.files.length === 1 ? '' : 's'}, set ${locked.resourcesDigest}, in ${file}\n\n`);
+    const entry = { locked, label: location.label, server: server.config, given };
+    const done = `locked ${location.label}/${location.directory}${describeGrants(answer)}: ${locked.files.length} file${locked.files.length === 1 ? '' : 's'}, set ${locked.resourcesDigest}, in ${file}\n\n`;
+    if (options.yes) {
+      deferred.push({ given, entry, done });
+      return true;
+    }
+    await changeLockfile(file, (lock) => withLocked(lock, entry));
+    io.out(done);
     return true;
   });
+  if (deferred.length === 0) return shown;
+  const refused = new Map<string, string>();
+  await changeLockfile(file, (lock) =>
+    deferred.reduce((next, { given, entry }) => {
+      try {
+        return withLocked(next, entry);
+      } catch (error) {
+        if (!(error instanceof SkillPathError)) throw error;
+        refused.set(given, error.message);
+        return next;
+      }
+    }, lock),
+  );
+  for (const { given, done } of deferred) io.out(refused.has(given) ? `skills-mount: ${refused.get(given)}\n\n` : done);
+  return refused.size === 0 ? shown : 1;
+}
+
+/** One skill to put in the lock, and the server it was read from. */
+interface LockEntry {
+  locked: LockedSkill;
+  label: string;
+  server: ServerConfig;
+  given: string;
+}
+
+/**
+ * The lock with `entry` in it (replacing its skill's earlier entry). Throws SkillPathError when the
+ * label's other entries were locked from another server: re-pointing the label would say they came from this one.
+ */
+function withLocked(lock: Lockfile, entry: LockEntry): Lockfile {
+  const { locked, label, server, given } = entry;
+  const others = lock.skills.filter((skill) => skill.server === label && lockedKey(skill) !== lockedKey(locked));
+  const named = Object.hasOwn(lock.servers, label) ? lock.servers[label] : undefined;
+  if (named !== undefined && others.length > 0 && !sameIdentity(named, server)) {
+    throw new SkillPathError(
+      `${given}: the lock names server "${label}" as ${describeIdentity(named)}, and ${others.map((skill) => escapeForLog(lockedKey(skill))).join(', ')} were locked from it; the configuration here has another server by that label (configure "${label}" as the lock names it, or unlock those first)`,
+    );
+  }
+  return { servers: { ...lock.servers, [label]: identityOf(server) }, skills: [...lock.skills.filter((skill) => lockedKey(skill) !== lockedKey(locked)), locked] };
 }
 
 /** `unlock LABEL/SKILLDIR... --project DIR`: the entries go from the lockfile; exit 1 when any PATH named none. */

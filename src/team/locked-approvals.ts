@@ -19,12 +19,13 @@ export interface LockedApprovals {
 
 /**
  * Reads `lockfile` (none: nothing is locked) and judges each entry against `servers` (the
- * configuration here, or why it could not be loaded) and `policy`, for `link` or the mount's approved view.
+ * configuration here, or why it could not be loaded) and `policy`, for `link` or the mount's approved
+ * view. `read`: the lockfile as the caller read it already.
  */
-export async function lockedApprovals(lockfile: string, servers: readonly LabelledServer[] | { problem: string }, policy: Policy, use: 'link' | 'view'): Promise<LockedApprovals> {
-  let lock: Lockfile | undefined;
+export async function lockedApprovals(lockfile: string, servers: readonly LabelledServer[] | { problem: string }, policy: Policy, use: 'link' | 'view', read?: Lockfile): Promise<LockedApprovals> {
+  let lock: Lockfile | undefined = read;
   try {
-    lock = await readLockfile(lockfile);
+    lock ??= await readLockfile(lockfile);
   } catch (error) {
     if (!(error instanceof LockfileError)) throw error;
     return { approvals: undefined, problems: [`${error.message}: nothing changes here until it is fixed`] };

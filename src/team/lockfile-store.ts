@@ -7,7 +7,7 @@ import path from 'node:path';
 import { releaseLock, tryLock } from '../lock-file.js';
 import { ControlledPathError, currentUid, describeControlFinding, pathControl } from '../path-control.js';
 import { errorMessage, writeAtomically } from '../private-files.js';
-import { emptyLockfile, LockfileError, readLockfile, serializeLockfile, type Lockfile } from './lockfile.js';
+import { emptyLockfile, LockfileError, readLockfileText, serializeLockfile, type Lockfile } from './lockfile.js';
 
 /** Committed, so readable by the team's tools: the repository decides who reads it. */
 const LOCKFILE_MODE = 0o644;
@@ -26,10 +26,12 @@ export async function changeLockfile(file: string, change: (lock: Lockfile) => L
   const token = await takeWriterLock(lockPath, file);
   try {
     await removeOwnTemps(dir, name);
-    const before = (await readLockfile(file)) ?? emptyLockfile();
-    const after = await change(before);
+    const read = await readLockfileText(file);
+    const after = await change(read?.lock ?? emptyLockfile());
     const text = serializeLockfile(after);
-    const changed = text !== serializeLockfile(before);
+    // Unchanged entries are not written again, and a lockfile laid out by hand keeps its layout:
+    // the text is compared first (what this writer wrote reads back the same), the entries only when it differs.
+    const changed = read === undefined ? text !== serializeLockfile(emptyLockfile()) : text !== read.text && text !== serializeLockfile(read.lock);
     if (changed) await writeAtomically(dir, name, text, tempPrefix(name), { mode: LOCKFILE_MODE });
     return { lock: after, changed };
   } finally {

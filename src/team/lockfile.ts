@@ -130,6 +130,11 @@ function publicUrl(url: string): string {
 
 /** Reads and checks the project's lockfile once; undefined when it has none. */
 export async function readLockfile(file: string): Promise<Lockfile | undefined> {
+  return (await readLockfileText(file))?.lock;
+}
+
+/** readLockfile, with the text it was parsed from (a writer compares its new text with it). */
+export async function readLockfileText(file: string): Promise<{ lock: Lockfile; text: string } | undefined> {
   let handle;
   try {
     // Non-blocking: a FIFO (a symbolic link in a repository can point at one) is refused below, not waited on for a writer.
@@ -146,7 +151,8 @@ export async function readLockfile(file: string): Promise<Lockfile | undefined> 
     const buffer = Buffer.alloc(Math.min(MAX_LOCKFILE_BYTES + 1, stats.size + 1));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     if (bytesRead > MAX_LOCKFILE_BYTES) throw new LockfileError(`is over ${MAX_LOCKFILE_BYTES} bytes`, file);
-    return parseLockfile(buffer.subarray(0, bytesRead).toString('utf8'), file);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    return { lock: parseLockfile(text, file), text };
   } finally {
     await handle.close();
   }
