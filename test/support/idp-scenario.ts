@@ -4,13 +4,15 @@
 // Steps, in order (each a test; a later one needs the earlier ones):
 //   1. login through a browser (a script as $BROWSER): the running mount picks it up within 2 s and reads;
 //   2. access tokens that expire every few seconds while a reader reads: renewed, no error reaches it;
-//   3. the refresh token gone: the mount turns "needs login"; a second login (another loopback
-//      port) succeeds and the mount picks it up within 2 s;
+//   3. the refresh token gone: the mount turns "needs login"; a second login, the first one's
+//      loopback port taken meanwhile (so another port), succeeds and the mount picks it up within 2 s;
 //   4. logout: revoked at the authorization server (the old refresh token, accepted just before,
 //      is refused afterwards); the mount turns "needs login".
 // Each login and pickup is timed and printed as an `interop:` line. A provider that cannot run
 // here skips locally and fails by name in CI (CI=true), as FUSE does.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,25 +131,37 @@ export function describeInterop(definition: InteropDefinition): void {
     const context = () => `\n--- ${name}:\n${provider?.diagnostics?.() ?? ''}\n--- the daemon's log:\n${mount?.log().slice(-4_000) ?? ''}`;
     const stored = async () => {
       const file = JSON.parse(await readFile(storeFile(), 'utf8')) as {
-        entries: Array<{ label: string; tokens?: { refresh_token?: string; issuer: string; resource: string }; clients: Record<string, { client_id: string; client_secret?: string }> }>;
+        entries: Array<{
+          label: string;
+          tokens?: { refresh_token?: string; issuer: string; resource: string };
+          clients: Record<string, { client_id: string; client_secret?: string }>;
+          discovery?: { authorizationServerMetadata?: { token_endpoint_auth_methods_supported?: string[] } };
+        }>;
       };
       const entry = file.entries.find((one) => one.label === 'team');
       const tokens = entry?.tokens;
       // A pre-registered client is in the config, not the store.
       const { clientId, clientSecret } = (provider?.oauth ?? {}) as { clientId?: string; clientSecret?: string };
       const preRegistered = clientId === undefined ? undefined : { client_id: clientId, ...(clientSecret !== undefined && { client_secret: clientSecret }) };
-      return { refreshToken: tokens?.refresh_token, client: (tokens && entry?.clients[tokens.issuer]) ?? preRegistered, resource: tokens?.resource };
+      const methods = entry?.discovery?.authorizationServerMetadata?.token_endpoint_auth_methods_supported ?? [];
+      return { refreshToken: tokens?.refresh_token, client: (tokens && entry?.clients[tokens.issuer]) ?? preRegistered, resource: tokens?.resource, methods };
     };
-    /** Presents a refresh token at the token endpoint as the client would (HTTP Basic where it has a secret, RFC 6749 2.3.1). */
-    const presentRefreshToken = async (refreshToken: string, client: { client_id: string; client_secret?: string }, resource: string): Promise<TokenAnswer> => {
+    /** Presents a refresh token at the token endpoint as the client would: with its secret where it has one, HTTP Basic unless the server names only client_secret_post. */
+    const presentRefreshToken = async (refreshToken: string, client: { client_id: string; client_secret?: string }, resource: string, methods: string[]): Promise<TokenAnswer> => {
       const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, resource });
       const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
-      if (client.client_secret) headers['authorization'] = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
-      else body.set('client_id', client.client_id);
+      const basic = client.client_secret !== undefined && (methods.includes('client_secret_basic') || !methods.includes('client_secret_post'));
+      if (basic) headers['authorization'] = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret!)}`).toString('base64')}`;
+      else {
+        body.set('client_id', client.client_id);
+        if (client.client_secret !== undefined) body.set('client_secret', client.client_secret);
+      }
       const response = await fetch(provider!.tokenEndpoint, { method: 'POST', headers, body });
       const answer = (await response.json().catch(() => ({}))) as { error?: string };
       return { status: response.status, error: answer.error };
     };
+    /** The parameters of the last authorization address a browser was given. */
+    const lastAuthorization = (): URLSearchParams => new URL(readFileSync(env['OIDC_BROWSER_RECORD']!, 'utf8').trim().split('\n').at(-1)!).searchParams;
     /** `login team`, then the time until the running mount is connected; both printed. */
     const loginAndPickUp = async (): Promise<{ loginMs: number; pickupMs: number }> => {
       logins += 1;
@@ -158,7 +172,7 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(login.output).toMatch(/team: signed in \(for http:\/\/127\.0\.0\.1:\d+\/mcp, from /);
       await waitFor(async () => (await serverState()) === 'connected', 15_000, `the mount connected after login ${logins}`);
       const pickupMs = performance.now() - login.exitedAtMs;
-      const asked = new URL((await readFile(env['OIDC_BROWSER_RECORD']!, 'utf8')).trim().split('\n').at(-1)!).searchParams;
+      const asked = lastAuthorization();
       const via = `client ${asked.get('client_id')}, redirect ${asked.get('redirect_uri')}`;
       console.log(`interop: ${name}: login ${logins} took ${(loginMs / 1000).toFixed(2)} s; the running mount picked it up in ${(pickupMs / 1000).toFixed(2)} s (${via})`);
       return { loginMs, pickupMs };
@@ -229,13 +243,26 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(await serverState()).toBe('connected');
     }, 90_000);
 
-    it('the refresh token gone: "needs login"; a second login succeeds and the running mount picks it up within 2 s', async () => {
+    it('the refresh token gone: "needs login"; a second login, its first loopback port taken, succeeds and the running mount picks it up within 2 s', async () => {
       await provider!.dropRefreshTokens();
       await writeFile(path.join(skills, 'alpha', 'references', 'while-signed-out.md'), '# while signed out\n');
       await waitFor(async () => (await serverState()) === 'needs-login', 20_000, 'team needs login once its refresh token is gone');
       // What was read before is still served.
       expect((await run('cat', [path.join(mount!.mountpoint, 'team', 'alpha', 'references', 'first.md')])).stdout).toBe('# first\n');
-      const { pickupMs } = await loginAndPickUp();
+      // The loopback port of the first sign-in is taken meanwhile (by anything): login must use another
+      // one, which the client registered then does not know. A configured callbackPort stays as it is.
+      let squatter: Server | undefined;
+      if (provider!.oauth?.['callbackPort'] === undefined) {
+        const firstPort = Number(new URL(lastAuthorization().get('redirect_uri')!).port);
+        squatter = createServer((_req, res) => res.writeHead(503).end());
+        await new Promise<void>((resolve, reject) => squatter!.once('error', reject).listen(firstPort, '127.0.0.1', resolve));
+      }
+      let pickupMs: number;
+      try {
+        ({ pickupMs } = await loginAndPickUp());
+      } finally {
+        await new Promise<void>((resolve) => (squatter ? squatter.close(() => resolve()) : resolve()));
+      }
       expect(pickupMs, context()).toBeLessThan(PICKUP_LIMIT_MS);
       const file = path.join(mount!.mountpoint, 'team', 'alpha', 'references', 'while-signed-out.md');
       await waitFor(async () => (await run('cat', [file])).stdout === '# while signed out\n', 10_000, 'the file added meanwhile');
@@ -253,15 +280,15 @@ export function describeInterop(definition: InteropDefinition): void {
     }
 
     it('logout revokes the sign-in at the authorization server: its refresh token, accepted just before, is refused afterwards', async () => {
-      const { refreshToken, client, resource } = await stored();
+      const { refreshToken, client, resource, methods } = await stored();
       expect(refreshToken, 'the sign-in holds a refresh token').toBeDefined();
       expect(client, 'the sign-in names its client').toBeDefined();
-      expect(await presentRefreshToken(refreshToken!, client!, resource!), `before logout${context()}`).toEqual({ status: 200, error: undefined });
+      expect(await presentRefreshToken(refreshToken!, client!, resource!, methods), `before logout${context()}`).toEqual({ status: 200, error: undefined });
       const logout = await cli('logout', 'team');
       expect(logout.code, logout.output).toBe(0);
       console.log(`interop: ${name}: logout: ${logout.output.trim()}`);
       expect(logout.output, `what logout did${context()}`).toMatch(/team: signed out \(1 sign-in removed; refresh token revoked/);
-      expect(await presentRefreshToken(refreshToken!, client!, resource!), `after logout${context()}`).toMatchObject({ error: 'invalid_grant' });
+      expect(await presentRefreshToken(refreshToken!, client!, resource!, methods), `after logout${context()}`).toMatchObject({ error: 'invalid_grant' });
       await waitFor(async () => (await serverState()) === 'needs-login', 20_000, 'team needs login after logout');
     }, 90_000);
   });
