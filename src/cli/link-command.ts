@@ -72,7 +72,8 @@ export async function runLink(options: LinkOptions, io: LinkIo): Promise<number>
   const lock = lockfile === undefined ? undefined : await readLockfile(lockfile);
   const locked = lockfile === undefined ? undefined : await lockedApprovals(lockfile, config, policy, 'link', lock);
   let approvals = (await ApprovalStore.load(approvalsPath)).list();
-  const { content: source, servers } = await linkContent([...approvals, ...(locked?.approvals ?? [])], options, options.watch, io);
+  // A locked version is read from the configured server even where a mount lists its label: a mount shows it only with that --lock.
+  const { content: source, servers } = await linkContent(approvals, options, options.watch, io, locked?.approvals ?? []);
   const content = keepingSkillTexts(source, defaultSkillTexts(io.env, io.home));
   try {
     // No mount judges these servers' skills: judged here, against what each serves now, before anything is linked.
@@ -134,9 +135,9 @@ function lockReader(config: readonly LabelledServer[] | { problem: string }, pol
  * --watch), the configured servers no mount serves, started in this process at the first byte
  * needed. Without a selection (approve on a mount) only the mounts.
  */
-async function linkContent(approvals: readonly Approval[], selection: (ServerSelection & { timeoutMs?: number }) | undefined, watch: boolean, io: LinkIo): Promise<{ content: ContentSource; servers: ServersOnDemand | undefined }> {
+async function linkContent(approvals: readonly Approval[], selection: (ServerSelection & { timeoutMs?: number }) | undefined, watch: boolean, io: LinkIo, locked: readonly Approval[] = []): Promise<{ content: ContentSource; servers: ServersOnDemand | undefined }> {
   const mounts = await mountContent();
-  const missing = new Set(approvals.filter((approval) => approval.revokedAt === null && !mounts.serves(approval.label)).map((approval) => approval.label));
+  const missing = new Set([...approvals.filter((approval) => approval.revokedAt === null && !mounts.serves(approval.label)), ...locked].map((approval) => approval.label));
   if (selection === undefined || (!watch && missing.size === 0)) return { content: mounts, servers: undefined };
   const config = await loadMountConfig({ configPath: selection.configPath, serverFlags: selection.serverFlags, only: selection.only });
   for (const note of config.notes) io.log(note);
@@ -276,12 +277,22 @@ async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir
  */
 async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo, team: { config: readonly LabelledServer[] | { problem: string }; policy: Policy }): Promise<void> {
   const { core, ledger } = servers;
+  const said = new Map<string, string>();
   const keeper = new LinkKeeper({
     store,
     approvals: () => permittedApprovals(ledger.all(), team.config, team.policy).approvals,
     lockedApprovals: lockReader(team.config, team.policy),
     content,
     log: io.log,
+    // A root's problems are said when they change (a pulled lockfile that cannot be used, a skill refused), not at every sync.
+    onSynced: (reports) => {
+      for (const report of reports) {
+        const now = report.problems.join('\n');
+        if (said.get(report.root) === now) continue;
+        said.set(report.root, now);
+        for (const problem of report.problems) io.log(`${report.root}: ${problem}`);
+      }
+    },
   });
   await ledger.watch();
   ledger.onChange(() => keeper.changed());

@@ -61,11 +61,21 @@ export async function mountContent(): Promise<ContentSource & { mountpoints: str
   };
 }
 
-/** The first source that serves a label reads it. */
+/**
+ * Each source that serves a label, in order, until one has the bytes: a mount that lists a label
+ * but does not show that version (a project's locked one, say) passes it on to the server itself.
+ */
 export function eitherContent(sources: readonly ContentSource[]): ContentSource {
   return {
     serves: (label) => sources.some((source) => source.serves(label)),
     missing: (label) => sources.map((source) => source.missing(label)).at(-1) ?? `nothing serves ${label}`,
-    read: (approval, file) => sources.find((source) => source.serves(approval.label))?.read(approval, file) ?? Promise.resolve(undefined),
+    async read(approval, file) {
+      for (const source of sources) {
+        if (!source.serves(approval.label)) continue;
+        const bytes = await source.read(approval, file);
+        if (bytes !== undefined) return bytes;
+      }
+      return undefined;
+    },
   };
 }

@@ -434,9 +434,10 @@ describe('link --watch and writers racing it', () => {
       const rootProblems = async () => ((JSON.parse(await readFile(linksFile, 'utf8')) as { roots: Array<{ root: string; problems: string[] }> }).roots.find((one) => one.root === root)?.problems ?? []).join('\n');
       await timeUntil(rootProblems, (problems) => BROKEN_ENTRY.test(problems), 5_000, 'the broken lockfile recorded', watching.stderr);
       expect(await namesIn(root)).toEqual(['x', 'y']);
-      // What the person sees of it: status names the entry (the watching process itself says nothing: see below).
+      // What the person sees of it: status names the entry, and so does the watching process (see below).
       const status = await cli(dana, ['status', '--json']);
       expect((JSON.parse(status.stdout) as { links: Array<{ root: string; problems: string[] }> }).links.find((one) => one.root === root)?.problems.join('\n')).toMatch(BROKEN_ENTRY);
+      await timeUntil(async () => watching.stderr(), (text) => BROKEN_ENTRY.test(text), 2_000, 'link --watch saying so', watching.stderr).catch(() => undefined);
       watchLogAfterBrokenLock = watching.stderr();
       await replaceByRename(lockfile, lockText(onlyY));
       await timeUntil(() => namesIn(root), (names) => names.join() === 'y', 5_000, 'the good lockfile followed again', watching.stderr);
@@ -506,10 +507,8 @@ describe('link --watch and writers racing it', () => {
     expect((JSON.parse(await readFile(lockfile, 'utf8')) as RawLockfile).skills.map((skill) => skill.path)).toEqual(['x']);
   });
 
-  // Known gap (src/cli/link-command.ts keepLinked gives LinkKeeper no onSynced, so no sync's problems
-  // reach the terminal): a person watching is not told that the lockfile they pulled is not followed.
-  // Passes while the gap is there; remove .fails once link --watch logs a root's new problems.
-  it.fails('link --watch names the entry of a broken lockfile it does not follow', () => {
+  // A person watching is told that the lockfile they pulled is not followed, naming the entry.
+  it('link --watch names the entry of a broken lockfile it does not follow', () => {
     expect(watchLogAfterBrokenLock).not.toBe('');
     expect(watchLogAfterBrokenLock).toMatch(BROKEN_ENTRY);
   });
