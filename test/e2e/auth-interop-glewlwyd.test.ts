@@ -15,6 +15,7 @@ describeInterop({
   name: 'Glewlwyd (dynamic registration)',
   unavailable: glewlwydUnavailable,
   start: (request) => startGlewlwyd(request, 'dynamic'),
+  registersClients: true,
   accessTokenTtlS,
   cannotRevokeBecause: 'Glewlwyd 2.7 revokes only for a client authenticating with HTTP Basic (a confidential one) or a bearer token; a dynamically registered public client has neither',
 });
@@ -23,5 +24,6 @@ describeInterop({
   name: 'Glewlwyd (a confidential client registered beforehand)',
   unavailable: glewlwydUnavailable,
   start: (request) => startGlewlwyd(request, 'confidential'),
+  registersClients: false,
   accessTokenTtlS,
 });

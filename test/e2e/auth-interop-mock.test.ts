@@ -9,4 +9,5 @@ describeInterop({
   // A devDependency: missing only when npm ci was not run (the import above fails first then).
   unavailable: () => undefined,
   start: startMockServer,
+  registersClients: false,
 });

@@ -17,4 +17,5 @@ describeInterop({
     }
   },
   start: startSdkServer,
+  registersClients: true,
 });

@@ -267,6 +267,13 @@ export async function startGlewlwyd({ resource, scope, accessTokenTtlS, dir }: I
         if (listed.length === 0) throw new Error('alice has no refresh token to disable');
         for (const token of listed) await person.expectOk('DELETE', `/api/${PLUGIN}/token/${encodeURIComponent(token.token_hash)}`);
       },
+      // The administrator deletes every client that registered itself.
+      async forgetClients() {
+        const clients = JSON.parse(await admin.expectOk('GET', '/api/client/?limit=100')) as Array<{ client_id: string }>;
+        const registered = clients.filter((one) => one.client_id !== CONFIDENTIAL.clientId);
+        if (registered.length === 0) throw new Error('no client registered itself with Glewlwyd');
+        for (const one of registered) await admin.expectOk('DELETE', `/api/client/${encodeURIComponent(one.client_id)}`);
+      },
       diagnostics: () => output.slice(-3_000),
       async close() {
         await stopChild(child);

@@ -6,6 +6,8 @@
 //   2. access tokens that expire every few seconds while a reader reads: renewed, no error reaches it;
 //   3. the refresh token gone: the mount turns "needs login"; a second login, the first one's
 //      loopback port taken meanwhile (so another port), succeeds and the mount picks it up within 2 s;
+//   (where clients register dynamically) the server forgot its clients: the mount turns "needs
+//      login"; login registers anew, without hanging, and the mount picks it up within 2 s;
 //   4. logout: revoked at the authorization server (the old refresh token, accepted just before,
 //      is refused afterwards); the mount turns "needs login".
 // Each login and pickup is timed and printed as an `interop:` line. A provider that cannot run
@@ -55,6 +57,8 @@ export interface InteropProvider {
   refreshGrants(): Promise<number>;
   /** Makes every refresh token issued so far unusable, as when they lapse. */
   dropRefreshTokens(): Promise<void>;
+  /** Forgets every client it registered dynamically (as a server whose registrations were in memory does when it restarts); absent where clients are not registered dynamically. */
+  forgetClients?(): Promise<void>;
   /** What it logged or noticed, shown when a step fails. */
   diagnostics?(): string;
   close(): Promise<void>;
@@ -68,6 +72,8 @@ export interface InteropDefinition {
   start(request: InteropRequest): Promise<InteropProvider>;
   /** Access token lifetime (default 2 s). */
   accessTokenTtlS?: number;
+  /** Whether skills-mount registers itself dynamically there (then the server forgetting its clients is tested too). */
+  registersClients: boolean;
   /**
    * Why this provider cannot revoke what this client holds (it has no revocation for such a client):
    * then logout is only checked to remove the sign-in. Undefined: it revokes, and that is checked.
@@ -243,7 +249,7 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(await serverState()).toBe('connected');
     }, 90_000);
 
-    it('the refresh token gone: "needs login"; a second login, its first loopback port taken, succeeds and the running mount picks it up within 2 s', async () => {
+    it('the refresh token gone: "needs login"; a second login (the first one\'s loopback port taken, unless the config fixes the port) succeeds; the running mount picks it up within 2 s', async () => {
       await provider!.dropRefreshTokens();
       await writeFile(path.join(skills, 'alpha', 'references', 'while-signed-out.md'), '# while signed out\n');
       await waitFor(async () => (await serverState()) === 'needs-login', 20_000, 'team needs login once its refresh token is gone');
@@ -266,6 +272,17 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(pickupMs, context()).toBeLessThan(PICKUP_LIMIT_MS);
       const file = path.join(mount!.mountpoint, 'team', 'alpha', 'references', 'while-signed-out.md');
       await waitFor(async () => (await run('cat', [file])).stdout === '# while signed out\n', 10_000, 'the file added meanwhile');
+    }, 120_000);
+
+    if (definition.registersClients) it('the authorization server forgot its clients: "needs login"; login registers anew (no hang) and the running mount picks it up within 2 s', async () => {
+      expect(provider!.forgetClients, `${name} registers clients dynamically: it must say how to forget them`).toBeDefined();
+      await provider!.forgetClients!();
+      await writeFile(path.join(skills, 'alpha', 'references', 'after-forgetting.md'), '# after forgetting\n');
+      await waitFor(async () => (await serverState()) === 'needs-login', 20_000, 'team needs login once its client is unknown');
+      const { pickupMs } = await loginAndPickUp();
+      expect(pickupMs, context()).toBeLessThan(PICKUP_LIMIT_MS);
+      const file = path.join(mount!.mountpoint, 'team', 'alpha', 'references', 'after-forgetting.md');
+      await waitFor(async () => (await run('cat', [file])).stdout === '# after forgetting\n', 10_000, 'the file added meanwhile');
     }, 120_000);
 
     if (definition.cannotRevokeBecause !== undefined) {

@@ -148,6 +148,13 @@ export async function startSdkServer({ accessTokenTtlS, scope }: InteropRequest)
     async dropRefreshTokens() {
       refreshTokens.clear();
     },
+    // As after a restart: the example keeps its registrations in a Map of its clients store.
+    async forgetClients() {
+      const clients = (provider.clientsStore as { clients?: unknown }).clients;
+      if (!(clients instanceof Map)) throw new Error("the SDK example's clients store keeps no Map of clients any more");
+      clients.clear();
+      refreshTokens.clear();
+    },
     diagnostics: () => `registered: ${JSON.stringify(registrations)}; refused: ${JSON.stringify(refusals)}`,
     async close() {
       server.closeAllConnections();
