@@ -48,7 +48,12 @@ if [ ! -f "$stamp" ] || [ ! -x "$dest/root/usr/bin/glewlwyd" ]; then
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   chmod 0755 "$work" # apt-get download hands the file to its _apt user when it can
-  (cd "$work" && apt-get download -qq "glewlwyd=$version" "glewlwyd-common=$version" 2>/dev/null)
+  # (apt-get download's note that it fetches unsandboxed as root is noise: silenced, and the result checked.)
+  (cd "$work" && apt-get download -qq "glewlwyd=$version" "glewlwyd-common=$version" 2>/dev/null) || true
+  if [ ! -f "$work/glewlwyd_${version//:/%3a}_$(dpkg --print-architecture).deb" ] || ! ls "$work"/glewlwyd-common_*.deb >/dev/null 2>&1; then
+    echo "idp-interop: apt-get download glewlwyd=$version glewlwyd-common=$version fetched nothing" >&2
+    exit 1
+  fi
   rm -rf "$dest"
   mkdir -p "$dest/root"
   for deb in "$work"/*.deb; do dpkg-deb -x "$deb" "$dest/root"; done
