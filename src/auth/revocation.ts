@@ -7,8 +7,12 @@ import { limitedFetch } from './auth-fetch.js';
 import { revocationRefusal, shownAddress } from './endpoint-rules.js';
 import type { AuthEntry } from './token-store.js';
 
-/** What became of each token, in words ("refresh token revoked", "tokens not revoked: ..."); empty when there was nothing to revoke where. */
-export async function revokeSignIn(entry: AuthEntry, fetchFn: FetchLike = limitedFetch()): Promise<string[]> {
+/**
+ * What became of each token, in words ("refresh token revoked", "tokens not revoked: ..."); empty
+ * when there was nothing to revoke where. `configured`: the client the configuration names
+ * (`oauth.clientId`, `clientSecret`), used where the sign-in stored none.
+ */
+export async function revokeSignIn(entry: AuthEntry, fetchFn: FetchLike = limitedFetch(), configured?: { client_id: string; client_secret?: string | undefined }): Promise<string[]> {
   const tokens = entry.tokens;
   if (tokens === undefined) return [];
   if (entry.revocationRefused !== undefined) return [`tokens not revoked: ${entry.revocationRefused}, so nothing was sent to it`];
@@ -17,7 +21,8 @@ export async function revokeSignIn(entry: AuthEntry, fetchFn: FetchLike = limite
   if (typeof endpoint !== 'string') return [];
   const refusal = revocationRefusal(endpoint, tokens.issuer, metadata?.token_endpoint);
   if (refusal !== undefined) return [`tokens not revoked: the revocation endpoint ${shownAddress(endpoint)} ${refusal}, so nothing was sent to it`];
-  const client = Object.entries(entry.clients).find(([issuer]) => issuer === tokens.issuer)?.[1];
+  // A client registered beforehand is the configuration's (`oauth.clientId`), never stored with the sign-in.
+  const client = Object.entries(entry.clients).find(([issuer]) => issuer === tokens.issuer)?.[1] ?? configured;
   const results: string[] = [];
   for (const [hint, token] of [
     ['refresh_token', tokens.refresh_token],

@@ -35,7 +35,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount doctor [--config FILE] [--server ...] [--only ...] [--json]
        skills-mount login LABEL... [--config FILE | --server 'LABEL=URL [oauth.FIELD=VALUE...]' ...] [--no-browser]
                     [--wait SECONDS] [--timeout SECONDS]
-       skills-mount logout LABEL...
+       skills-mount logout LABEL... [--config FILE | --server ...]
        skills-mount --help | --version
 `;
 
@@ -119,6 +119,7 @@ Commands:
                           Tokens go to $XDG_CONFIG_HOME/skills-mount/auth/ (0600); a running
                           mount picks them up within 2 s. Exit 0, 1 when a sign-in failed
   logout LABEL...         removes the label's sign-ins, revoking them where the server allows
+                          (with the client --config or --server registered beforehand, if any)
   status [MOUNTPOINT]     mounts, servers with state and discovery, skill counts, cache
                           use and the latest errors; --json for scripts. Exits 1 when a
                           mount is stale or not responding.

@@ -46,6 +46,9 @@ export interface LoginOptions {
 
 export interface LogoutOptions {
   labels: string[];
+  /** --config / --server: where a client registered beforehand is configured (its credentials revoke); default the usual config file. */
+  configPath?: string | undefined;
+  serverFlags?: string[] | undefined;
 }
 
 /** What login and logout use of the process, injectable for tests. */
@@ -95,9 +98,12 @@ export function parseLogin(argv: readonly string[]): { command: 'login'; options
 }
 
 export function parseLogout(argv: readonly string[]): { command: 'logout'; options: LogoutOptions } | { command: 'help' } {
-  const values = parseOptions('logout', argv, { help: { type: 'boolean', short: 'h' } });
+  const values = parseOptions('logout', argv, { config: { type: 'string' }, server: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } });
   if (values.values.help) return { command: 'help' };
-  return { command: 'logout', options: { labels: labelsOf('logout', values.positionals) } };
+  return {
+    command: 'logout',
+    options: { labels: labelsOf('logout', values.positionals), configPath: values.values.config as string | undefined, serverFlags: (values.values.server as string[] | undefined) ?? [] },
+  };
 }
 
 /** The process's own I/O: stderr for the person, stdin lines for a pasted redirect. */
@@ -160,7 +166,8 @@ export async function runLogout(options: LogoutOptions, io: LoginIo): Promise<nu
       continue;
     }
     const revoked: string[] = [];
-    for (const entry of removed) revoked.push(...(await revokeSignIn(entry)));
+    const configured = await configuredClient(options, label, io.env);
+    for (const entry of removed) revoked.push(...(await revokeSignIn(entry, undefined, configured)));
     io.say(`${label}: signed out (${removed.length} sign-in${removed.length === 1 ? '' : 's'} removed${revoked.length > 0 ? `; ${revoked.join('; ')}` : ''})`);
   }
   return 0;
@@ -306,6 +313,18 @@ function describeSignIn(entry: AuthEntry | undefined): string {
   if (tokens.refresh_token !== undefined) facts.push('renewed automatically');
   if (tokens.scope) facts.push(`scope ${escapeForLog(tokens.scope)}`);
   return ` (${facts.join(', ')})`;
+}
+
+/**
+ * The client the configuration registered beforehand for `label` (oauth.clientId and its secret),
+ * for revoking with its credentials; undefined without one. A configuration that cannot be read
+ * takes nothing away from logout: the sign-in is removed all the same.
+ */
+async function configuredClient(options: LogoutOptions, label: string, env: NodeJS.ProcessEnv): Promise<{ client_id: string; client_secret?: string | undefined } | undefined> {
+  const config = await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags ?? [], env }).catch(() => undefined);
+  const server = config?.servers.find((candidate) => candidate.label === label)?.config;
+  const oauth = server !== undefined && server.kind !== 'stdio' ? server.oauth : undefined;
+  return oauth?.clientId === undefined ? undefined : { client_id: oauth.clientId, client_secret: oauth.clientSecret };
 }
 
 /**

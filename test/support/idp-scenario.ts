@@ -295,7 +295,7 @@ export function describeInterop(definition: InteropDefinition): void {
 
     if (definition.cannotRevokeBecause !== undefined) {
       it(`logout removes the sign-in; the mount turns "needs login" (no revocation: ${definition.cannotRevokeBecause})`, async () => {
-        const logout = await cli('logout', 'team');
+        const logout = await cli('logout', 'team', '--config', configPath);
         expect(logout.code, logout.output).toBe(0);
         expect(logout.output, `what logout did${context()}`).toMatch(/team: signed out \(1 sign-in removed/);
         console.log(`interop: ${name}: logout: ${logout.output.trim()} (cannot revoke: ${definition.cannotRevokeBecause})`);
@@ -309,7 +309,7 @@ export function describeInterop(definition: InteropDefinition): void {
       expect(refreshToken, 'the sign-in holds a refresh token').toBeDefined();
       expect(client, 'the sign-in names its client').toBeDefined();
       expect(await presentRefreshToken(refreshToken!, client!, resource!, methods), `before logout${context()}`).toEqual({ status: 200, error: undefined });
-      const logout = await cli('logout', 'team');
+      const logout = await cli('logout', 'team', '--config', configPath);
       expect(logout.code, logout.output).toBe(0);
       console.log(`interop: ${name}: logout: ${logout.output.trim()}`);
       expect(logout.output, `what logout did${context()}`).toMatch(/team: signed out \(1 sign-in removed; refresh token revoked/);
