@@ -52,6 +52,8 @@ function runWithInput(command: string, args: string[], input: string): Promise<s
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.once('error', reject);
     child.once('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${output}`))));
+    // A child that exits before reading its input: its exit code says so, not an EPIPE thrown here.
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
 }
