@@ -30,6 +30,7 @@ const { buildTeamRows } = await import('./lib/team-report.mjs');
 const { measureApproved } = await import('./workloads/approved.mjs');
 const { bigFiles, measureBigReads } = await import('./workloads/big-file.mjs');
 const { measureChangeLatency } = await import('./workloads/change-latency.mjs');
+const { coldCorpusRow, measureColdCorpus } = await import('./workloads/cold-corpus.mjs');
 const { diskCacheCostRows } = await import('./workloads/disk-cache-cost.mjs');
 const { measureLatency } = await import('./workloads/latency.mjs');
 const { measureLink } = await import('./workloads/link.mjs');
@@ -115,6 +116,9 @@ try {
   const requests = await countRequests({ workDir, catalog: synthetic, backends });
   log('reads: cold, warm, floor');
   const reads = await measureReads({ workDir, runs: profile.runs, catalogs, pings: profile.pings, backends, log });
+  // Issue 43: the same cold pass of the corpus with the mount's default disk cache on (a fresh, empty cache dir per run, on local disk as ~/.cache is).
+  log('cold sequential reads of the corpus, default disk cache');
+  const coldCache = await measureColdCorpus({ workDir, cacheParent: diskRoot, catalog: corpus, runs: profile.runs, log });
   log('16 MiB reads, each side in a process of its own');
   const bigReads = await measureBigReads({ workDir, runs: profile.runs, big, backends, log });
   log('reads after a restart, from the disk cache');
@@ -168,6 +172,7 @@ try {
 
   const rows = [
     ...buildRows({ backends, catalogs, reads, bigReads, big, listing, latency, roundTrip, requests, restart, approved, changes, scaling, snapshot }),
+    coldCorpusRow(corpus, coldCache),
     ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
     ...buildLinkRows(link, pickup),
     ...buildTeamRows(team),

@@ -36,8 +36,9 @@ export function loggedServeEntry(dir, logFile, ...flags) {
  * Starts `skills-mount WORKDIR/mnt-NAME-BACKEND --config ... --fuse-backend BACKEND` serving
  * `servers` ({label: entry}) and resolves once it says it is mounted, with the time that took.
  * `cpus` (a taskset list, e.g. "0"): the daemon and what it starts run on those CPUs only.
+ * `nodeArgs`: flags for the daemon's node (e.g. --cpu-prof, which NODE_OPTIONS does not take).
  */
-export async function startMount({ workDir, name, backend, servers, args = [], readyTimeoutMs = 600_000, env = process.env, cpus }) {
+export async function startMount({ workDir, name, backend, servers, args = [], readyTimeoutMs = 600_000, env = process.env, cpus, nodeArgs = [] }) {
   const mountpoint = path.join(workDir, `mnt-${name}-${backend}`);
   const configPath = path.join(workDir, `config-${name}-${backend}.json`);
   await mkdir(workDir, { recursive: true });
@@ -46,7 +47,7 @@ export async function startMount({ workDir, name, backend, servers, args = [], r
   // Cold reads measure the server: the disk cache only where a workload asks for it (--cache-dir).
   const cacheArgs = args.includes('--cache-dir') ? [] : ['--no-disk-cache'];
   const variant = VARIANTS[backend];
-  const command = [process.execPath, SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', variant?.backend ?? backend, ...cacheArgs, ...args];
+  const command = [process.execPath, ...nodeArgs, SKILLS_MOUNT, mountpoint, '--config', configPath, '--fuse-backend', variant?.backend ?? backend, ...cacheArgs, ...args];
   const [program, ...programArgs] = pinned(command, cpus);
   const child = spawn(program, programArgs, {
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -58,13 +58,13 @@ export async function measureRoundTrip({ workDir, catalog, count, backends, log 
 }
 
 /** Compiles the floor daemon into the work dir; resolves its path. */
-async function buildFloor(workDir) {
+export async function buildFloor(workDir) {
   const binary = path.join(workDir, 'floor-fuse');
   await run('sh', ['-c', `gcc -O2 -o "$1" "$2" $(pkg-config --cflags --libs fuse3)`, 'build', binary, FLOOR_SOURCE]);
   return binary;
 }
 
-async function floorSamples({ workDir, floor, name, count, regime }) {
+export async function floorSamples({ workDir, floor, name, count, regime }) {
   const mountpoint = path.join(workDir, `mnt-floor-${regime.id}`);
   await mkdir(mountpoint, { recursive: true });
   const [program, ...args] = pinned([floor, mountpoint, name], regime.daemon);

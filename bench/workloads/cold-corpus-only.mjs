@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// node bench/workloads/cold-corpus-only.mjs [--corpus DIR] [--runs N] [--no-cache-too] [--cpu-prof DIR] [--floor]:
+// the row "cold sequential, one reader, default disk cache / raw SDK client" alone, taken apart per
+// file (issue 43): wall time of the mount (fresh, its disk cache on in an empty dir of its own) and
+// of the raw client in both eras, the daemon's CPU, the `resources/read` inside the daemon, and per
+// file the FUSE requests answered in JS (count, ms) and by the addon. --no-cache-too adds the same
+// mount with --no-disk-cache; --cpu-prof DIR writes the daemons' V8 CPU profiles there; --floor
+// adds the pure-C FUSE round trip (bench/floor/floor-fuse.c). Default corpus: the project's
+// generated test corpus. Run the whole script under `taskset -c 0` for the one-CPU figures.
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { prepareCatalog } from '../lib/catalogs.mjs';
+import { describeMachine } from '../lib/machine.mjs';
+import { median } from '../lib/stats.mjs';
+import { standaloneDirs } from '../lib/standalone.mjs';
+import { coldCorpusRow, measureColdCorpus } from './cold-corpus.mjs';
+import { buildFloor, floorSamples } from './round-trip.mjs';
+
+const { values } = parseArgs({
+  options: { corpus: { type: 'string' }, runs: { type: 'string' }, 'work-dir': { type: 'string' }, 'no-cache-too': { type: 'boolean' }, 'cpu-prof': { type: 'string' }, floor: { type: 'boolean' } },
+});
+const runs = Number(values.runs ?? 5);
+const log = (line) => process.stderr.write(`bench: ${line}\n`);
+const corpusDir = values.corpus ?? (await (await import('../../test/support/test-corpus.mjs')).testCorpusDir());
+
+const { workDir, diskRoot, cleanUp } = await standaloneDirs('cold-corpus', values['work-dir']);
+try {
+  const catalog = await prepareCatalog({ name: 'corpus', dir: corpusDir, diskRoot });
+  const n = catalog.files.length;
+  const cases = values['no-cache-too'] ? ['cache', 'no-cache'] : ['cache'];
+  const samples = await measureColdCorpus({ workDir, cacheParent: diskRoot, catalog, runs, cases, cpuProfDir: values['cpu-prof'] && path.resolve(values['cpu-prof']), log });
+  const perFile = (key) => (samples[key] === undefined ? '-' : `${((median(samples[key]) * 1000) / n).toFixed(0)} µs`);
+  const each = (key) => (samples[key] === undefined ? '-' : `${(median(samples[key]) * 1000).toFixed(0)} µs`);
+  const count = (key) => (samples[key] === undefined ? '-' : median(samples[key]).toFixed(2));
+  const lines = [
+    `cold sequential read, ${corpusDir} (${n} files, ${(catalog.totalBytes / 1e6).toFixed(1)} MB), per file, medians of ${runs} runs`,
+    '',
+    `| per file | ${cases.map((name) => `mount, ${name === 'cache' ? 'default disk cache' : '--no-disk-cache'}`).join(' | ')} | raw, 2025 era | raw, 2026-07-28 |`,
+    `| --- | ${cases.map(() => '---:').join(' | ')} | ---: | ---: |`,
+    `| wall time | ${cases.map((name) => perFile(`${name}/wall`)).join(' | ')} | ${perFile('raw-legacy/wall')} | ${perFile('raw-modern/wall')} |`,
+    `| CPU of the process holding the client | ${cases.map((name) => perFile(`${name}/cpu`)).join(' | ')} | ${perFile('raw-legacy/cpu')} | ${perFile('raw-modern/cpu')} |`,
+    `| resources/read inside the daemon | ${cases.map((name) => each(`${name}/request-ms`)).join(' | ')} | | |`,
+  ];
+  for (const op of ['lookup', 'getattr', 'open', 'read', 'release', 'flush']) {
+    lines.push(`| ${op}: in JS (count; ms in JS) / by the addon (count) | ${cases.map((name) => `${count(`${name}/js-count/${op}`)}; ${each(`${name}/js-ms/${op}`)} / ${count(`${name}/addon-count/${op}`)}`).join(' | ')} | | |`);
+  }
+  for (const key of Object.keys(samples).filter((k) => k.includes('/other-requests/'))) {
+    const [name, , method] = key.split('/');
+    lines.push(`| other MCP requests (${name}): ${method} per file; ms in flight per file | ${count(key)}; ${each(`${name}/other-requests-ms/${method}`)} | | | |`);
+  }
+  const ratios = (key) => samples[key].map((wall, run) => (wall / samples['raw-legacy/wall'][run]).toFixed(2)).join(', ');
+  lines.push('', `mount / raw 2025 per run: ${cases.map((name) => `${name} ${ratios(`${name}/wall`)}`).join('; ')}`);
+  const row = coldCorpusRow(catalog, samples);
+  lines.push(`row: ${row.workload}: ${row.measuredText} / ${row.baselineText} = ${row.ratio.toFixed(2)} (target ${row.target})`);
+  if (values.floor) {
+    const floor = await buildFloor(workDir);
+    const floorUs = median(await floorSamples({ workDir, floor, name: 'x', count: 2000, regime: { id: 'as-placed' } }));
+    lines.push(`floor: one C FUSE round trip (LOOKUP of a directory, stat, kernel timeouts 0), p50 ${floorUs.toFixed(1)} µs, on this script's CPUs`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const machine = describeMachine();
+  process.stdout.write(`machine: ${machine.nproc} cores, ${machine.cpuModel}, Linux ${machine.kernel}, Node ${machine.node}; load ${machine.loadAverage.join(' ')}\n`);
+} finally {
+  await cleanUp();
+}
