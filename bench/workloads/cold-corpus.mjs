@@ -22,9 +22,11 @@ const MOUNT_CASES = { cache: [], 'no-cache': ['--no-disk-cache'] };
  * once, in order, one at a time, with the raw client in both eras and through a fresh libfuse3
  * mount per case of `cases` (default: only 'cache'). The mount's fresh cache dirs go under
  * `cacheParent` (local disk, as ~/.cache is). `cpuProfDir`: each mount writes a V8 CPU profile
- * there, and beside each the pass's window (window-PID.json, µs of CLOCK_MONOTONIC). Resolves samples (ms per pass, or per file where the key says so) keyed `CASE/what`.
+ * there, and beside each the pass's window (window-PID.json, µs of CLOCK_MONOTONIC). `metrics`
+ * false: the mount runs without --metrics (as users run it; its observer costs ~50 µs an OPEN),
+ * so only wall and CPU are taken. Resolves samples (ms per pass, or per file where the key says so) keyed `CASE/what`.
  */
-export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, cases = ['cache'], cpuProfDir, log = () => undefined }) {
+export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, cases = ['cache'], cpuProfDir, metrics = true, log = () => undefined }) {
   const uris = catalog.files.map((file) => file.uri);
   const samples = {};
   const add = (key, value) => (samples[key] ??= []).push(value);
@@ -56,10 +58,10 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
     const port = await freePort();
     const cacheDir = name === 'cache' ? await mkdtemp(path.join(cacheParent, 'skills-bench-cold-cache-')) : undefined;
     const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${path.join(cpuProfDir, name)}`] : [];
-    const args = [...MOUNT_CASES[name], ...(cacheDir ? ['--cache-dir', cacheDir] : []), '--metrics', `127.0.0.1:${port}`];
+    const args = [...MOUNT_CASES[name], ...(cacheDir ? ['--cache-dir', cacheDir] : []), ...(metrics ? ['--metrics', `127.0.0.1:${port}`] : [])];
     const mount = await startMount({ workDir, name: `cold-corpus-${name}-${run}`, backend: 'libfuse3', servers: { [catalog.name]: serveEntry(catalog.dir) }, args, nodeArgs });
     try {
-      const before = await daemonMetrics(port);
+      const before = metrics ? await daemonMetrics(port) : undefined;
       const cpuBeforeMs = await processCpuMs(mount.pid);
       const startedMs = performance.now();
       // CLOCK_MONOTONIC in µs, the clock of V8's profile timestamps: the pass's window in the daemon's profile.
@@ -71,6 +73,7 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
         await writeFile(path.join(cpuProfDir, name, `window-${mount.pid}.json`), JSON.stringify({ startUs: Number(startedUs), endUs: Number(process.hrtime.bigint() / 1000n) }));
       }
       add(`${name}/cpu`, (await processCpuMs(mount.pid)) - cpuBeforeMs);
+      if (!metrics) return;
       const after = await daemonMetrics(port);
       const reads = after.mcpReads - before.mcpReads;
       if (reads !== catalog.files.length) throw new Error(`the mount sent ${reads} resources/read for ${catalog.files.length} cold files`);
