@@ -43,6 +43,7 @@ const BACKEND_ROWS = [
 const ONCE_ROWS = [
   'floor',
   ...CATALOGS.map((catalog) => `disk-cache-cost/${catalog}`),
+  'cold-seq-disk-cache/corpus',
   'snapshot/cold',
   'snapshot/unchanged',
   'link/cold',
