@@ -4,16 +4,14 @@
 // meantime, theirs is kept beside the name (NAME.skills-mount-kept-<time>) and the report says so.
 // First the worst interleaving, forced through the fs seam link-sync uses; then rounds of a real
 // race against a thread that swaps links in at random moments.
-import { createHash } from 'node:crypto';
 import { renameSync, symlinkSync } from 'node:fs';
 import { mkdir, readdir, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Approval } from '../../src/approvals/approval-store.js';
-import { resourcesDigest } from '../../src/catalog/resources-digest.js';
 import { syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
 import { removeReadOnlyTree } from '../../src/read-only-tree.js';
+import { pdfApproval } from '../support/link-approval.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 /** Run around link's rename of `watched` out of the root: `before` just ahead of it, `after` just behind it. */
@@ -41,25 +39,7 @@ afterEach(async () => {
   for (const dir of made.splice(0)) await removeReadOnlyTree(dir);
 });
 
-function approval(version: string, options: { revoked?: boolean } = {}): { approval: Approval; content: ContentSource } {
-  const text = `---\nname: pdf\ndescription: Reads PDFs.\nlicense: ${version}\n---\n# pdf\n`;
-  const resources = [{ uri: 'skill://pdf/SKILL.md', digest: `sha256:${createHash('sha256').update(text).digest('hex')}`, sizeBytes: Buffer.byteLength(text) }];
-  return {
-    approval: {
-      label: 'docs',
-      skillUri: 'skill://pdf/SKILL.md',
-      name: 'pdf',
-      resources,
-      resourcesDigest: resourcesDigest(resources),
-      approvedAt: `2026-12-0${version.length}T00:00:00.000Z`,
-      allowedToolsApproved: false,
-      allowedTools: null,
-      execApproved: false,
-      revokedAt: options.revoked ? '2026-12-05T00:00:00.000Z' : null,
-    },
-    content: { serves: () => true, missing: () => '', read: async () => Buffer.from(text) },
-  };
-}
+const approval = pdfApproval;
 
 interface World {
   dir: string;

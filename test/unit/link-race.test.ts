@@ -6,12 +6,10 @@ import { renameSync, symlinkSync } from 'node:fs';
 import { mkdir, readlink, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Approval } from '../../src/approvals/approval-store.js';
-import { resourcesDigest } from '../../src/catalog/resources-digest.js';
 import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
+import { pdfApproval } from '../support/link-approval.js';
 import { makeTempDir } from '../support/temp-dir.js';
-import { createHash } from 'node:crypto';
 
 /**
  * Called after the readlink of `watched` that follows `skip` others: the first is the sync's
@@ -38,25 +36,7 @@ afterEach(async () => {
   for (const dir of made.splice(0)) await removeReadOnlyTree(dir);
 });
 
-function approval(version: string, options: { revoked?: boolean } = {}): { approval: Approval; content: ContentSource } {
-  const text = `---\nname: pdf\ndescription: Reads PDFs.\nlicense: ${version}\n---\n# pdf\n`;
-  const resources = [{ uri: 'skill://pdf/SKILL.md', digest: `sha256:${createHash('sha256').update(text).digest('hex')}`, sizeBytes: Buffer.byteLength(text) }];
-  return {
-    approval: {
-      label: 'docs',
-      skillUri: 'skill://pdf/SKILL.md',
-      name: 'pdf',
-      resources,
-      resourcesDigest: resourcesDigest(resources),
-      approvedAt: `2026-12-0${version.length}T00:00:00.000Z`,
-      allowedToolsApproved: false,
-      allowedTools: null,
-      execApproved: false,
-      revokedAt: options.revoked ? '2026-12-05T00:00:00.000Z' : null,
-    },
-    content: { serves: () => true, missing: () => '', read: async () => Buffer.from(text) },
-  };
-}
+const approval = pdfApproval;
 
 describe('link against a user renaming over its entry between check and act', () => {
   for (const act of ['removes (the approval revoked)', 'replaces (approved anew)'] as const) {
