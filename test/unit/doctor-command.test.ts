@@ -7,45 +7,12 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/command-line.js';
-import type { LabelledServer, MountConfig } from '../../src/config/config.js';
 import { runDoctor, type DoctorOptions, type DoctorProbes } from '../../src/cli/doctor-command.js';
+import { line, machine } from '../support/doctor-machine.js';
 import { ConfigError } from '../../src/errors.js';
 
 const SKILLS_MOUNT = fileURLToPath(new URL('../../dist/cli/skills-mount.js', import.meta.url));
 const OPTIONS: DoctorOptions = { configPath: undefined, serverFlags: [], only: [], json: false, serverDeadlineMs: 50 };
-const DEMO: LabelledServer = { label: 'demo', config: { kind: 'stdio', command: 'skills-serve', args: [] } as unknown as LabelledServer['config'] };
-const DOCS: LabelledServer = { label: 'docs', config: { kind: 'http', url: 'https://docs.example/mcp' } as unknown as LabelledServer['config'] };
-
-/** A Linux machine where everything is in place, as a user who is not root, unless `changes` say otherwise. */
-function machine(changes: Partial<DoctorProbes> = {}): DoctorProbes {
-  return {
-    platform: 'linux',
-    arch: 'x64',
-    env: {},
-    uid: 1000,
-    exists: async () => true,
-    readWrite: async () => true,
-    which: async (name) => `/usr/bin/${name}`,
-    kernelRelease: '6.1.0-28-amd64',
-    readText: async (file) => (file === '/etc/fuse.conf' ? '# comment\nuser_allow_other\n' : undefined),
-    setuidRoot: async () => true,
-    addon: async () => ({ loaded: true, origin: 'prebuild', path: '/pkg/prebuilds/linux-x64/skills_fuse.node' }),
-    loadConfig: async (): Promise<MountConfig> => ({ origin: '/home/u/.config/skills-mount/config.json', servers: [DEMO, DOCS], notes: [] }),
-    reach: async () => ({ reached: true, skills: 5, protocolVersion: '2026-07-28' }),
-    signIn: async () => ({ signedIn: ['docs'], signedOut: [] }),
-    linkStore: () => '/home/u/.local/share/skills-mount/links',
-    storeFilesystem: async () => ({ mountpoint: '/home', noexec: false }),
-    policy: async () => ({ inForce: false, files: [], lines: [] }),
-    ...changes,
-  };
-}
-
-/** The report's line for a check, by its name. */
-function line(text: string, name: string): string {
-  const found = text.split('\n').find((l) => l.slice(6).startsWith(`${name} `));
-  if (found === undefined) throw new Error(`no line for ${name} in:\n${text}`);
-  return found;
-}
 
 describe('skills-mount doctor', () => {
   it('everything in place: one ok line per check, exit 0', async () => {

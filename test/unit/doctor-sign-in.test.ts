@@ -2,37 +2,14 @@
 // N ms"; an authorization server out of reach is not blamed on the MCP server; a stored sign-in
 // the server refuses is not listed as "signed in" next to the server's "needs login".
 import { expect, it } from 'vitest';
-import type { LabelledServer, MountConfig } from '../../src/config/config.js';
+import type { MountConfig } from '../../src/config/config.js';
 import { runDoctor, type DoctorOptions, type DoctorProbes } from '../../src/cli/doctor-command.js';
+import { DOCS, line, machine as healthyMachine } from '../support/doctor-machine.js';
 
 const OPTIONS: DoctorOptions = { configPath: undefined, serverFlags: [], only: [], json: false, serverDeadlineMs: 5_000 };
-const DOCS: LabelledServer = { label: 'docs', config: { kind: 'http', url: 'https://docs.example/mcp' } as unknown as LabelledServer['config'] };
-
+/** Only docs (HTTP) configured: the sign-in lines are about it alone. */
 function machine(changes: Partial<DoctorProbes>): DoctorProbes {
-  return {
-    platform: 'linux',
-    arch: 'x64',
-    env: {},
-    uid: 1000,
-    exists: async () => true,
-    readWrite: async () => true,
-    which: async (name) => `/usr/bin/${name}`,
-    kernelRelease: '6.1.0-28-amd64',
-    readText: async () => 'user_allow_other\n',
-    setuidRoot: async () => true,
-    addon: async () => ({ loaded: true, origin: 'prebuild', path: '/pkg/skills_fuse.node' }),
-    loadConfig: async (): Promise<MountConfig> => ({ origin: 'config.json', servers: [DOCS], notes: [] }),
-    reach: async () => ({ reached: true, skills: 5, protocolVersion: '2026-07-28' }),
-    signIn: async () => ({ signedIn: ['docs'], signedOut: [] }),
-    linkStore: () => '/home/u/links',
-    storeFilesystem: async () => ({ mountpoint: '/home', noexec: false }),
-    policy: async () => ({ inForce: false, files: [], lines: [] }),
-    ...changes,
-  };
-}
-
-function line(text: string, name: string): string {
-  return text.split('\n').find((l) => l.slice(6).startsWith(`${name} `)) ?? `(no ${name} line)`;
+  return healthyMachine({ loadConfig: async (): Promise<MountConfig> => ({ origin: 'config.json', servers: [DOCS], notes: [] }), ...changes });
 }
 
 it('a server that failed after 0.5 s says why and when, not "not reached within 5000 ms"', async () => {
