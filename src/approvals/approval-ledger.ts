@@ -8,6 +8,7 @@ import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Log } from '../log.js';
 import { errorCode, errorMessage } from '../private-files.js';
+import { ApprovalIndex } from './approval-index.js';
 import { ApprovalStore, type Approval } from './approval-store.js';
 
 /** Often enough that an approval shows within a blink; rarely enough that a busy reader costs no syscall per operation. */
@@ -46,7 +47,7 @@ export interface ApprovalsSource {
 export class ApprovalLedger implements ApprovalsSource {
   readonly keepsVersions = false;
 
-  private byLabel = new Map<string, Map<string, Approval>>();
+  private index = ApprovalIndex.EMPTY;
   private stamp: string | undefined;
   private checkedAtMs = Number.NEGATIVE_INFINITY;
   private checking: Promise<void> | undefined;
@@ -131,17 +132,17 @@ export class ApprovalLedger implements ApprovalsSource {
   }
 
   approval(label: string, skillUri: string): Approval | undefined {
-    return this.byLabel.get(label)?.get(skillUri);
+    return this.index.approval(label, skillUri);
   }
 
   /** The approvals of one server label. */
   approvalsOf(label: string): Iterable<Approval> {
-    return this.byLabel.get(label)?.values() ?? [];
+    return this.index.approvalsOf(label);
   }
 
   /** Every approval in the file, of every label (revoked ones included). */
   all(): Approval[] {
-    return [...this.byLabel.values()].flatMap((approvals) => [...approvals.values()]);
+    return this.index.all();
   }
 
   /**
@@ -237,13 +238,7 @@ export class ApprovalLedger implements ApprovalsSource {
     if (stamp === this.stamp) return;
     try {
       const store = await ApprovalStore.load(this.file);
-      const byLabel = new Map<string, Map<string, Approval>>();
-      for (const approval of store.list()) {
-        let ofLabel = byLabel.get(approval.label);
-        if (!ofLabel) byLabel.set(approval.label, (ofLabel = new Map()));
-        ofLabel.set(approval.skillUri, approval);
-      }
-      this.byLabel = byLabel;
+      this.index = new ApprovalIndex(store.list());
       if (this.unreadable !== undefined) this.log(`approvals file ${this.file}: readable again`);
       this.unreadable = undefined;
     } catch (error) {
@@ -257,8 +252,8 @@ export class ApprovalLedger implements ApprovalsSource {
   /** Fails closed: no approval holds while the file cannot be read. */
   private fail(reason: string, stamp: string): void {
     if (this.stamp !== stamp || this.unreadable === undefined) this.log(`${reason}; the approved view shows no skill until it can be read`);
-    const granted = this.byLabel.size > 0;
-    this.byLabel = new Map();
+    const granted = this.index.size > 0;
+    this.index = ApprovalIndex.EMPTY;
     this.unreadable = reason;
     if (granted) this.changed();
     this.stamp = stamp;

@@ -6,6 +6,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { ApprovalIndex } from '../approvals/approval-index.js';
 import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
@@ -19,7 +20,7 @@ const CHECK_INTERVAL_MS = 100;
 
 export class LockLedger implements ApprovalsSource {
   readonly keepsVersions = true;
-  private byLabel = new Map<string, Map<string, Approval>>();
+  private index = ApprovalIndex.EMPTY;
   private changes = 0;
   private unusable: string | undefined;
   private stamp = '';
@@ -90,15 +91,15 @@ export class LockLedger implements ApprovalsSource {
   }
 
   approval(label: string, skillUri: string): Approval | undefined {
-    return this.byLabel.get(label)?.get(skillUri);
+    return this.index.approval(label, skillUri);
   }
 
   approvalsOf(label: string): Iterable<Approval> {
-    return this.byLabel.get(label)?.values() ?? [];
+    return this.index.approvalsOf(label);
   }
 
   all(): Approval[] {
-    return [...this.byLabel.values()].flatMap((approvals) => [...approvals.values()]);
+    return this.index.all();
   }
 
   /** A lock binds its version: a server that moves on revokes nothing. */
@@ -126,14 +127,9 @@ export class LockLedger implements ApprovalsSource {
       return;
     }
     this.unusable = undefined;
-    const next = new Map<string, Map<string, Approval>>();
-    for (const approval of reading.approvals) {
-      const ofLabel = next.get(approval.label) ?? new Map<string, Approval>();
-      ofLabel.set(approval.skillUri, approval);
-      next.set(approval.label, ofLabel);
-    }
-    if (sameApprovals(this.byLabel, next)) return;
-    this.byLabel = next;
+    const next = new ApprovalIndex(reading.approvals);
+    if (sameApprovals(this.index, next)) return;
+    this.index = next;
     this.changes += 1;
     for (const listener of this.listeners) listener();
   }
@@ -144,8 +140,9 @@ export class LockLedger implements ApprovalsSource {
   }
 }
 
-function sameApprovals(a: ReadonlyMap<string, ReadonlyMap<string, Approval>>, b: ReadonlyMap<string, ReadonlyMap<string, Approval>>): boolean {
-  const flat = (map: ReadonlyMap<string, ReadonlyMap<string, Approval>>) =>
-    JSON.stringify([...map.values()].flatMap((approvals) => [...approvals.values()]).map((approval) => [approval.label, approval.skillUri, approval.resourcesDigest, approval.allowedToolsApproved, approval.execApproved]).sort());
+/** Whether two indexes hold the same versions with the same grants (a re-read that changed nothing is not reported). */
+function sameApprovals(a: ApprovalIndex, b: ApprovalIndex): boolean {
+  const flat = (index: ApprovalIndex) =>
+    JSON.stringify(index.all().map((approval) => [approval.label, approval.skillUri, approval.resourcesDigest, approval.allowedToolsApproved, approval.execApproved]).sort());
   return flat(a) === flat(b);
 }
