@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// node bench/workloads/cold-corpus-only.mjs [--corpus DIR] [--runs N] [--no-cache-too] [--cpu-prof DIR] [--floor] [--no-metrics]:
+// node bench/workloads/cold-corpus-only.mjs [--corpus DIR] [--runs N] [--no-cache-too] [--cpu-prof DIR] [--floor] [--no-metrics] [--warm-cat N]:
 // the row "cold sequential, one reader, default disk cache / raw SDK client" alone, taken apart per
 // file (issue 43): wall time of the mount (fresh, its disk cache on in an empty dir of its own) and
 // of the raw client in both eras, the daemon's CPU, the `resources/read` inside the daemon, and per
 // file the FUSE requests answered in JS (count, ms) and by the addon. --no-cache-too adds the same
 // mount with --no-disk-cache; --cpu-prof DIR writes the daemons' V8 CPU profiles there; --floor
 // adds the pure-C FUSE round trip (bench/floor/floor-fuse.c); --no-metrics runs the mounts without
-// --metrics (wall and CPU only, as users run it). Default corpus: the project's
+// --metrics (wall and CPU only, as users run it); --warm-cat N adds N alternating passes of one
+// `cat` per file through the warm mount and on local disk. Default corpus: the project's
 // generated test corpus. Run the whole script under `taskset -c 0` for the one-CPU figures.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,7 +19,7 @@ import { coldCorpusRow, measureColdCorpus } from './cold-corpus.mjs';
 import { buildFloor, floorSamples } from './round-trip.mjs';
 
 const { values } = parseArgs({
-  options: { corpus: { type: 'string' }, runs: { type: 'string' }, 'work-dir': { type: 'string' }, 'no-cache-too': { type: 'boolean' }, 'no-metrics': { type: 'boolean' }, 'cpu-prof': { type: 'string' }, floor: { type: 'boolean' } },
+  options: { corpus: { type: 'string' }, runs: { type: 'string' }, 'work-dir': { type: 'string' }, 'no-cache-too': { type: 'boolean' }, 'no-metrics': { type: 'boolean' }, 'cpu-prof': { type: 'string' }, floor: { type: 'boolean' }, 'warm-cat': { type: 'string' } },
 });
 const runs = Number(values.runs ?? 5);
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -29,7 +30,7 @@ try {
   const catalog = await prepareCatalog({ name: 'corpus', dir: corpusDir, diskRoot });
   const n = catalog.files.length;
   const cases = values['no-cache-too'] ? ['cache', 'no-cache'] : ['cache'];
-  const samples = await measureColdCorpus({ workDir, cacheParent: diskRoot, catalog, runs, cases, cpuProfDir: values['cpu-prof'] && path.resolve(values['cpu-prof']), metrics: !values['no-metrics'], log });
+  const samples = await measureColdCorpus({ workDir, cacheParent: diskRoot, catalog, runs, cases, cpuProfDir: values['cpu-prof'] && path.resolve(values['cpu-prof']), metrics: !values['no-metrics'], warmCats: Number(values['warm-cat'] ?? 0), log });
   const perFile = (key) => (samples[key] === undefined ? '-' : `${((median(samples[key]) * 1000) / n).toFixed(0)} µs`);
   const each = (key) => (samples[key] === undefined ? '-' : `${(median(samples[key]) * 1000).toFixed(0)} µs`);
   const count = (key) => (samples[key] === undefined ? '-' : median(samples[key]).toFixed(2));
@@ -48,6 +49,11 @@ try {
   for (const key of Object.keys(samples).filter((k) => k.includes('/other-requests/'))) {
     const [name, , method] = key.split('/');
     lines.push(`| other MCP requests (${name}): ${method} per file; ms in flight per file | ${count(key)}; ${each(`${name}/other-requests-ms/${method}`)} | | | |`);
+  }
+  for (const name of cases) {
+    if (samples[`${name}/warm-cat`] === undefined) continue;
+    const catRatios = samples[`${name}/warm-cat`].map((ms, index) => (ms / samples[`${name}/warm-cat-disk`][index]).toFixed(3));
+    lines.push('', `warm cat per file (mount ${name}): ${perFile(`${name}/warm-cat`)} vs local disk ${perFile(`${name}/warm-cat-disk`)} = ${(median(samples[`${name}/warm-cat`]) / median(samples[`${name}/warm-cat-disk`])).toFixed(3)}; per pass: ${catRatios.join(', ')}`);
   }
   const ratios = (key) => samples[key].map((wall, run) => (wall / samples['raw-legacy/wall'][run]).toFixed(2)).join(', ');
   lines.push('', `mount / raw 2025 per run: ${cases.map((name) => `${name} ${ratios(`${name}/wall`)}`).join('; ')}`);

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { serveEntry, startMount } from '../lib/mount-child.mjs';
 import { connectStdio, listAllSkills, readAll } from '../lib/raw-client.mjs';
-import { readFiles } from '../lib/readers.mjs';
+import { catEach, readFiles, writePathList } from '../lib/readers.mjs';
 import { median } from '../lib/stats.mjs';
 import { formatValue, ratioRow } from '../lib/table.mjs';
 
@@ -24,10 +24,14 @@ const MOUNT_CASES = { cache: [], 'no-cache': ['--no-disk-cache'] };
  * `cacheParent` (local disk, as ~/.cache is). `cpuProfDir`: each mount writes a V8 CPU profile
  * there, and beside each the pass's window (window-PID.json, µs of CLOCK_MONOTONIC). `metrics`
  * false: the mount runs without --metrics (as users run it; its observer costs ~50 µs an OPEN),
- * so only wall and CPU are taken. Resolves samples (ms per pass, or per file where the key says so) keyed `CASE/what`.
+ * so only wall and CPU are taken. `warmCats` > 0: after the cold pass, that many alternating passes
+ * of one `cat` per file through the mount (all of it read once) and on local disk (`catalog.diskDir`,
+ * page cache warm), keys `CASE/warm-cat` and `CASE/warm-cat-disk`. Resolves samples (ms per pass, or per file where the key says so) keyed `CASE/what`.
  */
-export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, cases = ['cache'], cpuProfDir, metrics = true, log = () => undefined }) {
+export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, cases = ['cache'], cpuProfDir, metrics = true, warmCats = 0, log = () => undefined }) {
   const uris = catalog.files.map((file) => file.uri);
+  const listFile = path.join(workDir, `${catalog.name}-cat.list`);
+  if (warmCats > 0) await writePathList(listFile, catalog.files.map((file) => file.path));
   const samples = {};
   const add = (key, value) => (samples[key] ??= []).push(value);
   for (let run = 0; run < runs; run++) {
@@ -73,6 +77,14 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
         await writeFile(path.join(cpuProfDir, name, `window-${mount.pid}.json`), JSON.stringify({ startUs: Number(startedUs), endUs: Number(process.hrtime.bigint() / 1000n) }));
       }
       add(`${name}/cpu`, (await processCpuMs(mount.pid)) - cpuBeforeMs);
+      for (let pass = 0; pass < warmCats; pass++) {
+        const cats = [['warm-cat', path.join(mount.mountpoint, catalog.name)], ['warm-cat-disk', catalog.diskDir]];
+        for (const [key, root] of pass % 2 === 0 ? cats : cats.reverse()) {
+          const catStartedMs = performance.now();
+          await catEach(root, listFile);
+          add(`${name}/${key}`, performance.now() - catStartedMs);
+        }
+      }
       if (!metrics) return;
       const after = await daemonMetrics(port);
       const reads = after.mcpReads - before.mcpReads;
