@@ -10,6 +10,8 @@ export class CatalogState {
   private heldNamespace = new Namespace(segmentsToUri([]));
   private heldRefused = new Set<string>();
   private complete = false;
+  /** Whether some entry (not declined) has no manifest; undefined once the entries changed. */
+  private unenumerated: boolean | undefined = false;
   private readonly listeners: Array<() => void> = [];
 
   constructor(readonly label: string) {}
@@ -37,6 +39,16 @@ export class CatalogState {
     return this.heldNamespace;
   }
 
+  /**
+   * Whether any entry held (not declined) has no manifest (index generation, dynamic): when none
+   * has, no file is inside a skill whose files nobody enumerates, and the per-skill byte budget
+   * has nothing to count.
+   */
+  get anyUnenumerated(): boolean {
+    this.unenumerated ??= [...this.heldRecords.values()].some((record) => !record.declined && !Array.isArray(record.files));
+    return this.unenumerated;
+  }
+
   /** Skill URIs whose entries were refused: nothing under them is loaded by path either. */
   get refusedSkills(): ReadonlySet<string> {
     return this.heldRefused;
@@ -54,6 +66,7 @@ export class CatalogState {
   install(generation: Generation, records: Map<string, SkillRecord>, refusedSkills: Set<string>, namespace: Namespace, complete: boolean, differs = true): void {
     this.heldGeneration = generation;
     this.heldRecords = records;
+    this.unenumerated = undefined;
     this.heldRefused = refusedSkills;
     this.heldNamespace = namespace;
     this.complete = complete;
@@ -67,11 +80,13 @@ export class CatalogState {
 
   setRecord(record: SkillRecord): void {
     this.heldRecords.set(record.uri, record);
+    this.unenumerated = undefined;
     this.changed();
   }
 
   deleteRecord(skillUri: string): void {
     this.heldRecords.delete(skillUri);
+    this.unenumerated = undefined;
     this.changed();
   }
 

@@ -173,7 +173,11 @@ export class ContentFetcher {
     const content = this.verifyServed(await this.fetchResource(facts.uri), expectationOf(facts));
     // Only bytes a listing's digest vouches for go to disk: dynamic and unlisted files key nothing.
     // A SKILL.md goes under the frontmatter it just verified against too.
-    if (this.durable && content.verified) void this.durable.put(content.uri, content.digest, content.bytes, bindingOf(facts));
+    // After this open's reply: the put only queues a write, and the reader waits on nothing it does.
+    if (this.durable && content.verified) {
+      const durable = this.durable;
+      setImmediate(() => void durable.put(content.uri, content.digest, content.bytes, bindingOf(facts)));
+    }
     return this.keep(content, facts.skillUri);
   }
 

@@ -25,6 +25,8 @@ export class SkillByteBudget {
    * LimitExceededError, keeping nothing, for the file that would take a skill over it.
    */
   charge(content: VerifiedContent): void {
+    // Every entry has a manifest (budgeted from its listed sizes): no walk up the tree per file.
+    if (!this.state.anyUnenumerated) return;
     const segments = uriToSegments(content.uri);
     if ('problem' in segments) return;
     const owner = ancestryOf(this.state, segments).unenumeratedOwner;
