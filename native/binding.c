@@ -357,21 +357,30 @@ static napi_value js_reply_open(napi_env env, napi_callback_info info) {
   return boolean(env, fuse_reply_open(req, &fi) != -ENOENT);
 }
 
-// replyOpenCounted(session, id, ino, fh, flags, answerLater[, bytes]) -> the gen of the inode's entry that
-// counts this handle (made now if there was none: JS then holds one reference for that gen until
-// retireOpens returns 0 or OP_DRAINED names it), or -1 when this open is not counted (already
-// answered, unmounted, or out of memory: answered ENOMEM). answerLater: answer later opens here
-// (false: count this handle only, as for a version JS is letting go of). bytes: the version's
-// bytes, which the entry keeps (a reference) to answer reads of its handles; never written to.
+// replyOpenCounted(session, id, ino, fh, flags, answerLater[, bytes[, storeBytes]]) -> the gen of the
+// inode's entry that counts this handle (made now if there was none: JS then holds one reference
+// for that gen until retireOpens returns 0 or OP_DRAINED names it), or -1 when this open is not
+// counted (already answered, unmounted, or out of memory: answered ENOMEM). answerLater: answer
+// later opens here (false: count this handle only, as for a version JS is letting go of). bytes:
+// the version's bytes, which the entry keeps (a reference) to answer reads of its handles; never
+// written to. storeBytes: how many leading bytes of them to put in the kernel's page cache of the
+// inode (notify_store) before the reply, so the reader's first reads need no round trip. This runs
+// on the JS thread, not the session thread, and the kernel holds no lock of the inode during an open.
 static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
-  napi_value argv[7];
+  napi_value argv[8];
   struct session *s;
-  if (!get_args_between(env, info, 6, 7, argv, &s)) return NULL;
+  if (!get_args_between(env, info, 6, 8, argv, &s)) return NULL;
   const uint8_t *bytes = NULL;
   size_t length = 0;
   napi_valuetype kind;
   napi_typeof(env, argv[6], &kind);
   int with_bytes = kind != napi_undefined;
+  size_t store = 0;
+  napi_typeof(env, argv[7], &kind);
+  if (kind != napi_undefined) {
+    double wanted = double_arg(env, argv[7]);
+    store = wanted > 0 ? (size_t)wanted : 0;
+  }
   if (with_bytes) {
     napi_typedarray_type type;
     void *data;
@@ -412,6 +421,17 @@ static napi_value js_reply_open_counted(napi_env env, napi_callback_info info) {
   if (!counted) {
     fuse_reply_err(req, ENOMEM);
     return number(env, -1);
+  }
+  if (store > length) store = length;
+  if (store > 0 && (flags & 1) != 0) {
+    // Best effort: a refusal (the kernel forgot the inode, memory) leaves the reads to READ.
+    struct fuse_bufvec page_bytes = FUSE_BUFVEC_INIT(store);
+    page_bytes.buf[0].mem = (void *)bytes;
+    if (fuse_lowlevel_notify_store(s->se, ino, 0, &page_bytes, 0) == 0) {
+      pthread_mutex_lock(&s->counted_lock);
+      s->stored_opens++;
+      pthread_mutex_unlock(&s->counted_lock);
+    }
   }
   struct fuse_file_info fi;
   memset(&fi, 0, sizeof fi);
@@ -775,6 +795,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, result, "pendingNotifications", number(env, pending));
   pthread_mutex_lock(&s->counted_lock);
   double counted = (double)s->counted.count, opens = (double)s->opens_answered, releases = (double)s->releases_answered, reads = (double)s->reads_answered;
+  double stored = (double)s->stored_opens;
   double copy_opens = (double)s->copy_opens, copy_refusals = (double)s->copy_refusals, copy_inodes = (double)s->copies.count, copy_bytes = (double)s->copy_bytes;
   pthread_mutex_unlock(&s->counted_lock);
   napi_set_named_property(env, result, "copyOpensAnswered", number(env, copy_opens));
@@ -785,6 +806,7 @@ static napi_value js_stats(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, result, "opensAnswered", number(env, opens));
   napi_set_named_property(env, result, "releasesAnswered", number(env, releases));
   napi_set_named_property(env, result, "readsAnswered", number(env, reads));
+  napi_set_named_property(env, result, "storedOpens", number(env, stored));
   pthread_mutex_lock(&s->table_lock);
   struct table_stats table = {0};
   if (s->table) table_stats(s->table, &table);

@@ -150,6 +150,7 @@ struct session {
   size_t copy_bytes, copy_limit_bytes, copy_file_limit_bytes;
   uint32_t next_gen;
   uint64_t opens_answered, releases_answered, reads_answered, copy_opens, copy_refusals;
+  uint64_t stored_opens; // opens whose bytes went to the page cache before the reply (notify_store)
   // The names and attributes JS pushed. A reply from them is sent with the lock held, so JS's
   // tableDrop (made before it queues the kernel's invalidation) waits for it: the kernel gets
   // such a reply before it is told to drop it.

@@ -15,6 +15,8 @@ export interface AddonAnswers {
   opens: number;
   releases: number;
   reads: number;
+  /** First opens whose version's leading bytes went to the kernel's page cache with the reply. */
+  stored?: number;
   lookups?: number;
   getattrs?: number;
   readdirs?: number;

@@ -171,6 +171,18 @@ export class MountMetrics {
         }
       },
     });
+    let storedSeen = 0;
+    const storedOpens: Counter = new Counter({
+      name: 'skills_mount_fuse_opens_stored_total',
+      help: "First opens whose version's bytes (up to 1 MiB) went to the kernel's page cache with the reply: reads of them reach neither the addon nor JavaScript.",
+      registers,
+      collect: () => {
+        const total = this.watched?.answeredByAddon?.()?.stored;
+        if (total === undefined) return;
+        storedOpens.inc(Math.max(0, total - storedSeen));
+        storedSeen = Math.max(storedSeen, total);
+      },
+    });
     const tableGauge = (name: string, help: string, pick: (table: AddonTableSize) => number) =>
       new Gauge({
         name,

@@ -63,6 +63,8 @@ export interface AddonStats {
   opensAnswered: number;
   releasesAnswered: number;
   readsAnswered: number;
+  /** Opens whose leading bytes went to the kernel's page cache before the reply (replyOpenCounted's storeBytes). */
+  storedOpens?: number;
   // The table's (absent in a stand-in without one).
   lookupsAnswered?: number;
   getattrsAnswered?: number;
@@ -96,9 +98,11 @@ export interface Addon {
    * `bytes` (the version's, never to be written again) it answers reads of those handles from them.
    * Returns the gen of the inode's entry that counts this handle (an entry made now is held by
    * one reference of the caller's until retireOpens returns 0 or DRAINED names the gen), or -1
-   * when the open is not counted (already answered).
+   * when the open is not counted (already answered). `storeBytes`: how many leading bytes of
+   * `bytes` to put in the kernel's page cache of `ino` first (with keepCache), so the reader's
+   * first reads are answered by the kernel itself.
    */
-  replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean, bytes?: Uint8Array): number;
+  replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean, bytes?: Uint8Array, storeBytes?: number): number;
   /** Opens of `ino` reach JS again; returns the kernel handles still open (0: the entry is gone). */
   retireOpens(session: Session, ino: number): number;
   replyBuf(session: Session, id: number, bytes: Uint8Array): boolean;

@@ -42,6 +42,12 @@ const MAX_REMEMBERED_MISSES = 10_000;
 const READ_RETRY_WINDOW_MS = 50;
 /** Directories whose listing is held while the kernel pages through it. */
 const MAX_LISTINGS_PAGED = 64;
+/**
+ * The leading bytes of a version handed to the kernel's page cache with its first open's reply
+ * (one READ's worth at most, 1 MiB): a reader's reads of a file up to this size then need no
+ * trip to the daemon. Bytes the daemon already holds for this open; nothing is fetched for it.
+ */
+const STORED_WITH_OPEN_BYTES = 1 << 20;
 /** How long the invalidations of one burst of changes are gathered before they are sent. */
 const CHANGE_BATCH_MS = 10;
 /** Names pushed ahead at a first lookup, its directory and held subdirectories together (a skill's folders, not a label of 10,000 skills). */
@@ -184,6 +190,7 @@ export class LowLevelEdge {
       opens: stats.opensAnswered + (stats.copyOpensAnswered ?? 0),
       releases: stats.releasesAnswered,
       reads: stats.readsAnswered,
+      ...(stats.storedOpens === undefined ? {} : { stored: stats.storedOpens }),
       ...(stats.lookupsAnswered === undefined ? {} : { lookups: stats.lookupsAnswered, getattrs: stats.getattrsAnswered ?? 0, readdirs: stats.readdirsAnswered ?? 0 }),
       ...(stats.tableEntries === undefined
         ? {}
@@ -495,7 +502,9 @@ export class LowLevelEdge {
     // answers the inode's later opens itself, so a warm open never reaches JS, nor a cold file's reads.
     const answering = !this.pins.isEvicted(pin);
     const bytes = this.core.bytesOf?.(pin.handle);
-    this.pins.countedBy(pin, this.addon.replyOpenCounted(this.session!, id, node.ino, pin.handle, OPEN_FLAGS.keepCache, answering, bytes), answering);
+    // Only bytes of exactly the size the kernel holds for the inode: a store past it would grow the file.
+    const storeBytes = bytes !== undefined && bytes.length === node.attrs[ATTR.size] ? Math.min(bytes.length, STORED_WITH_OPEN_BYTES) : 0;
+    this.pins.countedBy(pin, this.addon.replyOpenCounted(this.session!, id, node.ino, pin.handle, OPEN_FLAGS.keepCache, answering, bytes, storeBytes), answering);
     this.pushCopiesAfterOpen(node);
   }
 

@@ -42,8 +42,8 @@ export function observeAddon(addon: Addon, observer: OperationObserver): Observe
     },
     replyAttr: replying(addon.replyAttr),
     replyOpen: replying(addon.replyOpen),
-    replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean, bytes?: Uint8Array): number {
-      const made = addon.replyOpenCounted(session, id, ino, fh, flags, answerLater, bytes);
+    replyOpenCounted(session: Session, id: number, ino: number, fh: number, flags: number, answerLater: boolean, bytes?: Uint8Array, storeBytes?: number): number {
+      const made = addon.replyOpenCounted(session, id, ino, fh, flags, answerLater, bytes, storeBytes);
       end(id, 0, made >= 0);
       return made;
     },
