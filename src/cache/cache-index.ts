@@ -33,6 +33,8 @@ export class CacheIndex {
   /** Files by index key, least recently used first (a Map keeps insertion order; a hit re-inserts). */
   private readonly entries = new Map<string, IndexEntry>();
   private total = 0;
+  /** Files indexed per label, so a label with none misses without a key being computed. */
+  private readonly filesByLabel = new Map<string, number>();
   /** Bumped by removeLabel so a write that raced the removal does not resurrect its file. */
   private readonly generations = new Map<string, number>();
 
@@ -68,11 +70,17 @@ export class CacheIndex {
     return this.entries.get(file);
   }
 
+  /** Whether any file of `label` is indexed. */
+  hasFilesOf(label: string): boolean {
+    return this.filesByLabel.has(label);
+  }
+
   /** Adds or refreshes an entry as the most recently used. */
   touch(entry: IndexEntry): void {
     this.forget(entry.file);
     this.entries.set(entry.file, entry);
     this.total += entry.sizeBytes;
+    this.filesByLabel.set(entry.label, (this.filesByLabel.get(entry.label) ?? 0) + 1);
   }
 
   /** Drops an entry (its file is gone, or about to be). */
@@ -81,6 +89,9 @@ export class CacheIndex {
     if (entry === undefined) return;
     this.entries.delete(file);
     this.total -= entry.sizeBytes;
+    const left = (this.filesByLabel.get(entry.label) ?? 1) - 1;
+    if (left > 0) this.filesByLabel.set(entry.label, left);
+    else this.filesByLabel.delete(entry.label);
   }
 
   /** Removes least recently used files (any label) until the bound holds; `keep` is never evicted. */
@@ -108,7 +119,7 @@ export class CacheIndex {
 
   /** The labels that have indexed files. */
   labelsWithFiles(): Set<string> {
-    return new Set([...this.entries.values()].map((entry) => entry.label));
+    return new Set(this.filesByLabel.keys());
   }
 
   /** Labels on disk or in the index, sorted. */

@@ -288,6 +288,7 @@ export class DiskCache {
 
   private copyPath(label: string, uri: string, digest: string, binding: string | undefined): string | undefined {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return undefined;
+    if (!this.index.hasFilesOf(label)) return undefined;
     const name = cacheFileNameIn(uri, digest, binding);
     if (!this.index.has(indexKey(label, name))) return undefined;
     return this.held.heldLabelDirectories(label)?.files.at(name);
@@ -297,9 +298,10 @@ export class DiskCache {
     if (this.closed || !DIGEST_PATTERN.test(digest)) return Promise.resolve(undefined);
     this.writes.noteActivity();
     // The index knows every file of the subtree (scanned at open, and only this lock holder
-    // writes it): a file it does not know is a miss without touching the disk.
-    const name = cacheFileNameIn(uri, digest, binding);
-    if (!this.index.has(indexKey(label, name))) {
+    // writes it): a file it does not know is a miss without touching the disk (nor hashing its
+    // name, when the label has nothing cached: a first mount's every read).
+    const name = this.index.hasFilesOf(label) ? cacheFileNameIn(uri, digest, binding) : undefined;
+    if (name === undefined || !this.index.has(indexKey(label, name))) {
       this.onLookup(false);
       return Promise.resolve(undefined);
     }

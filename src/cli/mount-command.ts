@@ -31,6 +31,7 @@ import { defaultSkillTexts } from '../team/skill-texts.js';
 import { readMountFile } from '../fuse/mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
+import { warmUpFrontmatterParser } from '../format/frontmatter.js';
 
 /** Slack between our MCP deadline and the FUSE edge's, so our error (not ETIMEDOUT) reaches the caller. */
 const FUSE_DEADLINE_MARGIN_MS = 5_000;
@@ -241,6 +242,7 @@ export async function runMount(options: MountOptions): Promise<void> {
   log(`mounted ${mountpoint} (${startupSummary(servers, approvedOnly, seconds)}); Ctrl-C to unmount`);
   // The skills roots `skills-mount link` made follow the approvals and the servers from here on.
   links.start();
+  setImmediate(warmUpFrontmatterParser);
 }
 
 /** The configured servers the policy lets be mounted; each other one is named with the rule, and none at all is an error. */
