@@ -19,7 +19,8 @@ const MOUNT_CASES = { cache: [], 'no-cache': ['--no-disk-cache'] };
 
 /**
  * Runs `runs` rounds over `catalog` ({name, dir, files, totalBytes}); each round reads every file
- * once, in order, one at a time, with the raw client in both eras and through a fresh libfuse3
+ * once, in order, one at a time, with the raw client in both eras, on local disk (warm: key
+ * `local/wall`) and through a fresh libfuse3
  * mount per case of `cases` (default: only 'cache'). The mount's fresh cache dirs go under
  * `cacheParent` (local disk, as ~/.cache is). `cpuProfDir`: each mount writes a V8 CPU profile
  * there, and beside each the pass's window (window-PID.json, µs of CLOCK_MONOTONIC). `metrics`
@@ -35,7 +36,7 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
   const samples = {};
   const add = (key, value) => (samples[key] ??= []).push(value);
   for (let run = 0; run < runs; run++) {
-    const steps = [...['legacy', 'modern'].map((era) => () => rawPass(era)), ...cases.map((name) => () => mountPass(run, name))];
+    const steps = [...['legacy', 'modern'].map((era) => () => rawPass(era)), localPass, ...cases.map((name) => () => mountPass(run, name))];
     for (const step of run % 2 === 0 ? steps : steps.reverse()) await step();
     log(`cold corpus: run ${run + 1}/${runs} done`);
   }
@@ -56,6 +57,14 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
     } finally {
       await client.close();
     }
+  }
+
+  /** The same readFile per file on local disk, page cache warm: what reading a file costs the reader on any filesystem. */
+  async function localPass() {
+    await readFiles(catalog.diskDir, catalog.files, 1);
+    const startedMs = performance.now();
+    await readFiles(catalog.diskDir, catalog.files, 1);
+    add('local/wall', performance.now() - startedMs);
   }
 
   async function mountPass(run, name) {
