@@ -147,12 +147,34 @@ export function hiddenPermissionFields(readings: readonly FrontmatterReading[]):
  * `skillPath` covers none of them.
  */
 export function nestedSkillsOf(skillPath: string, allSkillPaths: Iterable<string>): string[] {
-  const prefix = `${skillDirectoryOf(skillPath)}/`;
-  const nested: string[] = [];
-  for (const candidate of allSkillPaths) {
-    if (skillDirectoryOf(candidate).startsWith(prefix)) nested.push(candidate);
+  return new NestedSkills(allSkillPaths).of(skillPath);
+}
+
+/**
+ * nestedSkillsOf for many skills of one set: their directories sorted once, and the skills under
+ * one found by binary search (the directories under a prefix are contiguous in that order), so
+ * asking it of every skill of n is n log n, not n².
+ */
+export class NestedSkills {
+  private readonly sorted: Array<{ directory: string; path: string }>;
+
+  constructor(allSkillPaths: Iterable<string>) {
+    this.sorted = [...allSkillPaths].map((path) => ({ directory: skillDirectoryOf(path), path })).sort((a, b) => (a.directory < b.directory ? -1 : a.directory > b.directory ? 1 : 0));
   }
-  return nested.sort();
+
+  of(skillPath: string): string[] {
+    const prefix = `${skillDirectoryOf(skillPath)}/`;
+    let low = 0;
+    let high = this.sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.sorted[middle]!.directory < prefix) low = middle + 1;
+      else high = middle;
+    }
+    const nested: string[] = [];
+    for (let index = low; index < this.sorted.length && this.sorted[index]!.directory.startsWith(prefix); index++) nested.push(this.sorted[index]!.path);
+    return nested.sort();
+  }
 }
 
 /**

@@ -12,6 +12,7 @@ export class CatalogState {
   private complete = false;
   /** Whether some entry (not declined) has no manifest; undefined once the entries changed. */
   private unenumerated: boolean | undefined = false;
+  private heldRecordsVersion = 0;
   private readonly listeners: Array<() => void> = [];
 
   constructor(readonly label: string) {}
@@ -49,6 +50,11 @@ export class CatalogState {
     return this.unenumerated;
   }
 
+  /** Counts every change of the entries held: what was derived from them at another count is stale. */
+  get recordsVersion(): number {
+    return this.heldRecordsVersion;
+  }
+
   /** Skill URIs whose entries were refused: nothing under them is loaded by path either. */
   get refusedSkills(): ReadonlySet<string> {
     return this.heldRefused;
@@ -66,11 +72,16 @@ export class CatalogState {
   install(generation: Generation, records: Map<string, SkillRecord>, refusedSkills: Set<string>, namespace: Namespace, complete: boolean, differs = true): void {
     this.heldGeneration = generation;
     this.heldRecords = records;
-    this.unenumerated = undefined;
+    this.recordsChanged();
     this.heldRefused = refusedSkills;
     this.heldNamespace = namespace;
     this.complete = complete;
     if (differs) this.changed();
+  }
+
+  private recordsChanged(): void {
+    this.unenumerated = undefined;
+    this.heldRecordsVersion++;
   }
 
   /** A restarted server may speak another generation: the next discovery decides again. */
@@ -80,13 +91,13 @@ export class CatalogState {
 
   setRecord(record: SkillRecord): void {
     this.heldRecords.set(record.uri, record);
-    this.unenumerated = undefined;
+    this.recordsChanged();
     this.changed();
   }
 
   deleteRecord(skillUri: string): void {
     this.heldRecords.delete(skillUri);
-    this.unenumerated = undefined;
+    this.recordsChanged();
     this.changed();
   }
 

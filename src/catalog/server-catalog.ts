@@ -259,6 +259,11 @@ export class ServerCatalog {
     return this.state.records.values();
   }
 
+  /** Changes with every change of skillRecords(): what was derived from them at another value is stale. */
+  get skillRecordsVersion(): number {
+    return this.state.recordsVersion;
+  }
+
   /** When a refreshed entry last brought the skill another resources set or frontmatter (ms), if one did. */
   entryChangedAt(skillUri: string): number | undefined {
     return this.held.changedAtMs(skillUri);

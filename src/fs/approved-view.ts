@@ -2,7 +2,7 @@
 // the files of each skill whose current resources set equals the approved one, and nothing
 // else), its skills.json, each skill's approval state for skills.json and status.json, and the
 // per-skill records `skills-mount approve` shows a person. No FUSE, no I/O but the ledger's.
-import { approvalState, nestedSkillsOf, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
+import { approvalState, NestedSkills, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
 import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { Approval } from '../approvals/approval-store.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
@@ -70,6 +70,8 @@ interface LabelTree {
 
 export class ApprovedView {
   private readonly trees = new Map<string, LabelTree>();
+  /** Per label: its skills as NestedSkills, at the catalog's skillRecordsVersion they were made at. */
+  private readonly nestedByLabel = new Map<string, { version: number; nested: NestedSkills }>();
 
   constructor(
     private readonly catalogs: ReadonlyMap<string, ServerCatalog>,
@@ -188,7 +190,7 @@ export class ApprovedView {
       permissionFields: permissionFields(record.frontmatter),
       files: Array.isArray(record.files) ? record.files.map((file) => ({ path: file.path, uri: file.uri, digest: file.digest, sizeBytes: file.sizeBytes })) : record.files,
       resourcesDigest: Array.isArray(record.files) ? resourcesDigest(record.files) : null,
-      nestedSkills: nestedSkillsOf(directory, this.skillDirectories(label)),
+      nestedSkills: this.nestedSkillsIn(label).of(directory),
       cannotApprove: problem ?? null,
       approval:
         approval === undefined
@@ -212,6 +214,17 @@ export class ApprovedView {
   /** The names of every held skill's record under `.inspect/<label>/`. */
   recordNames(label: string): string[] {
     return this.skillDirectories(label).map(inspectFileName);
+  }
+
+  /** The label's skills as NestedSkills, made again only when its entries changed. */
+  private nestedSkillsIn(label: string): NestedSkills {
+    const version = this.catalogs.get(label)?.skillRecordsVersion ?? -1;
+    let held = this.nestedByLabel.get(label);
+    if (held === undefined || held.version !== version) {
+      held = { version, nested: new NestedSkills(this.skillDirectories(label)) };
+      this.nestedByLabel.set(label, held);
+    }
+    return held.nested;
   }
 
   private skillDirectories(label: string): string[] {

@@ -3,7 +3,7 @@
 // skill is not covered by its parent's), and the fields that widen permissions are called out.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { approvalInputFor, approvalProblem, approvalState, looksLikeScript, nestedSkillsOf, permissionFields, type AdvertisedFile } from '../../src/approvals/approval-check.js';
+import { approvalInputFor, approvalProblem, approvalState, looksLikeScript, NestedSkills, nestedSkillsOf, permissionFields, type AdvertisedFile } from '../../src/approvals/approval-check.js';
 import { ApprovalStore, type Approval } from '../../src/approvals/approval-store.js';
 import { recordFromIndex, recordFromListing, type SkillRecord } from '../../src/catalog/skill-record.js';
 import { ConfigError } from '../../src/errors.js';
@@ -172,6 +172,22 @@ describe('nestedSkillsOf', () => {
     expect(nestedSkillsOf('acme/refunds', all)).toEqual(['acme/refunds/partial/SKILL.md', 'acme/refunds/partial/deep/SKILL.md']);
     expect(nestedSkillsOf('acme/SKILL.md', all)).toEqual(['acme/refunds-old/SKILL.md', 'acme/refunds/SKILL.md', 'acme/refunds/partial/SKILL.md', 'acme/refunds/partial/deep/SKILL.md']);
     expect(nestedSkillsOf('other/SKILL.md', all)).toEqual([]);
+  });
+
+  it('NestedSkills, asked of every skill of a set, finds what a scan of the whole set finds (names that sort between a directory and its children too)', () => {
+    const parts = ['a', 'a-b', 'a.b', 'a/b', 'b', 'ä', 'a0', 'z'];
+    const paths = new Set<string>();
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % parts.length;
+    while (paths.size < 300) {
+      const depth = 1 + (next() % 4);
+      paths.add(`${Array.from({ length: depth }, () => parts[next()]).join('/')}/SKILL.md`);
+    }
+    const set = [...paths];
+    const scanned = (skill: string) => set.filter((other) => other.startsWith(`${skill.slice(0, -'/SKILL.md'.length)}/`)).sort();
+    const nested = new NestedSkills(set);
+    for (const skill of set) expect(nested.of(skill), skill).toEqual(scanned(skill));
+    expect(nested.of('SKILL.md')).toEqual([]);
   });
 });
 
