@@ -177,14 +177,20 @@ describe('nestedSkillsOf', () => {
   it('NestedSkills, asked of every skill of a set, finds what a scan of the whole set finds (names that sort between a directory and its children too)', () => {
     const parts = ['a', 'a-b', 'a.b', 'a/b', 'b', 'ä', 'a0', 'z'];
     const paths = new Set<string>();
-    let seed = 7;
-    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % parts.length;
+    let seed = 7; // xorshift32: the same set on every run
+    const next = () => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % parts.length;
+    };
     while (paths.size < 300) {
       const depth = 1 + (next() % 4);
       paths.add(`${Array.from({ length: depth }, () => parts[next()]).join('/')}/SKILL.md`);
     }
     const set = [...paths];
-    const scanned = (skill: string) => set.filter((other) => other.startsWith(`${skill.slice(0, -'/SKILL.md'.length)}/`)).sort();
+    const directoryOf = (skill: string) => skill.slice(0, -'/SKILL.md'.length);
+    const scanned = (skill: string) => set.filter((other) => directoryOf(other).startsWith(`${directoryOf(skill)}/`)).sort();
     const nested = new NestedSkills(set);
     for (const skill of set) expect(nested.of(skill), skill).toEqual(scanned(skill));
     expect(nested.of('SKILL.md')).toEqual([]);
