@@ -171,18 +171,26 @@ export class MountMetrics {
         }
       },
     });
-    let storedSeen = 0;
-    const storedOpens: Counter = new Counter({
-      name: 'skills_mount_fuse_opens_stored_total',
-      help: "First opens whose version's bytes (up to 1 MiB) went to the kernel's page cache with the reply: reads of them reach neither the addon nor JavaScript.",
-      registers,
-      collect: () => {
-        const total = this.watched?.answeredByAddon?.()?.stored;
-        if (total === undefined) return;
-        storedOpens.inc(Math.max(0, total - storedSeen));
-        storedSeen = Math.max(storedSeen, total);
-      },
-    });
+    /** A counter following a total the addon keeps (read at each scrape; never counted back down). */
+    const addonTotal = (name: string, help: string, totalNow: () => number | undefined) => {
+      let seenTotal = 0;
+      const counter: Counter = new Counter({
+        name,
+        help,
+        registers,
+        collect: () => {
+          const total = totalNow();
+          if (total === undefined) return;
+          counter.inc(Math.max(0, total - seenTotal));
+          seenTotal = Math.max(seenTotal, total);
+        },
+      });
+    };
+    addonTotal(
+      'skills_mount_fuse_opens_stored_total',
+      "First opens whose version's bytes (up to 1 MiB) went to the kernel's page cache with the reply: reads of them reach neither the addon nor JavaScript.",
+      () => this.watched?.answeredByAddon?.()?.stored,
+    );
     const tableGauge = (name: string, help: string, pick: (table: AddonTableSize) => number) =>
       new Gauge({
         name,
@@ -197,18 +205,7 @@ export class MountMetrics {
     tableGauge('skills_mount_fuse_addon_table_entries', 'Names (with attributes) the libfuse 3 addon holds to answer lookups, getattrs and listings itself.', (table) => table.entries);
     tableGauge('skills_mount_fuse_addon_table_entries_limit', 'The most names the libfuse 3 addon holds; over it the least recently used directories are dropped.', (table) => table.limit);
     tableGauge('skills_mount_fuse_addon_table_entries_peak', 'The most names the libfuse 3 addon held at once since mounting.', (table) => table.peakEntries);
-    let evictedSeen = 0;
-    const evictions: Counter = new Counter({
-      name: 'skills_mount_fuse_addon_table_evictions_total',
-      help: 'Directories whose names the libfuse 3 addon dropped to stay within its limit.',
-      registers,
-      collect: () => {
-        const table = watchedTable();
-        if (table === undefined) return;
-        evictions.inc(Math.max(0, table.evictions - evictedSeen));
-        evictedSeen = Math.max(evictedSeen, table.evictions);
-      },
-    });
+    addonTotal('skills_mount_fuse_addon_table_evictions_total', 'Directories whose names the libfuse 3 addon dropped to stay within its limit.', () => watchedTable()?.evictions);
 
     if (options.processMetrics ?? true) {
       collectDefaultMetrics({ register: this.registry });

@@ -4,14 +4,14 @@
 // added (unshare + a bind mount), so the test never writes into the machine's /etc. Root only
 // (the namespace and the ownership need it): CI runs as root. No FUSE: approve, lock and status
 // against the reference server over Streamable HTTP.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { writeTree } from '../support/skill-builder.js';
-import { gitProject, person, SKILLS_MOUNT, writeConfig, writePolicy, type CliResult, type Person } from '../support/team-lock-world.js';
+import { cli, gitProject, person, writeConfig, writePolicy, type CliResult, type Person } from '../support/team-lock-world.js';
 import { skillText } from '../support/team-lockfile.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
@@ -39,19 +39,8 @@ describe.skipIf(why !== undefined)('the machine policy at /etc/skills-mount/poli
 
   /** `skills-mount ARGS` as `who`, in a mount namespace whose /etc is `etc`. */
   function cliWithEtc(args: readonly string[]): Promise<CliResult> {
-    return new Promise((resolve) => {
-      const script = 'mount --bind "$1" /etc && shift && exec "$@"';
-      const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', etc, process.execPath, SKILLS_MOUNT, ...args], { env: who.env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+    const script = 'mount --bind "$1" /etc && shift && exec "$@"';
+    return cli(who, args, { runUnder: ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', etc] });
   }
 
   async function writeMachinePolicy(policy: unknown, folderMode = 0o755): Promise<void> {

@@ -62,9 +62,11 @@ export async function writePolicy(who: Person, policy: unknown): Promise<void> {
 }
 
 /** `skills-mount ARGS` as `who`, in `cwd`; SIGKILLed after `timeoutMs`. */
-export function cli(who: Person, args: readonly string[], options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(who: Person, args: readonly string[], options: { cwd?: string; timeoutMs?: number; runUnder?: readonly string[] } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], { env: who.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    // runUnder: a command line the CLI runs under (it ends in one that execs its arguments).
+    const [program, ...leading] = [...(options.runUnder ?? []), process.execPath, SKILLS_MOUNT, ...args];
+    const child = spawn(program!, leading, { env: who.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
