@@ -3,8 +3,8 @@
 // apart per file from the daemon's --metrics (FUSE operations in JS and in the addon, the
 // `resources/read` inside) and its CPU time, with the same pass with --no-disk-cache beside it.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from '../lib/free-port.mjs';
 import { serveEntry, startMount } from '../lib/mount-child.mjs';
 import { connectStdio, listAllSkills, readAll } from '../lib/raw-client.mjs';
 import { catEach, readFiles, writePathList } from '../lib/readers.mjs';
@@ -171,16 +171,4 @@ async function daemonMetrics(port) {
     mcpReads: sum('skills_mount_mcp_request_duration_seconds_count\\{[^}]*method="resources/read"[^}]*\\}'),
     mcpReadSeconds: sum('skills_mount_mcp_request_duration_seconds_sum\\{[^}]*method="resources/read"[^}]*\\}'),
   };
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago, for the daemon's --metrics. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

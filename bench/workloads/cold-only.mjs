@@ -7,11 +7,11 @@
 // the mount), and from the daemon's metrics the time it took to answer each OPEN and the
 // `resources/read` inside it. Needs the built dist and /dev/fuse.
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateCatalog, prepareCatalog } from '../lib/catalogs.mjs';
 import { describeMachine } from '../lib/machine.mjs';
+import { freePort } from '../lib/free-port.mjs';
 import { serveEntry, startMount } from '../lib/mount-child.mjs';
 import { PROFILES } from '../lib/options.mjs';
 import { connectStdio, listAllSkills, readAll } from '../lib/raw-client.mjs';
@@ -110,16 +110,4 @@ async function daemonMetrics(port) {
     reads: value('skills_mount_mcp_request_duration_seconds_count\\{[^}]*method="resources/read"\\}'),
     readSeconds: value('skills_mount_mcp_request_duration_seconds_sum\\{[^}]*method="resources/read"\\}'),
   };
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago, for the daemon's --metrics. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

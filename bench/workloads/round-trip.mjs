@@ -9,10 +9,10 @@
 // daemon's JavaScript and that its addon answered (from --metrics).
 import { execFile, spawn } from 'node:child_process';
 import { readFile, mkdir, rmdir, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../lib/free-port.mjs';
 import { pinned, serveEntry, startMount } from '../lib/mount-child.mjs';
 import { FUSE_CLEANUP } from '../lib/paths.mjs';
 import { statLatencySamples } from '../lib/readers.mjs';
@@ -112,16 +112,6 @@ async function requestTotals(port) {
   return { js: sum('skills_mount_fuse_operations_total'), addon: sum('skills_mount_fuse_answered_by_addon_total') };
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function isMounted(mountpoint) {
   return (await readFile('/proc/self/mounts', 'utf8')).split('\n').some((line) => line.split(' ')[1] === mountpoint);

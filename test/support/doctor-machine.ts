@@ -2,6 +2,7 @@
 // root, two servers configured (demo over stdio, docs over HTTP), unless a test's changes say otherwise.
 import type { DoctorProbes } from '../../src/cli/doctor-command.js';
 import type { LabelledServer, MountConfig } from '../../src/config/config.js';
+import { linuxProbes } from './platform-probes.js';
 
 export const DEMO: LabelledServer = { label: 'demo', config: { kind: 'stdio', command: 'skills-serve', args: [] } as unknown as LabelledServer['config'] };
 export const DOCS: LabelledServer = { label: 'docs', config: { kind: 'http', url: 'https://docs.example/mcp' } as unknown as LabelledServer['config'] };
@@ -9,13 +10,7 @@ export const DOCS: LabelledServer = { label: 'docs', config: { kind: 'http', url
 /** A Linux machine where everything is in place, as a user who is not root, unless `changes` say otherwise. */
 export function machine(changes: Partial<DoctorProbes> = {}): DoctorProbes {
   return {
-    platform: 'linux',
-    arch: 'x64',
-    env: {},
-    uid: 1000,
-    exists: async () => true,
-    readWrite: async () => true,
-    which: async (name) => `/usr/bin/${name}`,
+    ...linuxProbes(),
     kernelRelease: '6.1.0-28-amd64',
     readText: async (file) => (file === '/etc/fuse.conf' ? '# comment\nuser_allow_other\n' : undefined),
     setuidRoot: async () => true,

@@ -7,26 +7,15 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import type { FilesystemCore } from '../../src/fs/filesystem-core.js';
-import { MOUNT_TYPE, chooseBackend, mountFilesystem, prepareMountpoint, type PlatformProbes } from '../../src/fuse/index.js';
+import { MOUNT_TYPE, chooseBackend, mountFilesystem, prepareMountpoint } from '../../src/fuse/index.js';
 import { buildLowLevelMountOptions } from '../../src/fuse/mount.js';
+import { linuxProbes } from '../support/platform-probes.js';
 import { makeTempDir, removeDir, withTempDir } from '../support/temp-dir.js';
 
 /** Never called: every case here fails before the core is touched. */
 const NO_CORE = {} as FilesystemCore;
 
-/** A Linux machine with FUSE usable as a user who is not root, unless `changes` say otherwise. */
-function probes(changes: Partial<PlatformProbes> = {}): PlatformProbes {
-  return {
-    platform: 'linux',
-    arch: 'x64',
-    env: {},
-    uid: 1000,
-    exists: async () => true,
-    readWrite: async () => true,
-    which: async (name) => `/usr/bin/${name}`,
-    ...changes,
-  };
-}
+const probes = linuxProbes;
 
 describe('the mount libfuse 3 is asked for', () => {
   it('is read-only and inert in the kernel: ro, nosuid, nodev, noexec, never rw', () => {
