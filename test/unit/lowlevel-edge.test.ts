@@ -33,6 +33,8 @@ function recordingAddon() {
   const answered = new Set<number>();
   const notifications: string[] = [];
   const counted = new Map<number, CountedEntry>();
+  /** Per open the addon counted: how many leading bytes it was told to put in the kernel's page cache. */
+  const stored: Array<{ ino: number; storeBytes: number }> = [];
   let gens = 0;
   const reply = (kind: string) => (_session: Session, id: number, value?: unknown) => {
     if (answered.has(id)) return false;
@@ -47,8 +49,9 @@ function recordingAddon() {
     replyEntry: (session, id, attrs) => reply('entry')(session, id, Array.from(attrs)),
     replyAttr: (session, id, attrs) => reply('attr')(session, id, Array.from(attrs)),
     replyOpen: (session, id, fh, flags) => reply('open')(session, id, { fh, flags }),
-    replyOpenCounted: (session, id, ino, fh, flags, answerLater, bytes) => {
+    replyOpenCounted: (session, id, ino, fh, flags, answerLater, bytes, storeBytes = 0) => {
       if (answered.has(id)) return -1;
+      stored.push({ ino, storeBytes });
       let entry = counted.get(ino);
       if (entry === undefined) counted.set(ino, (entry = { fh, opens: 0, gen: ++gens, retired: true, bytes: undefined }));
       entry.opens++;
@@ -79,7 +82,7 @@ function recordingAddon() {
     capabilities: { READDIRPLUS: 1 << 13, READDIRPLUS_AUTO: 1 << 14, AUTO_INVAL_DATA: 1 << 12, NO_OPEN_SUPPORT: 1 << 17, NO_OPENDIR_SUPPORT: 1 << 24 },
     ops: OPS,
   };
-  return { addon, replies, notifications, counted };
+  return { addon, replies, notifications, counted, stored };
 }
 
 /** A one-file core whose content version the test can change. */
@@ -170,7 +173,7 @@ interface FakeCore {
 }
 
 async function edgeOver(fake: FakeCore = versionedCore(), timeoutMs = 1_000, observer?: OperationObserver, pinnedBytesLimit = 1 << 20) {
-  const { addon, replies, notifications, counted } = recordingAddon();
+  const { addon, replies, notifications, counted, stored } = recordingAddon();
   const edge = new LowLevelEdge(addon, fake.core, { log: () => undefined, owner: { uid: 1, gid: 1, fileMode: 0o100400, directoryMode: 0o40500 }, entryTimeoutSeconds: 600, attrTimeoutSeconds: 600, negativeTimeoutSeconds: 1, pinnedBytesLimit, operationTimeoutMs: timeoutMs, ...(observer ? { observer } : {}) }, await fake.core.getattr('/'));
   edge.attach({} as Session, { init: () => undefined, exit: () => undefined });
   let id = 0;
@@ -213,7 +216,42 @@ async function edgeOver(fake: FakeCore = versionedCore(), timeoutMs = 1_000, obs
     }
     await send(OPS.RELEASE, ino, fh);
   };
-  return { edge, send, sendTogether, open, release, replies, notifications, fake, counted };
+  return { edge, send, sendTogether, open, release, replies, notifications, fake, counted, stored };
+}
+
+/**
+ * Files whose listed size and served bytes the test sets: /exact (the bytes are its size), /big
+ * (2 MiB + 1, its size), /grown (one byte more than the size the kernel was given).
+ */
+function sizedCore() {
+  const MiB = 1 << 20;
+  const files: Record<string, { inode: number; listed: number; served: number }> = {
+    '/exact': { inode: 20, listed: 5, served: 5 },
+    '/big': { inode: 21, listed: 2 * MiB + 1, served: 2 * MiB + 1 },
+    '/grown': { inode: 22, listed: 5, served: 6 },
+  };
+  const handles = new Map<number, string>();
+  let next = 1;
+  const attrs = (path: string): NodeAttributes => ({ kind: 'file', sizeBytes: files[path]!.listed, mtimeMs: 1, inode: files[path]!.inode });
+  const core: FilesystemCore = {
+    async getattr(path) {
+      if (path === '/') return { kind: 'directory', sizeBytes: 0, mtimeMs: 1, inode: 2 };
+      if (files[path] !== undefined) return attrs(path);
+      throw new NotFoundError(path);
+    },
+    readdir: async () => Object.keys(files).map((path) => path.slice(1)),
+    async open(path) {
+      handles.set(next, path);
+      return next++;
+    },
+    fgetattr: (handle) => attrs(handles.get(handle)!),
+    read: (handle, position, length) => Buffer.alloc(files[handles.get(handle)!]!.served, 0x61).subarray(position, position + length),
+    bytesOf: (handle) => Buffer.alloc(files[handles.get(handle)!]!.served, 0x61),
+    release: (handle) => void handles.delete(handle),
+    listxattr: async () => [],
+    getxattr: async () => Buffer.alloc(0),
+  };
+  return { core, bump: () => 0, changed: () => undefined, hang: () => undefined, openHandles: () => handles.size };
 }
 
 describe('the libfuse 3 edge', () => {
@@ -312,6 +350,21 @@ describe('the libfuse 3 edge', () => {
     await release(inoB, (openedB!.value as { fh: number }).fh);
     expect(await send(OPS.READ, inoA, (again!.value as { fh: number }).fh, 0, 100)).toEqual([expect.objectContaining({ value: 'aa' })]);
     expect(fake.openHandles()).toBe(1);
+  });
+
+  it('puts a first open\'s bytes in the page cache only when they are the size the kernel holds, and at most 1 MiB of them', async () => {
+    const { send, stored } = await edgeOver(sizedCore());
+    const storedFor = async (name: string) => {
+      const [entry] = await send(OPS.LOOKUP, 1, 0, 0, 0, name);
+      const ino = (entry!.value as number[])[ATTR.ino]!;
+      expect((await send(OPS.OPEN, ino))[0]).toMatchObject({ kind: 'open' });
+      return stored.find((open) => open.ino === ino)?.storeBytes;
+    };
+    expect(await storedFor('exact')).toBe(5);
+    expect(await storedFor('big'), 'the rest comes through reads').toBe(1 << 20);
+    // Bytes past the size the kernel holds would grow the file in its page cache: none are stored,
+    // and the open still succeeds (its reads go through the addon from the pinned version).
+    expect(await storedFor('grown')).toBe(0);
   });
 
   it('counts lookups and forgets a node only when the kernel has forgotten every one', async () => {
