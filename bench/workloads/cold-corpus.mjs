@@ -86,6 +86,10 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
         await writeFile(path.join(cpuProfDir, name, `window-${mount.pid}.json`), JSON.stringify({ startUs: Number(startedUs), endUs: Number(process.hrtime.bigint() / 1000n) }));
       }
       add(`${name}/cpu`, (await processCpuMs(mount.pid)) - cpuBeforeMs);
+      const beforeCats = metrics && warmCats > 0 ? await daemonMetrics(port) : undefined;
+      // One untimed pass of each first: the cold pass's disk-cache writes, queued after its replies,
+      // finish before the clock starts (the first timed pass ran 1.4-1.5 x the next ones without it).
+      if (warmCats > 0) for (const root of [path.join(mount.mountpoint, catalog.name), catalog.diskDir]) await catEach(root, listFile);
       for (let pass = 0; pass < warmCats; pass++) {
         const cats = [['warm-cat', path.join(mount.mountpoint, catalog.name)], ['warm-cat-disk', catalog.diskDir]];
         for (const [key, root] of pass % 2 === 0 ? cats : cats.reverse()) {
@@ -95,7 +99,14 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
         }
       }
       if (!metrics) return;
-      const after = await daemonMetrics(port);
+      if (beforeCats !== undefined) {
+        // The kernel trips a warm `cat` waits for: every FUSE request but RELEASE, which the kernel sends after close(2) returns.
+        const afterCats = await daemonMetrics(port);
+        const waited = FUSE_OPS.filter((op) => op !== 'release').reduce((sum, op) => sum + afterCats.jsCount[op] - beforeCats.jsCount[op] + afterCats.addonCount[op] - beforeCats.addonCount[op], 0);
+        add(`${name}/warm-cat-trips`, waited / (catalog.files.length * (warmCats + 1)));
+      }
+      // The cold pass's own counts: taken before the warm passes when there are any.
+      const after = beforeCats ?? (await daemonMetrics(port));
       const reads = after.mcpReads - before.mcpReads;
       if (reads !== catalog.files.length) throw new Error(`the mount sent ${reads} resources/read for ${catalog.files.length} cold files`);
       add(`${name}/request-ms`, ((after.mcpReadSeconds - before.mcpReadSeconds) * 1000) / reads);
@@ -131,7 +142,7 @@ export function coldCorpusRow(catalog, samples) {
     unit: 'ms',
     measured,
     baseline,
-    maxRatio: 1.4,
+    maxRatio: 1.3,
     measuredText: perFile(measured),
     baselineText: perFile(baseline),
     detail: `a fresh mount per run with an empty cache dir of its own, the disk cache on; raw client 2026-07-28 (what the mount negotiates): ${perFile(median(samples['raw-modern/wall']))}`,
