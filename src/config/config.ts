@@ -207,12 +207,16 @@ async function resolveServer({ raw, where, context }: Candidate): Promise<Server
     Object.fromEntries(Object.entries(record).map(([key, value]) => [key, expand(value, `${field}.${key}`)]));
   if (raw.kind === 'stdio') {
     const fileEnv = raw.envFile === undefined ? {} : await readEnvFile(expand(raw.envFile, '"envFile"'), context.workspaceFolder, where);
+    const command = expand(raw.command, '"command"');
+    const args = raw.args.map((arg, i) => expand(arg, `"args"[${i}]`));
+    const expanded = command !== raw.command || args.some((arg, i) => arg !== raw.args[i]);
     return {
       kind: 'stdio',
-      command: expand(raw.command, '"command"'),
-      args: raw.args.map((arg, i) => expand(arg, `"args"[${i}]`)),
+      command,
+      args,
       env: { ...fileEnv, ...expandRecord(raw.env, '"env"') },
       cwd: raw.cwd === undefined ? undefined : expand(raw.cwd, '"cwd"'),
+      ...(expanded ? { written: { command: raw.command, args: [...raw.args] } } : {}),
     };
   }
   const text = expand(raw.url, '"url"');

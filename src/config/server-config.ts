@@ -7,6 +7,12 @@ export interface StdioServerConfig {
   args: string[];
   env: Record<string, string>;
   cwd: string | undefined;
+  /**
+   * The command line as the configuration file writes it, when variables were expanded in it:
+   * what a team lock records, the same on every machine sharing the file and never a variable's
+   * value. Absent when the line has no variable (it is then `command` and `args`).
+   */
+  written?: { command: string; args: string[] } | undefined;
 }
 
 /** The grants skills-mount can use to get a token (docs/auth.md). */

@@ -101,18 +101,29 @@ export function lockedKey(skill: Pick<LockedSkill, 'server' | 'path'>): string {
 
 /**
  * The identity a lock records for a configured server: the URL without credentials, query or
- * fragment (they may hold a token), or the stdio command line; never headers or env.
+ * fragment (they may hold a token), or the stdio command line as the configuration writes it
+ * (`${workspaceFolder}` differs from machine to machine, `${env:...}` may be a secret); never
+ * headers or env.
  */
 export function identityOf(config: ServerConfig): ServerIdentity {
-  if (config.kind === 'stdio') return { command: config.command, args: [...config.args] };
+  if (config.kind === 'stdio') {
+    const line = config.written ?? config;
+    return { command: line.command, args: [...line.args] };
+  }
   return { url: publicUrl(config.url) };
 }
 
-/** Whether `config` is the server the lock names. */
+/**
+ * Whether `config` is the server the lock names. A stdio server matches by its line as written
+ * or as expanded here (what locks written by earlier builds recorded). The identity only keeps a
+ * label from being re-pointed by mistake: every locked byte is still checked against its digest.
+ */
 export function sameIdentity(locked: ServerIdentity, config: ServerConfig): boolean {
-  const now = identityOf(config);
-  if ('url' in locked) return 'url' in now && now.url === publicUrl(locked.url);
-  return 'command' in now && now.command === locked.command && now.args.length === locked.args.length && now.args.every((arg, index) => arg === locked.args[index]);
+  if ('url' in locked) return config.kind !== 'stdio' && publicUrl(config.url) === publicUrl(locked.url);
+  if (config.kind !== 'stdio') return false;
+  const isLocked = (line: { command: string; args: readonly string[] }) =>
+    line.command === locked.command && line.args.length === locked.args.length && line.args.every((arg, index) => arg === locked.args[index]);
+  return isLocked(config.written ?? config) || isLocked(config);
 }
 
 export function describeIdentity(identity: ServerIdentity): string {

@@ -394,6 +394,39 @@ describe('hostile lockfiles and the policy', () => {
   });
 });
 
+describe('a stdio server the project configures with ${workspaceFolder}', () => {
+  it('a lock written in one checkout is linked and verified in a clone elsewhere, and records the line as written', async () => {
+    // The server and its skills live in the repository; .vscode/mcp.json starts it from wherever
+    // the checkout is, with a setting from the environment: each machine expands both differently.
+    const base = await scratch('team-lock-stdio-');
+    const project = await gitProject(path.join(base, 'alice-checkout'));
+    await writeTree(path.join(project, 'skills'), Object.fromEntries(Object.entries(X1).map(([file, text]) => [`x/${file}`, text])));
+    const entry = { command: process.execPath, args: [SKILLS_SERVE, '${workspaceFolder}/skills', '--lenient', '--page-size', '${env:CREW_PAGE_SIZE}'] };
+    await writeTree(path.join(project, '.vscode'), { 'mcp.json': JSON.stringify({ servers: { crew: entry } }) });
+    const alice = await person(base, 'alice');
+    alice.env.CREW_PAGE_SIZE = '50';
+    const config = (checkout: string) => path.join(checkout, '.vscode', 'mcp.json');
+    expectOk(await cli(alice, ['lock', 'crew/x', '--project', project, '--config', config(project), '--yes']));
+    const text = await readFile(path.join(project, LOCKFILE), 'utf8');
+    // The line as written: neither Alice's checkout nor her environment's value.
+    expect(JSON.parse(text).servers).toEqual({ crew: entry });
+    expect(text).not.toContain(project);
+    await git(project, 'add', '.');
+    await git(project, 'commit', '-q', '-m', 'the skills, their server, and the lock');
+
+    const bob = await person(base, 'bob');
+    bob.env.CREW_PAGE_SIZE = '7';
+    const clone = path.join(base, 'elsewhere', 'bob-checkout');
+    await git(base, 'clone', '-q', project, clone);
+    const linked = await cli(bob, ['link', 'claude-code', '--project', clone, '--config', config(clone)]);
+    expectOk(linked);
+    expect(await readFile(path.join(clone, '.claude', 'skills', 'x', 'references', 'r.md'), 'utf8')).toBe(X1['references/r.md']);
+    const verified = await cli(bob, ['verify', '--project', clone, '--against-server', '--config', config(clone)]);
+    expectOk(verified);
+    expect(verified.stdout).toMatch(/1 locked skill.*as locked/);
+  });
+});
+
 describe('link --watch and writers racing it', () => {
   let base: string;
   let served: string;

@@ -6,6 +6,7 @@ import { closeSync, constants, openSync } from 'node:fs';
 import { mkdir, symlink, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadMountConfig } from '../../src/config/config.js';
 import {
   identityOf,
   LockfileError,
@@ -113,6 +114,41 @@ describe('a server identity holds no secret', () => {
     expect(sameIdentity(STDIO, { kind: 'stdio', command: STDIO.command, args: [...STDIO.args], env: {}, cwd: undefined })).toBe(true);
     expect(sameIdentity(STDIO, { kind: 'stdio', command: STDIO.command, args: [...STDIO.args, '--watch'], env: {}, cwd: undefined })).toBe(false);
     expect(sameIdentity(STDIO, { kind: 'http', url: 'https://skills.example.com/', headers: {} })).toBe(false);
+  });
+});
+
+describe('a stdio server locked on one machine is the same server on another', () => {
+  /** The project's own config file, as two machines load it: their own checkout, HOME and secret. */
+  async function loadedOn(machine: string) {
+    const project = path.join(await temps.make(), machine, 'project');
+    await mkdir(path.join(project, '.vscode'), { recursive: true });
+    const file = path.join(project, '.vscode', 'mcp.json');
+    const entry = { command: '${userHome}/.local/bin/node', args: ['${workspaceFolder}/tools/skills-serve.js', '--lenient', '${workspaceFolder}/skills', '--token=${env:CREW_TOKEN}'] };
+    await writeFile(file, JSON.stringify({ servers: { crew: entry } }));
+    const env = { HOME: `/home/${machine}`, CREW_TOKEN: `${machine}-ENV-SECRET` };
+    const [server] = (await loadMountConfig({ configPath: file, env })).servers;
+    return { project, config: server!.config };
+  }
+
+  it('records the command line as the configuration writes it: no expanded path, no value of a variable', async () => {
+    const alice = await loadedOn('alice');
+    const bob = await loadedOn('bob');
+    // What runs is expanded on each machine...
+    expect(alice.config).toMatchObject({ command: '/home/alice/.local/bin/node', args: [`${alice.project}/tools/skills-serve.js`, '--lenient', `${alice.project}/skills`, '--token=alice-ENV-SECRET'] });
+    // ...what the lock records is not, so Bob's machine (and CI's checkout) is the server Alice locked.
+    const locked = identityOf(alice.config);
+    expect(locked).toEqual({ command: '${userHome}/.local/bin/node', args: ['${workspaceFolder}/tools/skills-serve.js', '--lenient', '${workspaceFolder}/skills', '--token=${env:CREW_TOKEN}'] });
+    expect(identityOf(bob.config)).toEqual(locked);
+    expect(sameIdentity(locked, bob.config)).toBe(true);
+    const text = serializeLockfile({ servers: { crew: locked }, skills: [{ ...parseLockfile(lockText(sample()), FILE).skills[0]!, server: 'crew' }] });
+    expect(text).not.toMatch(/SECRET|\/home\/alice/);
+  });
+
+  it('a lock that recorded the expanded line (earlier builds) still names the server on the machine that wrote it; another line does not', async () => {
+    const { config } = await loadedOn('alice');
+    if (config.kind !== 'stdio') throw new Error('a stdio server was configured');
+    expect(sameIdentity({ command: config.command, args: [...config.args] }, config)).toBe(true);
+    expect(sameIdentity({ command: '${userHome}/.local/bin/node', args: ['${workspaceFolder}/tools/skills-serve.js'] }, config)).toBe(false);
   });
 });
 
