@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// node bench/workloads/cold-corpus-only.mjs [--corpus DIR] [--runs N] [--no-cache-too] [--cpu-prof DIR] [--floor] [--no-metrics] [--warm-cat N]:
+// node bench/workloads/cold-corpus-only.mjs [--corpus DIR] [--runs N] [--no-cache-too] [--era-2025-too] [--cpu-prof DIR] [--floor] [--no-metrics] [--warm-cat N]:
 // the row "cold sequential, one reader, default disk cache / raw SDK client" alone, taken apart per
 // file (issue 43): wall time of the mount (fresh, its disk cache on in an empty dir of its own) and
 // of the raw client in both eras, the daemon's CPU, the `resources/read` inside the daemon, and per
 // file the FUSE requests answered in JS (count, ms) and by the addon. --no-cache-too adds the same
-// mount with --no-disk-cache; --cpu-prof DIR writes the daemons' V8 CPU profiles there; --floor
+// mount with --no-disk-cache; --era-2025-too the same mount pinned to the 2025 handshake (the mount's
+// own cost apart from the 2026-07-28 era's, against the raw 2025 client); --cpu-prof DIR writes the daemons' V8 CPU profiles there; --floor
 // adds the pure-C FUSE round trip (bench/floor/floor-fuse.c); --no-metrics runs the mounts without
 // --metrics (wall and CPU only, as users run it); --warm-cat N adds N alternating passes of one
 // `cat` per file through the warm mount and on local disk. Default corpus: the project's
@@ -19,7 +20,7 @@ import { coldCorpusRow, measureColdCorpus } from './cold-corpus.mjs';
 import { buildFloor, floorSamples } from './round-trip.mjs';
 
 const { values } = parseArgs({
-  options: { corpus: { type: 'string' }, runs: { type: 'string' }, 'work-dir': { type: 'string' }, 'no-cache-too': { type: 'boolean' }, 'no-metrics': { type: 'boolean' }, 'cpu-prof': { type: 'string' }, floor: { type: 'boolean' }, 'warm-cat': { type: 'string' } },
+  options: { corpus: { type: 'string' }, runs: { type: 'string' }, 'work-dir': { type: 'string' }, 'no-cache-too': { type: 'boolean' }, 'era-2025-too': { type: 'boolean' }, 'no-metrics': { type: 'boolean' }, 'cpu-prof': { type: 'string' }, floor: { type: 'boolean' }, 'warm-cat': { type: 'string' } },
 });
 const runs = Number(values.runs ?? 5);
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -29,7 +30,8 @@ const { workDir, diskRoot, cleanUp } = await standaloneDirs('cold-corpus', value
 try {
   const catalog = await prepareCatalog({ name: 'corpus', dir: corpusDir, diskRoot });
   const n = catalog.files.length;
-  const cases = values['no-cache-too'] ? ['cache', 'no-cache'] : ['cache'];
+  const cases = ['cache', ...(values['no-cache-too'] ? ['no-cache'] : []), ...(values['era-2025-too'] ? ['cache-2025'] : [])];
+  const caseTitles = { cache: 'default disk cache', 'no-cache': '--no-disk-cache', 'cache-2025': 'default disk cache, 2025 handshake' };
   const samples = await measureColdCorpus({ workDir, cacheParent: diskRoot, catalog, runs, cases, cpuProfDir: values['cpu-prof'] && path.resolve(values['cpu-prof']), metrics: !values['no-metrics'], warmCats: Number(values['warm-cat'] ?? 0), log });
   const perFile = (key) => (samples[key] === undefined ? '-' : `${((median(samples[key]) * 1000) / n).toFixed(0)} µs`);
   const each = (key) => (samples[key] === undefined ? '-' : `${(median(samples[key]) * 1000).toFixed(0)} µs`);
@@ -37,7 +39,7 @@ try {
   const lines = [
     `cold sequential read, ${corpusDir} (${n} files, ${(catalog.totalBytes / 1e6).toFixed(1)} MB), per file, medians of ${runs} runs`,
     '',
-    `| per file | ${cases.map((name) => `mount, ${name === 'cache' ? 'default disk cache' : '--no-disk-cache'}`).join(' | ')} | raw, 2025 era | raw, 2026-07-28 |`,
+    `| per file | ${cases.map((name) => `mount, ${caseTitles[name]}`).join(' | ')} | raw, 2025 era | raw, 2026-07-28 |`,
     `| --- | ${cases.map(() => '---:').join(' | ')} | ---: | ---: |`,
     `| wall time | ${cases.map((name) => perFile(`${name}/wall`)).join(' | ')} | ${perFile('raw-legacy/wall')} | ${perFile('raw-modern/wall')} |`,
     `| wall time of the same readFile per file on local disk (warm) | ${perFile('local/wall')} | | |`,

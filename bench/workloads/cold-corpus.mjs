@@ -14,8 +14,11 @@ import { formatValue, ratioRow } from '../lib/table.mjs';
 /** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
 const FUSE_OPS = ['lookup', 'getattr', 'open', 'read', 'release', 'flush', 'readdir'];
-/** The mount's cases: its default disk cache (a fresh, empty cache dir of its own per run), or none. */
-const MOUNT_CASES = { cache: [], 'no-cache': ['--no-disk-cache'] };
+/**
+ * The mount's cases: its default disk cache (a fresh, empty cache dir of its own per run), or none,
+ * or the default disk cache with the 2025 handshake (the mount's own cost apart from the era's).
+ */
+const MOUNT_CASES = { cache: [], 'no-cache': ['--no-disk-cache'], 'cache-2025': ['--protocol-version', '2025-11-25'] };
 
 /**
  * Runs `runs` rounds over `catalog` ({name, dir, files, totalBytes}); each round reads every file
@@ -69,7 +72,7 @@ export async function measureColdCorpus({ workDir, cacheParent, catalog, runs, c
 
   async function mountPass(run, name) {
     const port = await freePort();
-    const cacheDir = name === 'cache' ? await mkdtemp(path.join(cacheParent, 'skills-bench-cold-cache-')) : undefined;
+    const cacheDir = name !== 'no-cache' ? await mkdtemp(path.join(cacheParent, 'skills-bench-cold-cache-')) : undefined;
     const nodeArgs = cpuProfDir ? ['--cpu-prof', '--cpu-prof-interval', '100', `--cpu-prof-dir=${path.join(cpuProfDir, name)}`] : [];
     const args = [...MOUNT_CASES[name], ...(cacheDir ? ['--cache-dir', cacheDir] : []), ...(metrics ? ['--metrics', `127.0.0.1:${port}`] : [])];
     const mount = await startMount({ workDir, name: `cold-corpus-${name}-${run}`, backend: 'libfuse3', servers: { [catalog.name]: serveEntry(catalog.dir) }, args, nodeArgs });
