@@ -4,8 +4,9 @@
 // file (issue 43): wall time of the mount (fresh, its disk cache on in an empty dir of its own) and
 // of the raw client in both eras, the daemon's CPU, the `resources/read` inside the daemon, and per
 // file the FUSE requests answered in JS (count, ms) and by the addon. --no-cache-too adds the same
-// mount with --no-disk-cache; --era-2025-too the same mount pinned to the 2025 handshake (the mount's
-// own cost apart from the 2026-07-28 era's, against the raw 2025 client); --cpu-prof DIR writes the daemons' V8 CPU profiles there; --floor
+// mount with --no-disk-cache; --era-2025-too the same mount pinned to the 2025 handshake (the
+// mount's own cost apart from the 2026-07-28 era's, against the raw 2025 client); --cpu-prof DIR
+// writes the daemons' V8 CPU profiles there; --floor
 // adds the pure-C FUSE round trip (bench/floor/floor-fuse.c); --no-metrics runs the mounts without
 // --metrics (wall and CPU only, as users run it); --warm-cat N adds N alternating passes of one
 // `cat` per file through the warm mount and on local disk. Default corpus: the project's
