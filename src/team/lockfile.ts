@@ -123,7 +123,7 @@ export function sameIdentity(locked: ServerIdentity, config: ServerConfig): bool
   if (config.kind !== 'stdio') return false;
   const isLocked = (line: { command: string; args: readonly string[] }) =>
     line.command === locked.command && line.args.length === locked.args.length && line.args.every((arg, index) => arg === locked.args[index]);
-  return isLocked(config.written ?? config) || isLocked(config);
+  return isLocked(config) || (config.written !== undefined && isLocked(config.written));
 }
 
 export function describeIdentity(identity: ServerIdentity): string {
