@@ -8,6 +8,7 @@ import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVers
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
 import { parseLock, parseUnlock, type LockOptions } from './lock-command.js';
+import { parseServe, type ServeOptions } from './serve-command.js';
 import { parseOutdated, parseUpdate, type OutdatedOptions, type UpdateOptions } from './outdated-command.js';
 import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
 import { parseDoctor, type DoctorOptions } from './doctor-command.js';
@@ -88,6 +89,7 @@ export type Command =
   | { command: 'link'; options: LinkOptions }
   | { command: 'unlink'; harnesses: string[]; projectDir: string | undefined }
   | { command: 'lock'; options: LockOptions }
+  | { command: 'serve'; options: ServeOptions }
   | { command: 'unlock'; paths: string[]; projectDir: string }
   | { command: 'outdated'; options: OutdatedOptions }
   | { command: 'update'; options: UpdateOptions }
@@ -114,6 +116,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (first === 'snapshot') return parseSnapshot(rest);
   if (first === 'verify') return parseVerify(rest);
   if (first === 'lock') return parseLock(rest);
+  if (first === 'serve') return parseServe(rest);
   if (first === 'unlock') return parseUnlock(rest);
   if (first === 'outdated') return parseOutdated(rest);
   if (first === 'update') return parseUpdate(rest);

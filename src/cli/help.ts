@@ -10,6 +10,11 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
                     [--allow-shared-parent]
+       skills-mount serve [--http [HOST:]PORT] [--config FILE | --server ...] [--only ...]
+                    [--project DIR | --all [--include-dynamic]] [--audit FILE] [--metrics [HOST:]PORT]
+                    [--auth-issuer URL [--auth-audience URL] [--auth-scope S]] [--unauthenticated-network]
+                    [--ttl SECONDS] [--timeout SECONDS] [--cache-size MIB] [--cache-dir DIR]
+                    [--disk-cache-size MIB] [--no-disk-cache] [--session-idle S] [--max-sessions N] [--verbose]
        skills-mount verify --links [--json]
        skills-mount verify DEST [--json] [--expect sha256:...]
                     [--against-server [--config FILE] [--server ...] [--only ...] [--timeout SECONDS]]
@@ -101,6 +106,19 @@ Commands:
                           --allow-shared-parent accepts DEST's own folder writable by others
                           (a Kubernetes emptyDir). Exit 0, or 1 when some server could not
                           be snapshotted whole
+  serve                   the verified view re-served as one MCP skills server (SEP-2640,
+                          both eras), for hosts that speak the extension: stdio (a host
+                          starts it), or Streamable HTTP with --http (port 0 picks one; the
+                          URL is printed). Serves your approvals (what _approved/ shows);
+                          --project DIR exactly DIR/skills-lock.json (followed as it changes;
+                          a locked version stays served when its server moves on); --all every
+                          verified skill (--include-dynamic: "dynamic" ones too, marked). The
+                          policy applies. Server LABEL's skill://P is served as
+                          skill://LABEL/P, with the upstream digests; every file is fetched
+                          when a client asks and verified first. Each skills/get and SKILL.md
+                          read is logged (--audit FILE: appended as JSON lines). A
+                          non-loopback --http needs --auth-issuer (JWT or DPoP tokens) or
+                          --unauthenticated-network. Exit 2 for a bad flag, lockfile or port
   verify DEST             re-hashes DEST (the published link, or a copy: any folder holding
                           a .snapshot.json) against its .snapshot.json; names each file that
                           differs, is missing or is extra; exit 1 if any. The manifest is the
@@ -183,7 +201,7 @@ Commands:
   cache clear [LABEL]     removes the cached content (of one server label); refuses while
                           the daemon serving that mount runs
 
-"snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink", "lock",
+"serve", "snapshot", "verify", "status", "unmount", "cache", "approve", "revoke", "approvals", "link", "unlink", "lock",
 "unlock", "outdated", "update", "doctor", "login" and "logout" are commands only as the first
 argument; to mount on a directory of that name, write a path: skills-mount ./status
 
@@ -207,6 +225,8 @@ Examples:
   skills-mount link claude-code --project . --config .mcp.json     # a colleague, after git pull
   skills-mount outdated --project . --config .mcp.json
   skills-mount verify --project .                                   # in CI
+  skills-mount serve --config ~/.config/skills-mount/config.json     # as a host's stdio MCP server
+  skills-mount serve --http 127.0.0.1:8931 --project .
   ls ~/.cache/mcp-skills; cat ~/.cache/mcp-skills/skills.json
 
 More in the package's docs/ folder: configuration.md, agents.md, teams.md, policy.md,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { LinkKeeper } from '../link/link-keeper.js';
 import { defaultLinkStore } from '../link/link-state.js';
 import { catalogContent } from '../link/catalog-content.js';
-import { ApprovalLedger, type ApprovalsSource } from '../approvals/approval-ledger.js';
+import { ApprovalLedger } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
 import { discoveryFolderProblem } from '../cache/discovery-folders.js';
@@ -21,13 +21,12 @@ import { MountHealth, MountMetrics, startMetricsServer, statProbe, warnIfExposed
 import { resolveAllowedUser, unreachableAncestor, type AllowedUser } from '../config/allowed-user.js';
 import { commandProblem } from '../config/command-check.js';
 import { DEFAULT_LIBFUSE3_METADATA_TTL_SECONDS, type MountOptions } from './command-line.js';
-import { loadMountConfig, type LabelledServer, type MountConfig } from '../config/config.js';
+import { loadMountConfig } from '../config/config.js';
 import { LockLedger } from '../team/lock-ledger.js';
+import { approvedSource, mountableServers } from '../team/view-approvals.js';
 import { lockedApprovals } from '../team/locked-approvals.js';
-import { readLockfile } from '../team/lockfile.js';
-import { PolicedApprovals, permittedApprovals } from '../team/policed-approvals.js';
-import { loadPolicy, type Policy } from '../team/policy.js';
-import { defaultSkillTexts } from '../team/skill-texts.js';
+import { permittedApprovals } from '../team/policed-approvals.js';
+import { loadPolicy } from '../team/policy.js';
 import { readMountFile } from '../fuse/mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
@@ -243,29 +242,6 @@ export async function runMount(options: MountOptions): Promise<void> {
   // The skills roots `skills-mount link` made follow the approvals and the servers from here on.
   links.start();
   setImmediate(warmUpFrontmatterParser);
-}
-
-/** The configured servers the policy lets be mounted; each other one is named with the rule, and none at all is an error. */
-function mountableServers(config: MountConfig, policy: Policy, log: (line: string) => void): MountConfig {
-  const servers = config.servers.filter((server) => {
-    const refusal = policy.checkServer(server, 'mount');
-    if (refusal !== undefined) log(`${refusal.message}: not mounted`);
-    return refusal === undefined;
-  });
-  if (servers.length === 0) throw new ConfigError(`${config.origin}: the policy in force lets none of its servers be mounted (skills-mount doctor shows the policy)`);
-  return { ...config, servers };
-}
-
-/** What the approved view reads: the lockfile --lock names, or the person's approvals; as the policy allows. */
-async function approvedSource(lockfile: string | undefined, approvals: ApprovalLedger, servers: readonly LabelledServer[], policy: Policy, log: (line: string) => void): Promise<ApprovalsSource> {
-  if (lockfile === undefined) return policy.inForce ? new PolicedApprovals(approvals, servers, policy, log) : approvals;
-  const file = path.resolve(lockfile);
-  // A lockfile the command line names must be there and usable: the view would otherwise show nothing, silently.
-  if ((await readLockfile(file)) === undefined) throw new ConfigError(`--lock ${lockfile}: no such lockfile`);
-  const ledger = await LockLedger.open(file, () => lockedApprovals(file, servers, policy, 'view'), defaultSkillTexts(process.env, homedir()), log);
-  ledger.watch();
-  log(`the approved view shows the versions locked in ${file}`);
-  return ledger;
 }
 
 /** Labels whose config entry says "approvedOnly", and those --approved-only names (each must be configured). */

@@ -18,6 +18,7 @@ import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-comma
 import { runCacheCommand } from './cache-command.js';
 import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, runVerifyProject, syncAfterApprovalChange } from './link-command.js';
 import { runLock, runUnlock } from './lock-command.js';
+import { runServe } from './serve-command.js';
 import { loadPolicy } from '../team/policy.js';
 import { runOutdated, runUpdate } from './outdated-command.js';
 import { HELP, USAGE } from './help.js';
@@ -100,6 +101,8 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(await runLogout(command.options, processLoginIo()));
     case 'mount':
       return runMount(command.options);
+    case 'serve':
+      return process.exit(await runServe(command.options));
     case 'snapshot':
       return process.exit(await runSnapshot(command.options));
     case 'verify-links': {

@@ -4,7 +4,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { routeSdkLines } from '../log.js';
-import { checkAuthBinding, checkIssuerUrl, DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log, type ResourceAuthOptions } from '../server/index.js';
+import { parseAuth, parseHostPort } from './http-options.js';
+import { checkAuthBinding, DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log, type ResourceAuthOptions } from '../server/index.js';
 
 const USAGE = `usage: skills-serve DIR [options]
 
@@ -100,7 +101,7 @@ function parseOptions(argv: string[]): Options | 'help' {
   }
   const cacheScope = values['cache-scope'] ?? DEFAULT_CACHE_SCOPE;
   if (cacheScope !== 'public' && cacheScope !== 'private') throw new ConfigError(`--cache-scope must be public or private, not "${cacheScope}"`);
-  const http = values.http === undefined ? undefined : parseHostPort(values.http);
+  const http = values.http === undefined ? undefined : parseHostPort(values.http, '--http');
   const auth = parseAuth(values['auth-issuer'], values['auth-audience'], values['auth-scope']);
   if (auth) {
     if (!http) throw new ConfigError('--auth-issuer needs --http: over stdio there is no one to authorize');
@@ -124,32 +125,10 @@ function parseOptions(argv: string[]): Options | 'help' {
   };
 }
 
-function parseAuth(issuer: string | undefined, audience: string | undefined, scopes: string[] | undefined): ResourceAuthOptions | undefined {
-  if (issuer === undefined) {
-    if (audience !== undefined || scopes !== undefined) throw new ConfigError(`${audience !== undefined ? '--auth-audience' : '--auth-scope'} needs --auth-issuer`);
-    return undefined;
-  }
-  checkIssuerUrl(issuer);
-  if (audience !== undefined && !/^https?:\/\/[^#]+$/.test(audience)) throw new ConfigError(`--auth-audience must be an http(s) URL without a fragment, not "${audience}"`);
-  const scope = (scopes ?? []).flatMap((value) => value.split(' ')).filter(Boolean);
-  // RFC 6749 scope-token: printable ASCII but space, '"' and '\\'.
-  const bad = scope.find((token) => !/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(token));
-  if (bad !== undefined) throw new ConfigError(`--auth-scope: "${bad}" is not a scope (printable ASCII, no quote or backslash)`);
-  return { issuer, ...(audience !== undefined && { audience }), scopes: scope };
-}
-
 function positiveInteger(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value) * 1000) || Number(value) < 1) throw new ConfigError(`${flag} must be a positive integer, not "${value}"`);
   return Number(value);
-}
-
-function parseHostPort(value: string): { host: string; port: number } {
-  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value);
-  const port = Number(match?.[2]);
-  if (!match || port > 65535) throw new ConfigError(`--http must be [HOST:]PORT (e.g. 127.0.0.1:0), not "${value}"`);
-  const host = match[1] ?? '127.0.0.1';
-  return { host: host.startsWith('[') ? host.slice(1, -1) : host, port };
 }
 
 async function main(): Promise<void> {

@@ -66,6 +66,8 @@ export class SkillsFilesystem implements FilesystemCore {
   private readonly mountedAtMs: number;
   private readonly now: () => number;
   private readonly hasApprovedView: boolean;
+  /** The approved view (with approvals), for the outlets that read it by skill rather than by path (serve). */
+  readonly approvedView: ApprovedView | undefined;
   /** The documents, found by their whole path (one of them lies in `_approved`). */
   private readonly documents: DocumentNodes;
   /** Every other view by the first segment of the paths it serves: "" is the root itself. */
@@ -78,6 +80,7 @@ export class SkillsFilesystem implements FilesystemCore {
     this.now = options.now ?? Date.now;
     this.mountedAtMs = this.now();
     const approved = options.approvals && new ApprovedView(this.catalogs, options.approvals);
+    this.approvedView = approved;
     this.hasApprovedView = approved !== undefined;
     // What the kernel holds depends on what this filesystem reported (the versions), so the
     // record stays here; the views that serve bytes read it to keep within the size it clamps to.

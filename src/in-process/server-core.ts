@@ -4,7 +4,8 @@
 import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { DiskCache } from '../cache/disk-cache.js';
 import { ContentCache } from '../catalog/content-cache.js';
-import { DEFAULT_CATALOG_TIMINGS, ServerCatalog } from '../catalog/server-catalog.js';
+import { DEFAULT_CATALOG_TIMINGS, ServerCatalog, type VerificationFailureReason } from '../catalog/server-catalog.js';
+import type { RequestObserver } from '../mcp/request-observer.js';
 import { SkillsFilesystem } from '../fs/skills-filesystem.js';
 import type { Log } from '../log.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
@@ -29,6 +30,10 @@ export interface ServerCoreOptions {
   diskCache?: DiskCache | undefined;
   /** Hears each server connect or fail, and list (the terminal's startup line). */
   progress?: { serverConnected(): void; serverFailed(): void; serverListed(skills: number): void } | undefined;
+  /** Memory for verified contents (default 64 MiB). */
+  cacheBytes?: number | undefined;
+  /** The metrics' hooks: each MCP request, each refusal of a server's bytes, each memory cache lookup. */
+  metrics?: { observer: RequestObserver; verificationFailed(label: string, reason: VerificationFailureReason): void; cacheLookup(hit: boolean): void } | undefined;
 }
 
 /** The core over the servers, listed once; close() stops them. */
@@ -44,13 +49,28 @@ export interface ServerCore {
 export async function startServerCore(options: ServerCoreOptions): Promise<ServerCore> {
   const { log } = options;
   const approvedOnly = new Set(options.servers.filter((server) => server.approvedOnly).map((server) => server.label));
-  const cache = new ContentCache(CONTENT_CACHE_BYTES);
+  const { metrics } = options;
+  const cache = new ContentCache(options.cacheBytes ?? CONTENT_CACHE_BYTES, { onLookup: metrics && ((hit) => metrics.cacheLookup(hit)) });
   const sources = options.servers.map(
     ({ label, config, protocolVersion }) =>
-      new McpSkillSource(label, config, { timeoutMs: options.timeoutMs, protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate', log, verbose: options.verbose }),
+      new McpSkillSource(label, config, {
+        timeoutMs: options.timeoutMs,
+        protocolVersion: options.protocolVersion ?? protocolVersion ?? 'negotiate',
+        log,
+        verbose: options.verbose,
+        ...(metrics && { observer: metrics.observer }),
+      }),
   );
   const catalogs = sources.map(
-    (source) => new ServerCatalog(source, { ...DEFAULT_CATALOG_TIMINGS, log, cache, durable: options.diskCache?.server(source.label), hideDynamic: options.hideDynamic }),
+    (source) =>
+      new ServerCatalog(source, {
+        ...DEFAULT_CATALOG_TIMINGS,
+        log,
+        cache,
+        durable: options.diskCache?.server(source.label),
+        hideDynamic: options.hideDynamic,
+        onVerificationFailure: metrics && ((reason) => metrics.verificationFailed(source.label, reason)),
+      }),
   );
   const close = async (): Promise<void> => {
     for (const catalog of catalogs) catalog.close();

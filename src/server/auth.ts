@@ -4,6 +4,7 @@
 // with the required scopes, presented as Bearer (RFC 6750) or, bound to a key, as DPoP with a
 // proof of that key (RFC 9449); else 401 or 403 with both schemes' WWW-Authenticate challenges.
 // Knows nothing of MCP messages. A token or proof is never logged nor echoed.
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import { jwtVerify, type JWTPayload } from 'jose';
 import { ConfigError, UnavailableError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
@@ -36,6 +37,8 @@ export interface ResourceAuth {
   readonly metadataUrl: string;
   /** Answers the metadata paths, refuses an MCP request without an acceptable token; undefined lets the request through. */
   handle(request: Request): Promise<Response | undefined>;
+  /** Who a request `handle` let through presented: its token's subject and client, for the handlers (ctx.http.authInfo). */
+  authInfoOf(request: Request): AuthInfo | undefined;
 }
 
 const PRM_PATH = '/.well-known/oauth-protected-resource';
@@ -158,8 +161,11 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
     const granted = grantedScopes(payload);
     const missing = scopes.filter((wanted) => !granted.has(wanted));
     if (missing.length > 0) return refusal('insufficient_scope', `the token lacks the scope ${missing.join(' ')}`, 403);
+    passed.set(request, authInfoFrom(token, payload, granted));
     return undefined;
   };
+  // Per request let through; the request object goes when its answer does.
+  const passed = new WeakMap<Request, AuthInfo>();
 
   return {
     resource,
@@ -193,7 +199,15 @@ export function createResourceAuth(options: ResourceAuthOptions, endpointUrl: st
       }
       return refusal && refuse(request, refusal);
     },
+    authInfoOf: (request) => passed.get(request),
   };
+}
+
+/** The SDK's AuthInfo of a verified token: `sub` in extra (the subject an audit line names), client from `client_id` or `azp`. */
+function authInfoFrom(token: string, payload: JWTPayload, scopes: ReadonlySet<string>): AuthInfo {
+  const { client_id: clientId, azp } = payload as { client_id?: unknown; azp?: unknown };
+  const client = typeof clientId === 'string' ? clientId : typeof azp === 'string' ? azp : '';
+  return { token, clientId: client, scopes: [...scopes], ...(payload.exp === undefined ? {} : { expiresAt: payload.exp }), extra: payload.sub === undefined ? {} : { sub: payload.sub } };
 }
 
 /** The scopes a token grants: its `scope` claim (space-separated), else `scp` (a string or a list). */

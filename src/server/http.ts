@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type AuthInfo, type McpServer } from '@modelcontextprotocol/server';
 import { checkAuthBinding, createResourceAuth, type ResourceAuth, type ResourceAuthOptions } from './auth.js';
 import { SessionTable, untilBodyEnds, type SessionLimits } from './http-sessions.js';
 import { isLoopbackHost, loopbackRefusal, urlHostname } from './loopback.js';
@@ -39,8 +39,8 @@ export interface HttpServing {
 
 /** Both eras' MCP endpoint as a web handler, for serveHttp or an embedder's own HTTP server. */
 export interface SkillsHttpHandler {
-  /** Answers one request to /mcp; `body` is its buffered body. */
-  handle(request: Request, body: Buffer | undefined): Promise<Response>;
+  /** Answers one request to /mcp; `body` is its buffered body, `authInfo` who its verified token names. */
+  handle(request: Request, body: Buffer | undefined, authInfo?: AuthInfo): Promise<Response>;
   sessionCount(): number;
   /** Ends listen streams and 2025 sessions. */
   close(): Promise<void>;
@@ -74,7 +74,7 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
     for (const uri of updated) modern.notify.resourceUpdated(uri);
   });
 
-  const openSession = async (request: Request, body: unknown): Promise<Response> => {
+  const openSession = async (request: Request, body: unknown, authInfo: AuthInfo | undefined): Promise<Response> => {
     // Every session busy at the cap: a new one is refused, and no idle one is there to close.
     if (!sessions.reserve()) {
       const refused = jsonRpcError(503, -32000, `Too many sessions: all ${sessions.size} open sessions are active; try again later`);
@@ -97,7 +97,7 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
     };
     try {
       await mcp.connect(service.verbose ? logTraffic(transport, log) : transport);
-      const response = await transport.handleRequest(request, { parsedBody: body });
+      const response = await transport.handleRequest(request, { parsedBody: body, ...(authInfo && { authInfo }) });
       if (opened === undefined) {
         // Not an initialize (the transport refused it): nothing to keep.
         sessions.unreserve();
@@ -112,7 +112,7 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
     }
   };
 
-  const route = async (request: Request, body: Buffer | undefined): Promise<Response> => {
+  const route = async (request: Request, body: Buffer | undefined, authInfo?: AuthInfo): Promise<Response> => {
     if (new URL(request.url).pathname !== '/mcp') return new Response('not found: the MCP endpoint is /mcp\n', { status: 404 });
     if (loopbackOnly) {
       const refused = loopbackRefusal(request, allowedHosts);
@@ -128,20 +128,20 @@ export function createSkillsHttpHandler(service: SkillsService, options: SkillsH
     }
     if (await isLegacyRequest(request, parsed)) {
       const id = request.headers.get('mcp-session-id');
-      if (id === null) return openSession(request, parsed);
+      if (id === null) return openSession(request, parsed, authInfo);
       const session = sessions.get(id);
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
       // Busy until the answer (or the GET stream of notifications) ends: only then can it idle.
       const leave = sessions.enter(id);
       try {
-        return untilBodyEnds(await session.transport.handleRequest(request, { parsedBody: parsed }), leave);
+        return untilBodyEnds(await session.transport.handleRequest(request, { parsedBody: parsed, ...(authInfo && { authInfo }) }), leave);
       } catch (error) {
         leave();
         throw error;
       }
     }
     const started = performance.now();
-    const response = await modern.fetch(request, { parsedBody: parsed });
+    const response = await modern.fetch(request, { parsedBody: parsed, ...(authInfo && { authInfo }) });
     if (service.verbose) log(`${describe(parsed)} ${response.ok ? 'ok' : `error ${response.status}`} ${(performance.now() - started).toFixed(1)} ms`);
     return response;
   };
@@ -175,7 +175,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<HttpServing>
       try {
         if (closing || handler === undefined) return await sendWebResponse(res, new Response('shutting down\n', { status: 503 }));
         const { request, body } = await toWebRequest(req, res, maxBodyBytes);
-        await sendWebResponse(res, (await auth?.handle(request)) ?? (await handler.handle(request, body)));
+        await sendWebResponse(res, (await auth?.handle(request)) ?? (await handler.handle(request, body, auth?.authInfoOf(request))));
       } catch (error) {
         const refused = error instanceof BodyTooLargeError ? jsonRpcError(413, -32600, 'Request body too large') : error instanceof BadHostError ? jsonRpcError(400, -32600, 'Invalid Host header') : undefined;
         if (!refused) log(`http ${req.method ?? ''} ${escapeForLog(req.url ?? '')} failed: ${(error as Error).message}`);

@@ -13,12 +13,15 @@ import { MODERN_REVISION } from '../protocol/revisions.js';
 import { DIRECTORY_READ_METHOD, SKILLS_GET_METHOD, SKILLS_LIST_METHOD } from '../protocol/skills-wire.js';
 import type { Log } from '../log.js';
 import type { TreeSkillSource } from './skill-source.js';
+import type { ServedRequest } from './skills-server.js';
 
 export interface ListingOptions {
   /** Check entries as the SDK does for a custom source (false: --lenient). */
   validate: boolean;
   cacheHint: CacheHint;
   log: Log;
+  /** Hears each skills/get answered. */
+  onServed?: (served: ServedRequest) => void;
 }
 
 /** Registers own skills/list and skills/get on `mcp` (after the extension was attached). */
@@ -43,7 +46,7 @@ export function registerListing(mcp: McpServer, source: TreeSkillSource, options
     }
     return { skills, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), ...cacheFields() };
   });
-  mcp.server.setRequestHandler(SKILLS_GET_METHOD, { params: GetSkillRequestParamsSchema }, async (params) => {
+  mcp.server.setRequestHandler(SKILLS_GET_METHOD, { params: GetSkillRequestParamsSchema }, async (params, ctx) => {
     const skill = await source.get(params.uri);
     if (!skill) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No skill is served at ${params.uri}`);
     const problems = problemsOf(skill);
@@ -55,6 +58,7 @@ export function registerListing(mcp: McpServer, source: TreeSkillSource, options
     if (canonicalUri(skill.uri) !== canonicalUri(params.uri)) {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `the skill source returned ${skill.uri} for ${params.uri}`);
     }
+    options.onServed?.({ method: 'skills/get', uri: params.uri, ctx });
     return { skill, ...cacheFields() };
   });
 }

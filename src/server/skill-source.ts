@@ -1,5 +1,5 @@
-// The SDK's SkillSource over a SkillTree: what the SkillsExtension serves (entries, file
-// bytes, directories, resources/list) and what the index mode reads. Lookups go through the
+// The SDK's SkillSource over a ServedTree (a SkillTree, or the gateway's view): what the
+// SkillsExtension serves (entries, file bytes, directories, resources/list) and what the index mode reads. Lookups go through the
 // current snapshot only, so nothing the tree did not publish can be named; no MCP wiring here.
 import type { Resource } from '@modelcontextprotocol/server';
 import type { Skill, SkillReadResult, SkillSource } from '@modelcontextprotocol/server/ext/skills';
@@ -7,7 +7,8 @@ import { NotFoundError } from '../errors.js';
 import { INDEX_URI } from '../protocol/skills-wire.js';
 import { indexAfter, paginate } from './cursor.js';
 import { decodeText, mimeTypeForContent } from './mime.js';
-import type { SkillNode, SkillTree } from './skill-tree.js';
+import type { SkillNode } from './skill-tree.js';
+import type { ServedTree } from './served-tree.js';
 import { parseSkillUri } from './skill-uri.js';
 
 export interface TreeSourceOptions {
@@ -34,7 +35,7 @@ const INDEX_RESOURCE: Resource = {
 };
 
 /** The tree as a SkillSource; every call reads the snapshot current at that moment. */
-export function treeSkillSource(tree: SkillTree, options: TreeSourceOptions): TreeSkillSource {
+export function treeSkillSource(tree: ServedTree, options: TreeSourceOptions): TreeSkillSource {
   const canonical = (uri: string): string | undefined => {
     const parsed = parseSkillUri(uri);
     return parsed.ok ? parsed.canonical : undefined;
@@ -62,7 +63,7 @@ export function treeSkillSource(tree: SkillTree, options: TreeSourceOptions): Tr
     async read(uri): Promise<SkillReadResult | undefined> {
       if (uri === INDEX_URI) return options.serveIndex ? { text: tree.indexText(), mimeType: 'application/json' } : undefined;
       const key = canonical(uri);
-      const file = key === undefined ? undefined : tree.snapshot.files.get(key);
+      const file = key === undefined ? undefined : (tree.snapshot.files.get(key) ?? tree.lookup?.(key));
       if (!file) return undefined;
       let bytes: Buffer;
       try {
@@ -84,7 +85,8 @@ export function treeSkillSource(tree: SkillTree, options: TreeSourceOptions): Tr
         name: String(skill.frontmatter.name),
         description: String(skill.frontmatter.description),
         mimeType: 'text/markdown',
-        size: skill.files[0]!.size,
+        // A "dynamic" skill (the gateway's --include-dynamic) has no manifest, so no size.
+        ...(skill.files[0] && { size: skill.files[0].size }),
       }));
       return options.serveIndex ? [INDEX_RESOURCE, ...skills] : skills;
     },

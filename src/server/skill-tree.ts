@@ -15,6 +15,7 @@ import { scanDirectory, type ScanResult, type ScannedFile } from './scan.js';
 import { uriForPath } from './skill-uri.js';
 import { DirectoryWatcher } from './watch.js';
 import type { Log } from '../log.js';
+import type { ServedTree } from './served-tree.js';
 
 /** One line per event, without the `skills-serve:` prefix. */
 
@@ -88,7 +89,7 @@ const EMPTY: TreeSnapshot = { files: new Map(), skills: [], skillsByUri: new Map
 const readLimit = createLimiter(32);
 
 /** The skills under one directory, kept current by rescans. */
-export class SkillTree {
+export class SkillTree implements ServedTree {
   readonly root: string;
   readonly realRoot: string;
   private current: TreeSnapshot = EMPTY;

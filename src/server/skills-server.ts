@@ -1,13 +1,14 @@
-// The MCP face of skills-serve: one McpServer per connection (2025) or per request
-// (2026-07-28 over HTTP), all on one SkillTree. The SDK's SkillsExtension owns the wire;
-// own code here: the index mode, 2025 subscriptions, change fan-out and skills/list+get (listing.ts).
-import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CacheHint, type CacheScope, type Transport } from '@modelcontextprotocol/server';
+// The MCP face of skills-serve: one McpServer per connection (2025) or per request (2026-07-28
+// over HTTP), all on one ServedTree (a SkillTree, or the gateway's view). The SDK's
+// SkillsExtension owns the wire; own code here: the index mode, 2025 subscriptions, change fan-out and skills/list+get (listing.ts).
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceTemplate, type CacheHint, type CacheScope, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { SkillsExtension } from '@modelcontextprotocol/server/ext/skills';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { INDEX_URI, SKILLS_EXTENSION } from '../protocol/skills-wire.js';
 import { registerDirectoryRead, registerListing } from './listing.js';
 import type { Log } from '../log.js';
 import { SkillTree, type SkillTreeOptions, type TreeChange } from './skill-tree.js';
+import type { ServedTree } from './served-tree.js';
 import { treeSkillSource, type TreeSkillSource } from './skill-source.js';
 import { parseSkillUri } from './skill-uri.js';
 import { logTraffic } from './traffic-log.js';
@@ -31,12 +32,25 @@ export interface SkillsServiceOptions {
   /** Log every request with its duration. */
   verbose?: boolean;
   log?: Log;
+  /** The name and version in serverInfo (default skills-serve's). */
+  serverInfo?: { name: string; version: string };
+  /** Hears each skills/get answered and each file read served (the gateway records activations). */
+  onServed?: (served: ServedRequest) => void;
+}
+
+/** One answered skills/get or resources/read, with the request's context (session, auth). */
+export interface ServedRequest {
+  method: 'skills/get' | 'resources/read';
+  /** The URI as the client asked for it. */
+  uri: string;
+  ctx: ServerContext;
 }
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const DEFAULT_TTL_MS = 30_000;
 export const DEFAULT_CACHE_SCOPE: CacheScope = 'private';
 const SERVER_INFO = { name: 'skills-serve', version: '0.2.0' };
+const NOT_HEARD = (): void => {};
 
 /** A server instance that outlives one request, and what its 2025 client subscribed to. */
 interface Live {
@@ -52,7 +66,7 @@ export interface ChangeEvent {
 
 /** Everything one served tree needs: builds McpServers and fans tree changes out to them. */
 export class SkillsService {
-  readonly tree: SkillTree;
+  readonly tree: ServedTree;
   readonly source: TreeSkillSource;
   private readonly options: Required<Omit<SkillsServiceOptions, 'log'>> & { log: Log };
   private readonly extension: SkillsExtension | undefined;
@@ -61,7 +75,7 @@ export class SkillsService {
   private readonly sinks = new Set<(event: ChangeEvent) => void>();
   private readonly stopWatching: () => void;
 
-  constructor(tree: SkillTree, options: SkillsServiceOptions = {}) {
+  constructor(tree: ServedTree, options: SkillsServiceOptions = {}) {
     this.tree = tree;
     this.options = {
       protocol: options.protocol ?? 'both',
@@ -72,6 +86,8 @@ export class SkillsService {
       cacheScope: options.cacheScope ?? DEFAULT_CACHE_SCOPE,
       verbose: options.verbose ?? false,
       log: options.log ?? (() => {}),
+      serverInfo: options.serverInfo ?? SERVER_INFO,
+      onServed: options.onServed ?? NOT_HEARD,
     };
     this.cacheHint = { ttlMs: this.options.ttlMs, cacheScope: this.options.cacheScope };
     const listing = this.options.protocol !== 'index';
@@ -100,7 +116,7 @@ export class SkillsService {
    * notifications: stdio connections and 2025 HTTP sessions, not per-request instances.
    */
   build(era: Era, track = true): McpServer {
-    const mcp = new McpServer(SERVER_INFO, {
+    const mcp = new McpServer(this.options.serverInfo, {
       capabilities: { resources: { subscribe: true, listChanged: true } },
       cacheHints: { 'resources/list': this.cacheHint, 'resources/templates/list': this.cacheHint, 'resources/read': this.cacheHint },
       instructions:
@@ -112,18 +128,18 @@ export class SkillsService {
       this.extension.attach(mcp);
       // skills/list and skills/get: the SDK's checks once per entry instead of per request
       // (none under --lenient); see listing.ts.
-      registerListing(mcp, this.source, { validate: !this.options.lenient, cacheHint: this.cacheHint, log: this.options.log });
+      registerListing(mcp, this.source, { validate: !this.options.lenient, cacheHint: this.cacheHint, log: this.options.log, onServed: this.options.onServed });
       // resources/read in place of the extension's: the same answer, but the SDK base64-encodes
       // blobs through String.fromCodePoint over 32 KiB chunks and btoa, ~1 s per 15 MiB file
       // (3x slower than 1.x end to end); Buffer's encoder takes milliseconds.
-      mcp.server.setRequestHandler('resources/read', async (request, ctx) => readContents(this.source, request.params.uri, ctx));
+      mcp.server.setRequestHandler('resources/read', async (request, ctx) => this.readServed(request.params.uri, ctx));
     } else {
       // Index mode, as the seed text's servers: the extension declared (with directoryRead
       // when offered) but no skills/list or skills/get (clients get -32601 and read the index).
       mcp.server.registerCapabilities({ extensions: { [SKILLS_EXTENSION]: this.options.directoryRead ? { directoryRead: true } : {} } });
       if (this.options.directoryRead) registerDirectoryRead(mcp, this.source, this.cacheHint);
       const template = new ResourceTemplate('skill://{+path}', { list: async (ctx) => ({ resources: await this.source.listResources!(ctx) }) });
-      mcp.registerResource('skills', template, { cacheHint: this.cacheHint }, async (uri, _variables, ctx) => readContents(this.source, uri.href, ctx));
+      mcp.registerResource('skills', template, { cacheHint: this.cacheHint }, async (uri, _variables, ctx) => this.readServed(uri.href, ctx));
     }
     const entry: Live = { mcp: new WeakRef(mcp), era, subscriptions: new Set() };
     if (era === 'legacy') this.registerSubscriptions(mcp, entry.subscriptions);
@@ -151,6 +167,12 @@ export class SkillsService {
     this.stopWatching();
     this.sinks.clear();
     this.live.clear();
+  }
+
+  private async readServed(uri: string, ctx: ServerContext) {
+    const result = await readContents(this.source, uri, ctx);
+    this.options.onServed({ method: 'resources/read', uri, ctx });
+    return result;
   }
 
   // 2025 only: 2026-07-28 has no resources/subscribe (clients use subscriptions/listen).
@@ -194,7 +216,7 @@ export class SkillsService {
 }
 
 /** URIs whose content changed, appeared or went away between two snapshots. */
-function changedUris(tree: SkillTree, { previous, current }: TreeChange, serveIndex: boolean): string[] {
+function changedUris(tree: ServedTree, { previous, current }: TreeChange, serveIndex: boolean): string[] {
   const uris: string[] = [];
   for (const [uri, file] of current.files) if (previous.files.get(uri)?.version !== file.version) uris.push(uri);
   for (const uri of previous.files.keys()) if (!current.files.has(uri)) uris.push(uri);
