@@ -6,6 +6,7 @@
 // notifications, stats), the threadsafe function's callback that delivers each request to JS's
 // handler, and the module's exports; the only file that uses a napi_env. Where each request is
 // answered, the threads and the lock order: session.h.
+#include "notify_socket.h"
 #include "session.h"
 #include "verified_copy.h"
 
@@ -135,6 +136,24 @@ static napi_value js_close_on_exec_all(napi_env env, napi_callback_info info) {
   napi_value undefined;
   napi_get_undefined(env, &undefined);
   return undefined;
+}
+
+// notifyService(socketPath, message) -> 0 or an errno value: one sd_notify datagram.
+static napi_value js_notify_service(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  char path[128];
+  char message[4096];
+  size_t path_length = 0, message_length = 0;
+  if (argc < 2 || napi_get_value_string_utf8(env, argv[0], path, sizeof path, &path_length) != napi_ok ||
+      napi_get_value_string_utf8(env, argv[1], message, sizeof message, &message_length) != napi_ok) {
+    napi_throw_type_error(env, NULL, "notifyService(socketPath, message) takes two strings");
+    return NULL;
+  }
+  // A longer one was cut by the copy: refused rather than sent cut.
+  if (path_length >= sizeof path - 1 || message_length >= sizeof message - 1) return number(env, EMSGSIZE);
+  return number(env, notify_socket_send(path, message, message_length));
 }
 
 // mount(mountpoint, argv: string[], wantOn, wantOff, maxBackground, handler) -> session
@@ -852,6 +871,7 @@ static napi_value init_module(napi_env env, napi_value exports) {
     {"copyLimits", js_copy_limits},
     {"stats", js_stats},
     {"closeOnExecAll", js_close_on_exec_all},
+    {"notifyService", js_notify_service},
   };
   for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
     napi_value fn;

@@ -6,7 +6,7 @@
   "targets": [
     {
       "target_name": "skills_fuse",
-      "sources": ["binding.c", "forward.c", "session.c", "counted_opens.c", "table_replies.c", "entry_table.c", "verified_copy.c"],
+      "sources": ["binding.c", "forward.c", "session.c", "counted_opens.c", "table_replies.c", "entry_table.c", "verified_copy.c", "notify_socket.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "<!@(pkg-config --cflags fuse3)"],
       "ldflags": ["-Wl,--version-script=<(module_root_dir)/libfuse3.map"],
       "conditions": [

@@ -9,6 +9,7 @@ import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
 import { parseLock, parseUnlock, type LockOptions } from './lock-command.js';
 import { parseServe, type ServeOptions } from './serve-command.js';
+import { mountOptionFlags } from './fstab-options.js';
 import { parseOutdated, parseUpdate, type OutdatedOptions, type UpdateOptions } from './outdated-command.js';
 import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
 import { parseDoctor, type DoctorOptions } from './doctor-command.js';
@@ -43,6 +44,10 @@ export interface MountOptions {
   verbose: boolean;
   /** --lock FILE: the approved view shows a project lockfile's versions instead of the person's approvals. */
   lockfile: string | undefined;
+  /** The fstab form (CONFIG MOUNTPOINT) without --foreground: return once mounted, the daemon in the background. */
+  background: boolean;
+  /** --log-file FILE (-o log=FILE): where a background daemon's lines go. */
+  logFile: string | undefined;
 }
 
 /** `snapshot DEST`: the mount's view written as read-only files (src/snapshot/). */
@@ -126,7 +131,10 @@ export function parseCommandLine(argv: readonly string[]): Command {
   return parseMount(argv);
 }
 
-function parseMount(argv: readonly string[]): Command {
+function parseMount(given: readonly string[]): Command {
+  // The fstab form's -o OPTIONS, as the flags they name (fstab-options.ts), then parsed as if typed.
+  const { rest, lists } = takeOptionLists(given);
+  const argv = [...rest, ...mountOptionFlags(lists)];
   const { values, positionals } = parse(argv, {
     config: { type: 'string' },
     server: { type: 'string', multiple: true },
@@ -146,6 +154,8 @@ function parseMount(argv: readonly string[]): Command {
     'protocol-version': { type: 'string' },
     'allow-user': { type: 'string' },
     metrics: { type: 'string' },
+    'log-file': { type: 'string' },
+    foreground: { type: 'boolean' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
@@ -153,6 +163,13 @@ function parseMount(argv: readonly string[]): Command {
   if (values.help) return { command: 'help' };
   if (values.version) return { command: 'version' };
   const serverFlags = (values.server as string[] | undefined) ?? [];
+  // CONFIG MOUNTPOINT: how mount.fuse3 runs it for `mount -t fuse.skills-mount` (fstab): CONFIG is --config.
+  const fstabForm = positionals.length === 2;
+  if (fstabForm) {
+    if (values.config !== undefined || serverFlags.length > 0) throw new ConfigError(`CONFIG MOUNTPOINT (the fstab form) names its servers by CONFIG: drop --config and --server`);
+    values.config = positionals.shift();
+  }
+  if (values['log-file'] !== undefined && !fstabForm) throw new ConfigError('--log-file goes with the fstab form (CONFIG MOUNTPOINT), whose daemon runs in the background');
   if (positionals.length !== 1) {
     if (positionals.length === 0) throw new ConfigError('MOUNTPOINT is required');
     const hint = serverFlags.length > 0 ? ` (quote the whole --server value: --server 'label=command arg ...')` : '';
@@ -205,8 +222,30 @@ function parseMount(argv: readonly string[]): Command {
       allowUser: allowUserOption(values['allow-user'] as string | undefined),
       metrics: metricsAddress(values.metrics as string | undefined),
       verbose: (values.verbose as boolean | undefined) ?? false,
+      // As mount(8) expects of a helper: it returns once the mount is ready, the daemon going on in the background.
+      background: fstabForm && !((values.foreground as boolean | undefined) ?? false),
+      logFile: values['log-file'] as string | undefined,
     },
   };
+}
+
+/** `-o LIST`, `-oLIST` and `--options LIST` taken out of argv (until `--`). */
+function takeOptionLists(argv: readonly string[]): { rest: string[]; lists: string[] } {
+  const rest: string[] = [];
+  const lists: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === '--') {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (token === '-o' || token === '--options') {
+      if (i + 1 >= argv.length) throw new ConfigError(`${token} needs a list of mount options`);
+      lists.push(argv[++i]!);
+    } else if (token.startsWith('-o') && !token.startsWith('--')) lists.push(token.slice(2));
+    else rest.push(token);
+  }
+  return { rest, lists };
 }
 
 /** A user name (as in /etc/passwd) or a uid; resolved to uid and gid when mounting. */

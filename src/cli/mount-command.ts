@@ -28,6 +28,8 @@ import { lockedApprovals } from '../team/locked-approvals.js';
 import { permittedApprovals } from '../team/policed-approvals.js';
 import { loadPolicy } from '../team/policy.js';
 import { readMountFile } from '../fuse/mount-read.js';
+import { serviceNotifier } from '../fuse/service-notify.js';
+import { signalReady } from './background-mount.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
 import { warmUpFrontmatterParser } from '../format/frontmatter.js';
@@ -59,6 +61,8 @@ export async function runMount(options: MountOptions): Promise<void> {
 
   // First: a platform without FUSE is told in one line what it needs (exit 2), before anything starts.
   await chooseBackend({ log, verbose: options.verbose });
+  // Read (and taken out of the environment the servers inherit) before any server starts.
+  const service = serviceNotifier(process.env, { log });
   const policy = await loadPolicy({ env: process.env, home: homedir() });
   const config = mountableServers(await loadMountConfig({ configPath: options.configPath, serverFlags: options.serverFlags, only: options.only }), policy, log);
   // Fail on a bad mountpoint before starting any server.
@@ -144,6 +148,8 @@ export async function runMount(options: MountOptions): Promise<void> {
   // The mount appears once every first connection attempt and listing has ended, so the
   // first ls sees the catalogs; but never later than the startup deadline: a server still
   // connecting or listing then goes on in the background, its directory filling in.
+  let connected = 0;
+  if (service.active) service.status(`starting ${sources.length} server${sources.length === 1 ? '' : 's'}; mounting ${mountpoint}`);
   const firstListings = Promise.all(
     sources.map(async (source, i) => {
       await source.start();
@@ -153,6 +159,7 @@ export async function runMount(options: MountOptions): Promise<void> {
         return progress?.serverFailed();
       }
       progress?.serverConnected();
+      service.status(`${++connected}/${sources.length} servers connected; mounting ${mountpoint}`);
       await catalogs[i]!.refresh();
       // Counts, not summary(): a summary builds an object per skill (200,000 of them for a hostile listing).
       progress?.serverListed(catalogs[i]!.health().skills);
@@ -172,6 +179,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     stopping = true;
     progress?.finish();
     health?.stopping();
+    service.stopping();
     log(`${signal}: unmounting ${mountpoint}`);
     await mount?.unmount().catch((error: unknown) => log(`unmount failed: ${(error as Error).message}`));
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL): exit only once they are gone.
@@ -222,6 +230,8 @@ export async function runMount(options: MountOptions): Promise<void> {
       negativeTimeoutSeconds: Math.min(metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
       ...(allowedUser ? { allowOther: { uid: allowedUser.uid, gid: allowedUser.gid } } : {}),
       ...(metrics ? { observer: metrics.fuseObserver } : {}),
+      // `umount MOUNTPOINT` (fstab's way to stop it) stops the daemon as Ctrl-C does.
+      onUnmounted: () => void stop('unmounted'),
       log: logError,
     });
   } finally {
@@ -238,7 +248,16 @@ export async function runMount(options: MountOptions): Promise<void> {
     skills: catalog.health().skills,
   }));
   if (allowedUser) log(`readable by uid ${allowedUser.uid} (${allowedUser.name}) and root only: every file theirs, 0400; directories 0500`);
-  log(`mounted ${mountpoint} (${startupSummary(servers, approvedOnly, seconds)}); Ctrl-C to unmount`);
+  const summary = startupSummary(servers, approvedOnly, seconds);
+  log(`mounted ${mountpoint} (${summary}); Ctrl-C to unmount`);
+  // Ready means mounted: a unit ordered after this one starts only now. The watchdog is fed while a look through the mount answers.
+  const probe = healthProbe(mountpoint, allowedUser);
+  service.ready(`mounted ${mountpoint}: ${summary}`, async () => {
+    const outcome = await probe();
+    return outcome.kind === 'ok' ? undefined : outcome.kind === 'timeout' ? 'timed out' : outcome.message;
+  });
+  // The fstab form's helper waits for this (background-mount.ts).
+  signalReady();
   // The skills roots `skills-mount link` made follow the approvals and the servers from here on.
   links.start();
   setImmediate(warmUpFrontmatterParser);

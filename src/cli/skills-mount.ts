@@ -24,6 +24,7 @@ import { runOutdated, runUpdate } from './outdated-command.js';
 import { HELP, USAGE } from './help.js';
 import { processLoginIo, runLogin, runLogout } from './login-command.js';
 import { runMount } from './mount-command.js';
+import { mountInBackground } from './background-mount.js';
 import { runSnapshot } from './snapshot-command.js';
 import { runVerify } from './verify-command.js';
 import { runDoctor } from './doctor-command.js';
@@ -100,6 +101,7 @@ async function main(argv: string[]): Promise<void> {
     case 'logout':
       return process.exit(await runLogout(command.options, processLoginIo()));
     case 'mount':
+      if (command.options.background) return process.exit(await mountInBackground(argv, { mountpoint: command.options.mountpoint, logFile: command.options.logFile, startupTimeoutMs: command.options.startupTimeoutMs }));
       return runMount(command.options);
     case 'serve':
       return process.exit(await runServe(command.options));

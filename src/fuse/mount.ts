@@ -47,6 +47,8 @@ export interface MountOptions {
   allowOther?: { uid: number; gid: number };
   /** Told of every FUSE operation as it starts and ends (metrics); never changes an answer. */
   observer?: OperationObserver;
+  /** Told once when the mount was taken away from outside (`umount`, `fusermount3 -u`): the daemon's cue to stop. */
+  onUnmounted?: () => void;
 }
 
 /** The one FUSE edge: the project's libfuse 3 addon (fuse-native's libfuse 2 path is gone since 0.2.0). */
@@ -186,6 +188,7 @@ async function mountWithLibfuse3(core: FilesystemCore, dir: string, options: Mou
     log: options.log ?? defaultLog,
     owner: { ...owner, fileMode: fsConstants.S_IFREG | 0o400, directoryMode: fsConstants.S_IFDIR | 0o500 },
     ...(options.observer ? { observer: options.observer } : {}),
+    ...(options.onUnmounted ? { onUnmounted: options.onUnmounted } : {}),
     entryTimeoutSeconds: cacheSeconds,
     attrTimeoutSeconds: cacheSeconds,
     negativeTimeoutSeconds: options.negativeTimeoutSeconds ?? DEFAULT_CACHE_TIMEOUT_SECONDS,

@@ -133,6 +133,8 @@ export interface Addon {
   stats(session: Session): AddonStats;
   /** Marks every descriptor above stderr close-on-exec (mount() does it for its own mount). */
   closeOnExecAll(): void;
+  /** One sd_notify(3) datagram to the socket $NOTIFY_SOCKET names: 0, or the errno value of the failure. */
+  notifyService?(socketPath: string, message: string): number;
   readonly capabilities: Record<string, number>;
   readonly ops: OpCodes;
 }

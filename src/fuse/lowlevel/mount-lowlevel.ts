@@ -33,6 +33,8 @@ export interface LowLevelMountOptions {
   autoUnmount: boolean;
   verbose?: boolean;
   observer?: OperationObserver;
+  /** Told once when the session ended because the mount was taken away from outside. */
+  onUnmounted?: () => void;
 }
 
 export interface LowLevelMount {
@@ -92,7 +94,7 @@ export async function mountLowLevel(core: FilesystemCore, mountpoint: string, op
       exit: () => {
         if (unmounting) return;
         options.log(`${mountpoint} was unmounted from outside; the FUSE session ended`);
-        void unmount();
+        void unmount().then(() => options.onUnmounted?.());
       },
     });
   });
