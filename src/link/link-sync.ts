@@ -20,7 +20,7 @@ import { errorCode, errorMessage } from '../private-files.js';
 import { chooseNames, type NameRequest } from './entry-names.js';
 import { foldName, namesInRoot } from './root-names.js';
 import { entryFiles, entrySpec, ensureObject, objectOfTarget, objectTarget, readEntryRecord, removeUnreferenced, type EntryFile, type EntrySpec } from './entry-objects.js';
-import type { Scope } from './harness-roots.js';
+import { projectFolders, type Scope } from './harness-roots.js';
 import { changeLinkState, storeFilesystem, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
 
 /** Where the approved bytes come from: a running mount, this process's own servers. */
@@ -161,6 +161,13 @@ async function unlinkRoot(store: string, state: LinkState, request: RootRequest,
   root.harnesses = root.harnesses.filter((name) => name !== request.harness);
   // Another harness still reads this root (agents and a project's codex share one): it stays.
   if (root.harnesses.length > 0) return;
+  // A project folder that now leads out of the project (a pulled `.claude` link): forgotten, nothing touched where it leads.
+  const outside = await outsideProject({ ...root, harnesses: [request.harness] });
+  if (outside !== undefined) {
+    log(`unlink: ${outside}`);
+    state.roots.splice(index, 1);
+    return;
+  }
   for (const [name, key] of await ourEntries(store, root.root)) {
     const kept = await removeOurs(store, root.root, name, key);
     if (kept !== undefined) log(`unlink: ${root.root}: ${escapeForLog(kept)}`);
@@ -186,7 +193,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   const noteKept = (sentence: string | undefined): void => {
     if (sentence !== undefined) report.problems.push(escapeForLog(sentence));
   };
-  const refusal = await rootRefusal(root.root);
+  const refusal = await rootRefusal(root);
   if (refusal !== undefined) {
     report.problems.push(refusal);
     root.problems = report.problems;
@@ -475,13 +482,17 @@ async function privateSpot(store: string, dir: string): Promise<{ dir: string; d
 }
 
 /**
- * Why the root may not be written, or undefined: it must be a folder (a symbolic link to one is
- * fine) that only this user (or root) controls, on a path nobody else can swap. Made when missing.
+ * Why the root may not be written, or undefined: it must be a folder that only this user (or root)
+ * controls, on a path nobody else can swap; a user's root may be a symbolic link to one, a
+ * project's lies inside the project. Made when missing.
  */
-async function rootRefusal(dir: string): Promise<string | undefined> {
+async function rootRefusal(root: LinkedRoot): Promise<string | undefined> {
+  const dir = root.root;
   const refuse = (findings: PathControlFinding[]) =>
     `${dir}: ${findings.map(describeControlFinding).join('; ')}; refusing to write there (another user could put their own skills in your harness's list)`;
-  // Checked before anything is made (the walk stops where the path is missing), and again after.
+  // Checked before anything is made (the walks stop where the path is missing), and again after.
+  const outside = await outsideProject(root);
+  if (outside !== undefined) return outside;
   const before = await pathControl(dir, { uid: currentUid(), strictTarget: true });
   if (before.length > 0) return refuse(before);
   let resolved: string;
@@ -494,10 +505,30 @@ async function rootRefusal(dir: string): Promise<string | undefined> {
   }
   const after = await pathControl(dir, { uid: currentUid(), strictTarget: true });
   if (after.length > 0) return refuse(after);
+  const outsideAfter = await outsideProject(root);
+  if (outsideAfter !== undefined) return outsideAfter;
   try {
     await access(resolved, constants.W_OK);
   } catch (error) {
     return `${dir} is not writable by you (${errorCode(error) ?? errorMessage(error)}); nothing linked there`;
+  }
+  return undefined;
+}
+
+/**
+ * Why a project's root does not lie inside the project, or undefined: a folder on the way from the
+ * project to it is a symbolic link (a repository commits `.claude -> ~/.claude` to have link write
+ * into the user's own folder, or anywhere). Where the walk finds a folder missing, the rest is made
+ * by the caller's mkdir, which then asks again.
+ */
+async function outsideProject(root: LinkedRoot): Promise<string | undefined> {
+  if (root.scope !== 'project') return undefined;
+  const folders = projectFolders(root.root, root.harnesses);
+  if (folders === undefined) return `${root.harnesses.join(', ')}: ${root.root} is not where that harness's folder is in a project; nothing linked there`;
+  for (const folder of folders) {
+    const stats = await lstat(folder).catch(() => undefined);
+    if (stats === undefined) return undefined;
+    if (stats.isSymbolicLink()) return `${root.harnesses.join(', ')}: ${folder} is a symbolic link; link --project writes only inside the project, so nothing is linked there (remove the link, or link that harness without --project)`;
   }
   return undefined;
 }

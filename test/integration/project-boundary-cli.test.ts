@@ -1,14 +1,15 @@
 // A cloned repository is hostile input: through the built CLI, with a real skills-serve over
 // Streamable HTTP and no FUSE. A lockfile that is a symbolic link (or not JSON) is refused by name
-// without a byte of it shown.
-import { rm, symlink, writeFile } from 'node:fs/promises';
+// without a byte of it shown; a harness folder the repository commits as a symbolic link is refused
+// by name, and nothing is written where it points.
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { writeTree } from '../support/skill-builder.js';
-import { cli, gitProject, namesIn, person, writeConfig, type CliResult, type Person } from '../support/team-lock-world.js';
-import { skillText } from '../support/team-lockfile.js';
+import { cli, gitProject, namesIn, person, replaceByRename, startCli, writeConfig, type CliResult, type Person } from '../support/team-lock-world.js';
+import { lockedEntry, lockText, rawLockfile, skillText } from '../support/team-lockfile.js';
 import { makeTempDir } from '../support/temp-dir.js';
 
 const LOCKFILE = 'skills-lock.json';
@@ -35,6 +36,11 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** A lockfile locking alpha and beta of the served folder under `label`. */
+function lockOf(label: string): string {
+  return lockText(rawLockfile({ [label]: { url: server.url } }, [lockedEntry(label, 'alpha', ALPHA), lockedEntry(label, 'beta', BETA)]));
+}
+
 /** A person whose default configuration names the server as "team". */
 async function teammate(name: string): Promise<Person> {
   const who = await person(base, name);
@@ -44,6 +50,22 @@ async function teammate(name: string): Promise<Person> {
 
 function output(result: CliResult): string {
   return `${result.stdout}\n${result.stderr}`;
+}
+
+function expectOk(result: CliResult): void {
+  expect(result.code, output(result)).toBe(0);
+}
+
+/** Until `read` gives what `done` accepts, or `timeoutMs` passes (then fails saying `what`). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string, detail: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await read();
+    if (done(last)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(last)})\n${detail()}`);
 }
 
 describe('a lockfile that is not a regular file in the project, or not JSON', () => {
@@ -89,4 +111,74 @@ describe('a lockfile that is not a regular file in the project, or not JSON', ()
       }
     }
   });
+});
+
+describe('a harness folder the repository commits as a symbolic link', () => {
+  /** A project locking alpha and beta, whose `.claude` is a symbolic link to `target`. */
+  async function linkedClaude(name: string, target: (project: string) => Promise<{ link: string; dir: string }>): Promise<{ project: string; dir: string }> {
+    const project = await gitProject(path.join(base, `project-${name}`));
+    await writeFile(path.join(project, LOCKFILE), lockOf('team'));
+    const { link, dir } = await target(project);
+    await mkdir(dir, { recursive: true });
+    await symlink(link, path.join(project, '.claude'));
+    return { project, dir };
+  }
+
+  it('.claude -> ../elsewhere and .claude -> /tmp/…: claude-code refused by name with the path, nonzero exit, nothing written there; codex in the same run is linked', async () => {
+    const who = await teammate('harness-link');
+    const absolute = await makeTempDir('project-boundary-elsewhere-');
+    made.push(absolute);
+    const cases = [
+      await linkedClaude('relative', async (project) => ({ link: '../elsewhere', dir: path.join(path.dirname(project), 'elsewhere') })),
+      await linkedClaude('absolute', async () => ({ link: absolute, dir: absolute })),
+    ];
+    for (const { project, dir } of cases) {
+      const result = await cli(who, ['link', 'claude-code', 'codex', '--project', project]);
+      expect(result.code, output(result)).toBe(1);
+      expect(result.stdout).toContain(`claude-code: ${path.join(project, '.claude')} is a symbolic link; link --project writes only inside the project, so nothing is linked there`);
+      expect(await namesIn(dir), output(result)).toEqual([]);
+      // The other harness's folder is the project's own: linked as usual.
+      expect(await namesIn(path.join(project, '.agents', 'skills')), output(result)).toEqual(['alpha', 'beta']);
+      // Linking again, and unlinking, write nothing there either.
+      expect((await cli(who, ['link', 'claude-code', '--project', project])).code).toBe(1);
+      expectOk(await cli(who, ['unlink', 'claude-code', '--project', project]));
+      expect(await namesIn(dir)).toEqual([]);
+    }
+  });
+
+  it('a skills folder linked elsewhere inside .claude is refused the same', async () => {
+    const who = await teammate('harness-skills-link');
+    const project = await gitProject(path.join(base, 'project-skills-link'));
+    await writeFile(path.join(project, LOCKFILE), lockOf('team'));
+    const home = path.join(who.home, '.claude', 'skills');
+    await mkdir(home, { recursive: true });
+    await mkdir(path.join(project, '.claude'));
+    await symlink(home, path.join(project, '.claude', 'skills'));
+    const result = await cli(who, ['link', 'claude-code', '--project', project]);
+    expect(result.code, output(result)).toBe(1);
+    expect(result.stdout).toContain(`claude-code: ${path.join(project, '.claude', 'skills')} is a symbolic link; link --project writes only inside the project`);
+    expect(await namesIn(home)).toEqual([]);
+  });
+
+  it('link --watch does not follow a .claude that becomes a symbolic link later (a git pull)', async () => {
+    const who = await teammate('harness-watch');
+    const project = await gitProject(path.join(base, 'project-watch'));
+    const lockfile = path.join(project, LOCKFILE);
+    await writeFile(lockfile, lockText(rawLockfile({ team: { url: server.url } }, [lockedEntry('team', 'alpha', ALPHA)])));
+    const root = path.join(project, '.claude', 'skills');
+    const elsewhere = path.join(base, 'watch-elsewhere');
+    await mkdir(elsewhere);
+    const watching = startCli(who, ['link', 'claude-code', '--project', project, '--watch']);
+    try {
+      await until(() => namesIn(root), (names) => names.join() === 'alpha', 30_000, 'the first sync', watching.stderr);
+      await rm(path.join(project, '.claude'), { recursive: true });
+      await symlink('../watch-elsewhere', path.join(project, '.claude'));
+      // The pull brings a lockfile with beta too: a sync follows it, and must not follow .claude.
+      await replaceByRename(lockfile, lockOf('team'));
+      await until(async () => watching.stderr(), (text) => text.includes(`${path.join(project, '.claude')} is a symbolic link`), 10_000, 'the refusal said', watching.stderr);
+      expect(await namesIn(elsewhere), watching.stderr()).toEqual([]);
+    } finally {
+      await watching.stop();
+    }
+  }, 60_000);
 });
