@@ -21,6 +21,7 @@ import { chooseNames, type NameRequest } from './entry-names.js';
 import { foldName, namesInRoot } from './root-names.js';
 import { entryFiles, entrySpec, ensureObject, objectOfTarget, objectTarget, readEntryRecord, removeUnreferenced, type EntryFile, type EntrySpec } from './entry-objects.js';
 import { projectFolders, type Scope } from './harness-roots.js';
+import { judgesLock } from './judged-roots.js';
 import { changeLinkState, storeFilesystem, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
 
 /** Where the approved bytes come from: a running mount, this process's own servers. */
@@ -54,6 +55,8 @@ export interface RootRequest {
   scope: Scope;
   /** A project's lockfile: the root holds exactly its skills (none: the person's approvals). */
   lockfile?: string | undefined;
+  /** With a lockfile: the configuration this run judges it with (judged-roots.ts), recorded with the root. */
+  configuration?: string | undefined;
 }
 
 /** A lockfile's skills as a sync reads them: undefined approvals when it cannot be used (the root stays as it is). */
@@ -68,10 +71,11 @@ export interface SyncOptions {
   /** Every approval (revoked ones included: they are removed). */
   approvals: readonly Approval[];
   /**
-   * The skills of a root's lockfile, read once per sync and file. Without it, a sync leaves the
-   * roots a lockfile governs as they are (a sync that does not read locks never empties them).
+   * The skills of a root's lockfile, read once per sync and file, judged with `configuration`: only
+   * the roots linked with that configuration are synced from their lock (judged-roots.ts). Without
+   * it, a sync leaves the roots a lockfile governs as they are (a sync that does not read locks never empties them).
    */
-  lockedApprovals?: ((lockfile: string) => Promise<LockedReading>) | undefined;
+  lockedApprovals?: { configuration: string; read: (lockfile: string) => Promise<LockedReading> } | undefined;
   content: ContentSource;
   log: Log;
   now?: () => Date;
@@ -110,10 +114,11 @@ export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
         reports.push(await syncRoot(options.store, root, holds, options.content, options.log, now()));
         continue;
       }
-      const read = options.lockedApprovals;
-      if (read === undefined) continue;
+      const locks = options.lockedApprovals;
+      // Another project's root, linked with another configuration: its lock cannot be judged here, so it stays as it is.
+      if (locks === undefined || !judgesLock(root, locks.configuration)) continue;
       let reading = readings.get(root.lockfile);
-      if (reading === undefined) readings.set(root.lockfile, (reading = read(root.lockfile)));
+      if (reading === undefined) readings.set(root.lockfile, (reading = locks.read(root.lockfile)));
       const { approvals, problems } = await reading;
       const report = approvals === undefined ? keptAsIs(root, problems) : await syncRoot(options.store, root, holdsOf(approvals), options.content, options.log, now(), problems);
       reports.push({ ...report, lockfile: root.lockfile });
@@ -143,15 +148,17 @@ async function linkRoot(state: LinkState, request: RootRequest, now: Date): Prom
   const existing = state.roots.find((root) => root.root === request.root);
   if (existing) {
     if (!existing.harnesses.includes(request.harness)) existing.harnesses.push(request.harness);
-    // Linked again: with the project's lockfile where it now has one, with the person's approvals where it no longer does.
+    // Linked again: with the project's lockfile where it now has one, with the person's approvals where it no longer does;
+    // judged from now on with the configuration of this link.
     existing.lockfile = request.lockfile;
+    existing.configuration = request.lockfile === undefined ? undefined : request.configuration;
     return;
   }
   // Made by the sync that follows (after its checks), so unlink may remove them again: a left-over
   // .opencode/ is a config folder to OpenCode, a .claude/ one to Claude Code.
   const created: string[] = [];
   for (let folder = request.root; (await lstat(folder).catch(() => undefined)) === undefined && path.dirname(folder) !== folder; folder = path.dirname(folder)) created.push(folder);
-  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null, ...(request.lockfile === undefined ? {} : { lockfile: request.lockfile }) });
+  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null, ...(request.lockfile === undefined ? {} : { lockfile: request.lockfile, configuration: request.configuration }) });
 }
 
 async function unlinkRoot(store: string, state: LinkState, request: RootRequest, log: Log): Promise<void> {

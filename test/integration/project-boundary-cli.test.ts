@@ -1,7 +1,9 @@
-// A cloned repository is hostile input: through the built CLI, with a real skills-serve over
-// Streamable HTTP and no FUSE. A lockfile that is a symbolic link (or not JSON) is refused by name
-// without a byte of it shown; a harness folder the repository commits as a symbolic link is refused
-// by name, and nothing is written where it points.
+// A cloned repository is hostile input, and one project never changes another's folders: through
+// the built CLI, with a real skills-serve over Streamable HTTP and no FUSE. A lockfile that is a
+// symbolic link (or not JSON) is refused by name without a byte of it shown; a harness folder the
+// repository commits as a symbolic link is refused by name, and nothing is written where it
+// points; linking one project (once, or with --watch) leaves another project's entries, judged
+// with another configuration, as they are.
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,5 +182,52 @@ describe('a harness folder the repository commits as a symbolic link', () => {
     } finally {
       await watching.stop();
     }
+  }, 60_000);
+});
+
+describe('one project never undoes another', () => {
+  /** Project B locking team's alpha and beta, its .mcp.json naming team; project A whose .mcp.json names only docs, locking docs' alpha. */
+  async function twoProjects(name: string): Promise<{ a: string; b: string; bRoots: string[] }> {
+    const b = await gitProject(path.join(base, `${name}-b`));
+    await writeFile(path.join(b, '.mcp.json'), JSON.stringify({ mcpServers: { team: { type: 'http', url: server.url } } }));
+    await writeFile(path.join(b, LOCKFILE), lockOf('team'));
+    const a = await gitProject(path.join(base, `${name}-a`));
+    await writeFile(path.join(a, '.mcp.json'), JSON.stringify({ mcpServers: { docs: { type: 'http', url: server.url } } }));
+    await writeFile(path.join(a, LOCKFILE), lockText(rawLockfile({ docs: { url: server.url } }, [lockedEntry('docs', 'alpha', ALPHA)])));
+    return { a, b, bRoots: [path.join(b, '.claude', 'skills'), path.join(b, '.agents', 'skills')] };
+  }
+
+  it('linking project A with a configuration lacking B\'s server leaves B\'s entries, and verify --project in B passes', async () => {
+    const who = await person(base, 'two-projects');
+    const { a, b, bRoots } = await twoProjects('two');
+    expectOk(await cli(who, ['link', 'claude-code', 'codex', '--project', '.', '--config', '.mcp.json'], { cwd: b }));
+    for (const root of bRoots) expect(await namesIn(root)).toEqual(['alpha', 'beta']);
+
+    const linkedA = await cli(who, ['link', 'claude-code', '--project', '.', '--config', '.mcp.json'], { cwd: a });
+    expectOk(linkedA);
+    expect(await namesIn(path.join(a, '.claude', 'skills'))).toEqual(['alpha']);
+    expect(output(linkedA)).not.toContain(b);
+    for (const root of bRoots) expect(await namesIn(root), output(linkedA)).toEqual(['alpha', 'beta']);
+    expectOk(await cli(who, ['verify', '--project', '.'], { cwd: b }));
+  });
+
+  it('link --watch in project A (the link keeper a mount runs too) leaves B\'s entries when B\'s lockfile changes', async () => {
+    const who = await person(base, 'two-watch');
+    const { a, b, bRoots } = await twoProjects('watch');
+    expectOk(await cli(who, ['link', 'claude-code', 'codex', '--project', '.', '--config', '.mcp.json'], { cwd: b }));
+    const watching = startCli(who, ['link', 'claude-code', '--project', a, '--config', path.join(a, '.mcp.json'), '--watch']);
+    try {
+      await until(() => namesIn(path.join(a, '.claude', 'skills')), (names) => names.join() === 'alpha', 30_000, 'the first sync', watching.stderr);
+      // B's lockfile replaced (a pull): the keeper watches it, and syncs.
+      await replaceByRename(path.join(b, LOCKFILE), lockText(rawLockfile({ team: { url: server.url } }, [lockedEntry('team', 'alpha', ALPHA)])));
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      for (const root of bRoots) expect(await namesIn(root), watching.stderr()).toEqual(['alpha', 'beta']);
+    } finally {
+      await watching.stop();
+    }
+    // B's own next link follows its own lock, with its own configuration.
+    expectOk(await cli(who, ['link', 'claude-code', 'codex', '--project', '.', '--config', '.mcp.json'], { cwd: b }));
+    for (const root of bRoots) expect(await namesIn(root)).toEqual(['alpha']);
+    expectOk(await cli(who, ['verify', '--project', '.'], { cwd: b }));
   }, 60_000);
 });
