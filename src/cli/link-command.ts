@@ -16,7 +16,8 @@ import { harnessNamed, harnessRoot, type Scope } from '../link/harness-roots.js'
 import { LinkKeeper } from '../link/link-keeper.js';
 import { verifyLinks } from '../link/link-verify.js';
 import { defaultLinkStore, readLinkState, type LinkedRoot } from '../link/link-state.js';
-import { syncLinks, type ContentSource, type RootReport, type RootRequest } from '../link/link-sync.js';
+import { configurationOf } from '../link/judged-roots.js';
+import { syncLinks, type ContentSource, type RootReport, type RootRequest, type SyncOptions } from '../link/link-sync.js';
 import type { EntryFile } from '../link/entry-objects.js';
 import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
@@ -64,7 +65,8 @@ export function processIo(): LinkIo {
 export async function runLink(options: LinkOptions, io: LinkIo): Promise<number> {
   const policy = await loadPolicy({ env: io.env, home: io.home });
   const lockfile = await projectLockfile(options.projectDir);
-  const requests = await rootRequests(options, io, lockfile);
+  const configuration = configurationOf(options, io);
+  const requests = await rootRequests(options, io, lockfile === undefined ? undefined : { lockfile, configuration });
   const store = defaultLinkStore(io.env, io.home);
   const approvalsPath = defaultApprovalsPath(io.env, io.home);
   const config = await configuredServers(options);
@@ -79,13 +81,13 @@ export async function runLink(options: LinkOptions, io: LinkIo): Promise<number>
     // No mount judges these servers' skills: judged here, against what each serves now, before anything is linked.
     if (servers !== undefined && (await servers.recheck())) approvals = (await ApprovalStore.load(approvalsPath)).list();
     const personal = permittedApprovals(approvals, config, policy);
-    const readLock = lockReader(config, policy, lockfile, locked);
+    const readLock = lockReader(configuration, config, policy, lockfile, locked);
     const reports = await syncLinks({ store, approvals: personal.approvals, lockedApprovals: readLock, content, log: io.log, link: requests });
     const shown = reports.filter((report) => requests.some((request) => request.root === report.root));
     for (const report of shown) if (report.lockfile === undefined) report.problems.unshift(...personal.problems);
     io.out(options.json ? `${JSON.stringify({ roots: shown }, null, 2)}\n` : renderReports(shown));
     if (!options.watch) return shown.every((report) => report.problems.every(isNotice)) ? 0 : 1;
-    await keepLinked(store, content, await servers!.started(), io, { config, policy });
+    await keepLinked(store, content, await servers!.started(), io, { configuration, config, policy });
     return 0;
   } finally {
     await servers?.close();
@@ -117,10 +119,13 @@ function configuredServers(selection: ServerSelection): Promise<readonly Labelle
   return serversOrProblem(async () => (await loadMountConfig({ configPath: selection.configPath, serverFlags: selection.serverFlags, only: selection.only })).servers);
 }
 
-/** What a sync reads for a locked root: `first` for this command's own lockfile (read once already), the file anew for any other. */
-function lockReader(config: readonly LabelledServer[] | { problem: string }, policy: Policy, lockfile?: string, first?: LockedApprovals): (file: string) => Promise<LockedApprovals> {
+/**
+ * What a sync reads for a locked root, judged with `configuration` (loaded as `config`): `first`
+ * for this command's own lockfile (read once already), the file anew for any other.
+ */
+function lockReader(configuration: string, config: readonly LabelledServer[] | { problem: string }, policy: Policy, lockfile?: string, first?: LockedApprovals): NonNullable<SyncOptions['lockedApprovals']> {
   let unused = first;
-  return async (file) => {
+  const read = async (file: string): Promise<LockedApprovals> => {
     if (file === lockfile && unused !== undefined) {
       const reading = unused;
       unused = undefined;
@@ -128,6 +133,7 @@ function lockReader(config: readonly LabelledServer[] | { problem: string }, pol
     }
     return lockedApprovals(file, config, policy, 'link');
   };
+  return { configuration, read };
 }
 
 /**
@@ -235,8 +241,9 @@ export async function syncAfterApprovalChange(io: LinkIo, selection?: ServerSele
   const { content, servers } = await linkContent(approvals, selection, false, io);
   try {
     const policy = await loadPolicy({ env: io.env, home: io.home });
-    const config = await configuredServers(selection ?? { configPath: undefined, serverFlags: [], only: [] });
-    return await syncLinks({ store, approvals: permittedApprovals(approvals, config, policy).approvals, lockedApprovals: lockReader(config, policy), content, log: io.log });
+    const given = selection ?? { configPath: undefined, serverFlags: [], only: [] };
+    const config = await configuredServers(given);
+    return await syncLinks({ store, approvals: permittedApprovals(approvals, config, policy).approvals, lockedApprovals: lockReader(configurationOf(given, io), config, policy), content, log: io.log });
   } finally {
     await servers?.close();
   }
@@ -258,7 +265,7 @@ export async function linkedRoots(env: NodeJS.ProcessEnv, home: string): Promise
   return (await readLinkState(defaultLinkStore(env, home))).roots;
 }
 
-async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir'>, io: LinkIo, lockfile?: string): Promise<RootRequest[]> {
+async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir'>, io: LinkIo, locked?: { lockfile: string; configuration: string }): Promise<RootRequest[]> {
   const scope: Scope = options.projectDir === undefined ? 'user' : 'project';
   const requests: RootRequest[] = [];
   for (const name of options.harnesses) {
@@ -266,7 +273,7 @@ async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir
     // A skills root inside a mount would be the mount's own (read-only) tree.
     const inside = (await skillsMounts().catch(() => [])).find((mount) => root === mount.mountpoint || root.startsWith(`${mount.mountpoint}${path.sep}`));
     if (inside) throw new ConfigError(`${name}: ${root} is inside the skills-mount mount ${inside.mountpoint}; link puts approved skills in a harness's own folder, never in the mount`);
-    requests.push({ root, harness: name, scope, lockfile });
+    requests.push({ root, harness: name, scope, ...locked });
   }
   return requests;
 }
@@ -275,13 +282,13 @@ async function rootRequests(options: Pick<LinkOptions, 'harnesses' | 'projectDir
  * --watch: a sync whenever approvals, the servers' skills or a project's lockfile change (a `git
  * pull` replaces it: the keeper watches its folder), until SIGINT or SIGTERM.
  */
-async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo, team: { config: readonly LabelledServer[] | { problem: string }; policy: Policy }): Promise<void> {
+async function keepLinked(store: string, content: ContentSource, servers: { core: ServerCore; ledger: ApprovalLedger }, io: LinkIo, team: { configuration: string; config: readonly LabelledServer[] | { problem: string }; policy: Policy }): Promise<void> {
   const { core, ledger } = servers;
   const said = new Map<string, string>();
   const keeper = new LinkKeeper({
     store,
     approvals: () => permittedApprovals(ledger.all(), team.config, team.policy).approvals,
-    lockedApprovals: lockReader(team.config, team.policy),
+    lockedApprovals: lockReader(team.configuration, team.config, team.policy),
     content,
     log: io.log,
     // A root's problems are said when they change (a pulled lockfile that cannot be used, a skill refused), not at every sync.

@@ -3,6 +3,7 @@
 // (connections, caches, the kernel mount) and wires it together.
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { configurationOf } from '../link/judged-roots.js';
 import { LinkKeeper } from '../link/link-keeper.js';
 import { defaultLinkStore } from '../link/link-state.js';
 import { catalogContent } from '../link/catalog-content.js';
@@ -213,7 +214,7 @@ export async function runMount(options: MountOptions): Promise<void> {
   links = new LinkKeeper({
     store: defaultLinkStore(process.env, homedir()),
     approvals: () => permittedApprovals(approvals.all(), config.servers, policy).approvals,
-    lockedApprovals: (file) => lockedApprovals(file, config.servers, policy, 'link'),
+    lockedApprovals: { configuration: configurationOf(options, { env: process.env, home: homedir() }), read: (file) => lockedApprovals(file, config.servers, policy, 'link') },
     content: catalogContent(catalogs),
     log,
   });

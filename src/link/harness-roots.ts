@@ -2,6 +2,7 @@
 // each a folder the harness lists one level down (`<root>/<name>/SKILL.md`). Every root here is
 // one of the discovery folders src/cache/discovery-folders.ts documents, with its sources; the
 // choice among a harness's several folders is made here. Knows paths only.
+import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { platformPath, xdgConfigHome } from '../user-dirs.js';
 
@@ -60,4 +61,22 @@ export function harnessRoot(harness: Harness, scope: Scope, where: { home: strin
   }
   if (harness.configRelative) return p.join(xdgConfigHome(where), harness.user);
   return p.join(where.home, harness.user);
+}
+
+/**
+ * The folders from a project folder down to a project root of one of `harnesses` (`P/.claude`,
+ * `P/.claude/skills`), shallowest first: each must be the project's own, no symbolic link out of
+ * it. Undefined when `root` is no project root of theirs.
+ */
+export function projectFolders(root: string, harnesses: readonly string[]): string[] | undefined {
+  for (const name of harnesses) {
+    const relative = HARNESSES.find((harness) => harness.name === name)?.project;
+    if (relative === undefined) continue;
+    const tail = path.join(path.sep, relative);
+    if (!root.endsWith(tail)) continue;
+    const project = root.slice(0, root.length - tail.length);
+    const parts = relative.split('/');
+    return parts.map((_, index) => path.join(project, ...parts.slice(0, index + 1)));
+  }
+  return undefined;
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import type { Log } from '../log.js';
 import { errorMessage } from '../private-files.js';
+import { judgesLock } from './judged-roots.js';
 import { readLinkState } from './link-state.js';
 import { syncLinks, type ContentSource, type RootReport, type SyncOptions } from './link-sync.js';
 
@@ -13,7 +14,7 @@ export interface LinkKeeperOptions {
   store: string;
   /** Every approval as the process knows it now. */
   approvals: () => readonly Approval[];
-  /** A root's lockfile read anew at each sync; without it, roots under a lockfile are left as they are. */
+  /** A root's lockfile read anew at each sync, judged with one configuration; without it, roots under a lockfile are left as they are. */
   lockedApprovals?: SyncOptions['lockedApprovals'];
   content: ContentSource;
   log: Log;
@@ -96,7 +97,9 @@ export class LinkKeeper {
   private async syncOnce(): Promise<void> {
     try {
       const state = await readLinkState(this.options.store);
-      this.watchLockfiles(state.roots.flatMap((root) => (root.lockfile === undefined ? [] : [root.lockfile])));
+      // Only the lockfiles this process judges: another project's change is not ours to follow.
+      const locks = this.options.lockedApprovals;
+      this.watchLockfiles(state.roots.flatMap((root) => (root.lockfile === undefined || locks === undefined || !judgesLock(root, locks.configuration) ? [] : [root.lockfile])));
       if (state.roots.length === 0) return;
       this.watchStore();
       const reports = await syncLinks({ store: this.options.store, approvals: this.options.approvals(), lockedApprovals: this.options.lockedApprovals, content: this.options.content, log: this.options.log });

@@ -41,6 +41,8 @@ export interface LinkedRoot {
   problems: string[];
   /** A project root under a lockfile (`skills-lock.json`, absolute): its entries are the lock's, not the person's approvals. */
   lockfile?: string | undefined;
+  /** With a lockfile: the configuration it was linked with (judged-roots.ts), the only one its lock is judged with. */
+  configuration?: string | undefined;
   /** When a sync last changed this root's entries or problems (ISO). */
   changedAt: string | null;
 }
@@ -183,6 +185,7 @@ function rootProblem(value: unknown): string | undefined {
   }
   if (!Array.isArray(value['problems'])) return 'problems is not a list';
   if (value['lockfile'] !== undefined && (typeof value['lockfile'] !== 'string' || !path.isAbsolute(value['lockfile']))) return 'lockfile is not an absolute path';
+  if (value['configuration'] !== undefined && typeof value['configuration'] !== 'string') return 'configuration is not a string';
   return undefined;
 }
 

@@ -20,7 +20,8 @@ import { errorCode, errorMessage } from '../private-files.js';
 import { chooseNames, type NameRequest } from './entry-names.js';
 import { foldName, namesInRoot } from './root-names.js';
 import { entryFiles, entrySpec, ensureObject, objectOfTarget, objectTarget, readEntryRecord, removeUnreferenced, type EntryFile, type EntrySpec } from './entry-objects.js';
-import type { Scope } from './harness-roots.js';
+import { projectFolders, type Scope } from './harness-roots.js';
+import { judgesLock } from './judged-roots.js';
 import { changeLinkState, storeFilesystem, type LinkedEntry, type LinkedRoot, type LinkState } from './link-state.js';
 
 /** Where the approved bytes come from: a running mount, this process's own servers. */
@@ -54,6 +55,8 @@ export interface RootRequest {
   scope: Scope;
   /** A project's lockfile: the root holds exactly its skills (none: the person's approvals). */
   lockfile?: string | undefined;
+  /** With a lockfile: the configuration this run judges it with (judged-roots.ts), recorded with the root. */
+  configuration?: string | undefined;
 }
 
 /** A lockfile's skills as a sync reads them: undefined approvals when it cannot be used (the root stays as it is). */
@@ -68,10 +71,11 @@ export interface SyncOptions {
   /** Every approval (revoked ones included: they are removed). */
   approvals: readonly Approval[];
   /**
-   * The skills of a root's lockfile, read once per sync and file. Without it, a sync leaves the
-   * roots a lockfile governs as they are (a sync that does not read locks never empties them).
+   * The skills of a root's lockfile, read once per sync and file, judged with `configuration`: only
+   * the roots linked with that configuration are synced from their lock (judged-roots.ts). Without
+   * it, a sync leaves the roots a lockfile governs as they are (a sync that does not read locks never empties them).
    */
-  lockedApprovals?: ((lockfile: string) => Promise<LockedReading>) | undefined;
+  lockedApprovals?: { configuration: string; read: (lockfile: string) => Promise<LockedReading> } | undefined;
   content: ContentSource;
   log: Log;
   now?: () => Date;
@@ -110,10 +114,11 @@ export async function syncLinks(options: SyncOptions): Promise<RootReport[]> {
         reports.push(await syncRoot(options.store, root, holds, options.content, options.log, now()));
         continue;
       }
-      const read = options.lockedApprovals;
-      if (read === undefined) continue;
+      const locks = options.lockedApprovals;
+      // Another project's root, linked with another configuration: its lock cannot be judged here, so it stays as it is.
+      if (locks === undefined || !judgesLock(root, locks.configuration)) continue;
       let reading = readings.get(root.lockfile);
-      if (reading === undefined) readings.set(root.lockfile, (reading = read(root.lockfile)));
+      if (reading === undefined) readings.set(root.lockfile, (reading = locks.read(root.lockfile)));
       const { approvals, problems } = await reading;
       const report = approvals === undefined ? keptAsIs(root, problems) : await syncRoot(options.store, root, holdsOf(approvals), options.content, options.log, now(), problems);
       reports.push({ ...report, lockfile: root.lockfile });
@@ -143,15 +148,17 @@ async function linkRoot(state: LinkState, request: RootRequest, now: Date): Prom
   const existing = state.roots.find((root) => root.root === request.root);
   if (existing) {
     if (!existing.harnesses.includes(request.harness)) existing.harnesses.push(request.harness);
-    // Linked again: with the project's lockfile where it now has one, with the person's approvals where it no longer does.
+    // Linked again: with the project's lockfile where it now has one, with the person's approvals where it no longer does;
+    // judged from now on with the configuration of this link.
     existing.lockfile = request.lockfile;
+    existing.configuration = request.lockfile === undefined ? undefined : request.configuration;
     return;
   }
   // Made by the sync that follows (after its checks), so unlink may remove them again: a left-over
   // .opencode/ is a config folder to OpenCode, a .claude/ one to Claude Code.
   const created: string[] = [];
   for (let folder = request.root; (await lstat(folder).catch(() => undefined)) === undefined && path.dirname(folder) !== folder; folder = path.dirname(folder)) created.push(folder);
-  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null, ...(request.lockfile === undefined ? {} : { lockfile: request.lockfile }) });
+  state.roots.push({ root: request.root, harnesses: [request.harness], scope: request.scope, linkedAt: now.toISOString(), created, entries: {}, problems: [], changedAt: null, ...(request.lockfile === undefined ? {} : { lockfile: request.lockfile, configuration: request.configuration }) });
 }
 
 async function unlinkRoot(store: string, state: LinkState, request: RootRequest, log: Log): Promise<void> {
@@ -161,6 +168,13 @@ async function unlinkRoot(store: string, state: LinkState, request: RootRequest,
   root.harnesses = root.harnesses.filter((name) => name !== request.harness);
   // Another harness still reads this root (agents and a project's codex share one): it stays.
   if (root.harnesses.length > 0) return;
+  // A project folder that now leads out of the project (a pulled `.claude` link): forgotten, nothing touched where it leads.
+  const outside = await outsideProject({ ...root, harnesses: [request.harness] });
+  if (outside !== undefined) {
+    log(`unlink: ${outside}`);
+    state.roots.splice(index, 1);
+    return;
+  }
   for (const [name, key] of await ourEntries(store, root.root)) {
     const kept = await removeOurs(store, root.root, name, key);
     if (kept !== undefined) log(`unlink: ${root.root}: ${escapeForLog(kept)}`);
@@ -186,7 +200,7 @@ async function syncRoot(store: string, root: LinkedRoot, holds: ReadonlyMap<stri
   const noteKept = (sentence: string | undefined): void => {
     if (sentence !== undefined) report.problems.push(escapeForLog(sentence));
   };
-  const refusal = await rootRefusal(root.root);
+  const refusal = await rootRefusal(root);
   if (refusal !== undefined) {
     report.problems.push(refusal);
     root.problems = report.problems;
@@ -475,13 +489,17 @@ async function privateSpot(store: string, dir: string): Promise<{ dir: string; d
 }
 
 /**
- * Why the root may not be written, or undefined: it must be a folder (a symbolic link to one is
- * fine) that only this user (or root) controls, on a path nobody else can swap. Made when missing.
+ * Why the root may not be written, or undefined: it must be a folder that only this user (or root)
+ * controls, on a path nobody else can swap; a user's root may be a symbolic link to one, a
+ * project's lies inside the project. Made when missing.
  */
-async function rootRefusal(dir: string): Promise<string | undefined> {
+async function rootRefusal(root: LinkedRoot): Promise<string | undefined> {
+  const dir = root.root;
   const refuse = (findings: PathControlFinding[]) =>
     `${dir}: ${findings.map(describeControlFinding).join('; ')}; refusing to write there (another user could put their own skills in your harness's list)`;
-  // Checked before anything is made (the walk stops where the path is missing), and again after.
+  // Checked before anything is made (the walks stop where the path is missing), and again after.
+  const outside = await outsideProject(root);
+  if (outside !== undefined) return outside;
   const before = await pathControl(dir, { uid: currentUid(), strictTarget: true });
   if (before.length > 0) return refuse(before);
   let resolved: string;
@@ -494,10 +512,30 @@ async function rootRefusal(dir: string): Promise<string | undefined> {
   }
   const after = await pathControl(dir, { uid: currentUid(), strictTarget: true });
   if (after.length > 0) return refuse(after);
+  const outsideAfter = await outsideProject(root);
+  if (outsideAfter !== undefined) return outsideAfter;
   try {
     await access(resolved, constants.W_OK);
   } catch (error) {
     return `${dir} is not writable by you (${errorCode(error) ?? errorMessage(error)}); nothing linked there`;
+  }
+  return undefined;
+}
+
+/**
+ * Why a project's root does not lie inside the project, or undefined: a folder on the way from the
+ * project to it is a symbolic link (a repository commits `.claude -> ~/.claude` to have link write
+ * into the user's own folder, or anywhere). Where the walk finds a folder missing, the rest is made
+ * by the caller's mkdir, which then asks again.
+ */
+async function outsideProject(root: LinkedRoot): Promise<string | undefined> {
+  if (root.scope !== 'project') return undefined;
+  const folders = projectFolders(root.root, root.harnesses);
+  if (folders === undefined) return `${root.harnesses.join(', ')}: ${root.root} is not where that harness's folder is in a project; nothing linked there`;
+  for (const folder of folders) {
+    const stats = await lstat(folder).catch(() => undefined);
+    if (stats === undefined) return undefined;
+    if (stats.isSymbolicLink()) return `${root.harnesses.join(', ')}: ${folder} is a symbolic link; link --project writes only inside the project, so nothing is linked there (remove the link, or link that harness without --project)`;
   }
   return undefined;
 }

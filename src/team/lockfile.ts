@@ -2,12 +2,14 @@
 // its exact bytes (every file's path, size and sha256, as a content-bound approval binds them), the
 // server it comes from by identity, and the grants given. Meant to be committed: written in a stable
 // order and layout so that a change is a small `git diff`, never holding a token, header or secret.
-// A lockfile is input from a repository like any other: parsed strictly, bounded, every entry checked
-// (digests recomputed, paths confined), and refused whole, naming the entry, when anything is wrong.
+// A lockfile is input from a repository like any other: a regular file in the project (never a
+// symbolic link out of it), parsed strictly, bounded, every entry checked (digests recomputed, paths
+// confined), and refused whole, naming the entry, when anything is wrong. Text that is not JSON
+// (what a file that is no lockfile holds) is refused by where it fails, never quoted.
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import path from 'node:path';
-import { visit } from 'jsonc-parser';
+import { printParseErrorCode, visit, type ParseErrorCode } from 'jsonc-parser';
 import type { ServerConfig } from '../config/server-config.js';
 import { resourcesDigest } from '../catalog/resources-digest.js';
 import { uriToSegments } from '../catalog/uri-path.js';
@@ -25,6 +27,8 @@ const MAX_SKILLS = 20_000;
 const MAX_FILES_PER_SKILL = 10_000;
 const MAX_STRING_LENGTH = 4_096;
 const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+/** Why a lockfile that is a symbolic link, a folder or a device is refused, in its error. */
+const REGULAR_FILE = 'a lockfile is a regular file in the project';
 
 /** Where a locked skill comes from: the server as configured, without anything secret. */
 export type ServerIdentity = { url: string } | { command: string; args: string[] };
@@ -148,15 +152,18 @@ export async function readLockfile(file: string): Promise<Lockfile | undefined> 
 export async function readLockfileText(file: string): Promise<{ lock: Lockfile; text: string } | undefined> {
   let handle;
   try {
-    // Non-blocking: a FIFO (a symbolic link in a repository can point at one) is refused below, not waited on for a writer.
-    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    // A repository can commit the lockfile as a symbolic link to any file of the user's (~/.netrc):
+    // O_NOFOLLOW refuses it in the same call that opens, so no swap fits between a check and the read.
+    // Non-blocking: a FIFO is refused below, not waited on for a writer.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
+    if (errorCode(error) === 'ELOOP' && (await lstat(file).catch(() => undefined))?.isSymbolicLink()) throw new LockfileError(`is a symbolic link; ${REGULAR_FILE}`, file);
     throw new LockfileError(`cannot be read (${errorMessage(error)})`, file, undefined, error);
   }
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) throw new LockfileError('is not a regular file', file);
+    if (!stats.isFile()) throw new LockfileError(`is ${stats.isDirectory() ? 'a folder' : 'not a regular file'}; ${REGULAR_FILE}`, file);
     if (stats.size > MAX_LOCKFILE_BYTES) throw new LockfileError(`is ${stats.size} bytes; a lockfile is at most ${MAX_LOCKFILE_BYTES}`, file);
     // Read up to one byte past the bound: a file that grew while read is refused too.
     const buffer = Buffer.alloc(Math.min(MAX_LOCKFILE_BYTES + 1, stats.size + 1));
@@ -174,8 +181,9 @@ export function parseLockfile(text: string, file: string): Lockfile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch (error) {
-    throw new LockfileError(`is not JSON (${errorMessage(error)})`, file, undefined, error);
+  } catch {
+    // Where, never what: JSON.parse's own message quotes the text, which may be anyone's secret.
+    throw new LockfileError(`is not JSON${whereNotJson(text)}`, file);
   }
   const duplicate = firstDuplicateKey(text);
   if (duplicate !== undefined) throw new LockfileError(`"${escapeForLog(duplicate.key)}" is given twice (which one holds would be a guess)`, file, duplicate.where);
@@ -341,6 +349,15 @@ function firstDuplicateKey(text: string): { key: string; where: string } | undef
     },
   });
   return found;
+}
+
+/** " (line 3, column 14: comma expected)": where JSON.parse stopped, in words of its own; empty when it cannot be placed. */
+function whereNotJson(text: string): string {
+  let first: { code: ParseErrorCode; line: number; column: number } | undefined;
+  visit(text, { onError: (code, _offset, _length, line, column) => void (first ??= { code, line, column }) }, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  if (first === undefined) return '';
+  const what = printParseErrorCode(first.code).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return ` (line ${first.line + 1}, column ${first.column + 1}: ${what})`;
 }
 
 /** Whether `uri` maps to `labelPath` under the server's label, as on a mount (uri-path.ts). */

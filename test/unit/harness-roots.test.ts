@@ -2,7 +2,7 @@
 // home directory on each (what every harness reads there), OpenCode's under XDG_CONFIG_HOME when
 // set, and goose's ~/.config/agents/skills literally (goose does not apply XDG_CONFIG_HOME to it).
 import { describe, expect, it } from 'vitest';
-import { HARNESSES, harnessNamed, harnessRoot } from '../../src/link/harness-roots.js';
+import { HARNESSES, harnessNamed, harnessRoot, projectFolders } from '../../src/link/harness-roots.js';
 
 const USER_ROOTS: Readonly<Record<string, string>> = {
   'claude-code': '.claude/skills',
@@ -44,5 +44,15 @@ describe('harness user roots per platform', () => {
     expect(harnessRoot(harnessNamed('claude-code'), 'project', { home: '/home/me', env: {}, projectDir: '/src/app', platform: 'linux' })).toBe('/src/app/.claude/skills');
     expect(harnessRoot(harnessNamed('gemini'), 'project', { home: 'C:\\Users\\me', env: {}, projectDir: 'D:\\src\\app', platform: 'win32' })).toBe('D:\\src\\app\\.gemini\\skills');
     expect(() => harnessRoot(harnessNamed('codex'), 'project', { home: '/home/me', env: {} })).toThrow('--project DIR');
+  });
+});
+
+describe('the folders from a project to its root', () => {
+  it('each folder link may not follow out of the project, shallowest first; none for a root that is no project root of the harness', () => {
+    expect(projectFolders('/p/.claude/skills', ['claude-code'])).toEqual(['/p/.claude', '/p/.claude/skills']);
+    expect(projectFolders('/p/.agents/skills', ['agents', 'codex'])).toEqual(['/p/.agents', '/p/.agents/skills']);
+    expect(projectFolders('/p/.github/skills', ['vscode'])).toEqual(['/p/.github', '/p/.github/skills']);
+    expect(projectFolders('/p/.claude/skills', ['codex'])).toBeUndefined();
+    expect(projectFolders('/p/.claude/skills', ['unknown'])).toBeUndefined();
   });
 });

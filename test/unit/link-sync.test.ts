@@ -13,7 +13,7 @@ import { resourcesDigest } from '../../src/catalog/resources-digest.js';
 import { parseFrontmatter } from '../../src/format/frontmatter.js';
 import { OBJECTS_DIR } from '../../src/link/entry-objects.js';
 import { readLinkState } from '../../src/link/link-state.js';
-import { RETAIN_REPLACED_MS, syncLinks, type ContentSource, type RootRequest } from '../../src/link/link-sync.js';
+import { RETAIN_REPLACED_MS, syncLinks, type ContentSource, type RootRequest, type SyncOptions } from '../../src/link/link-sync.js';
 import { verifyLinks } from '../../src/link/link-verify.js';
 import { removeReadOnlyTree } from '../../src/read-only-tree.js';
 import { makeTempDir } from '../support/temp-dir.js';
@@ -80,7 +80,7 @@ async function setUp() {
   const served = new Served();
   const request: RootRequest = { root, harness: 'claude-code', scope: 'user' };
   const logs: string[] = [];
-  const sync = (approvals: Approval[], extra: { link?: RootRequest[]; unlink?: RootRequest[]; now?: () => Date } = {}) =>
+  const sync = (approvals: Approval[], extra: Pick<SyncOptions, 'link' | 'unlink' | 'now' | 'lockedApprovals'> = {}) =>
     syncLinks({ store, approvals, content: served, log: (line) => logs.push(line), ...extra });
   return { dir, home, store, root, served, request, sync, logs };
 }
@@ -291,6 +291,29 @@ describe('link: the store', () => {
     expect(await readlink(path.join(root, 'pdf'))).toMatch(new RegExp(`/${OBJECTS_DIR}/docs/[0-9a-f]{64}/skill$`));
     await sync([pdf], { now: () => new Date(start + RETAIN_REPLACED_MS + 1) });
     expect((await readdir(path.join(store, OBJECTS_DIR))).sort()).toEqual(['docs']);
+  });
+});
+
+describe('link: a project root is judged only with the configuration it was linked with', () => {
+  it("a sync given another configuration (a mount's, another project's link) leaves it as it is; its own removes what its lock no longer holds; a root that recorded none waits for its project's link", async () => {
+    const { dir, served, sync } = await setUp();
+    const pdf = served.skill('team', 'pdf', { 'SKILL.md': skillMd('pdf') });
+    const project = path.join(dir, 'b');
+    const root = path.join(project, '.claude', 'skills');
+    const request: RootRequest = { root, harness: 'claude-code', scope: 'project', lockfile: path.join(project, 'skills-lock.json'), configuration: `${project}/.mcp.json` };
+    const judgedWith = (configuration: string, approvals: Approval[]) => ({ configuration, read: async () => ({ approvals, problems: [] }) });
+    await sync([], { link: [request], lockedApprovals: judgedWith(`${project}/.mcp.json`, [pdf]) });
+    expect(await readdir(root)).toEqual(['pdf']);
+    // A configuration without "team" would refuse every locked skill: it judges nothing here, and no report speaks for the root.
+    expect(await sync([], { lockedApprovals: judgedWith('/elsewhere/.mcp.json', []) })).toEqual([]);
+    expect(await readdir(root)).toEqual(['pdf']);
+    expect((await sync([], { lockedApprovals: judgedWith(`${project}/.mcp.json`, []) })).map((report) => report.removed)).toEqual([['pdf']]);
+    expect(await readdir(root)).toEqual([]);
+    // Linked with no configuration recorded (an earlier skills-mount): no run judges it until its project links again.
+    await sync([], { link: [{ ...request, configuration: undefined }], lockedApprovals: judgedWith(`${project}/.mcp.json`, [pdf]) });
+    expect(await readdir(root)).toEqual([]);
+    await sync([], { link: [request], lockedApprovals: judgedWith(`${project}/.mcp.json`, [pdf]) });
+    expect(await readdir(root)).toEqual(['pdf']);
   });
 });
 

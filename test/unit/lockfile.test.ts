@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadMountConfig } from '../../src/config/config.js';
 import {
+  emptyLockfile,
   identityOf,
   LockfileError,
   MAX_LOCKFILE_BYTES,
@@ -330,24 +331,27 @@ describe('refusals, each naming the entry', () => {
 });
 
 describe('readLockfile', () => {
-  it('none: undefined; a folder: refused; over the limit: refused by its size, without reading it', async () => {
+  it('none: undefined; a folder, or a symbolic link (even to a lockfile): refused; over the limit: refused by its size, without reading it', async () => {
     const dir = await temps.make();
     const file = path.join(dir, 'skills-lock.json');
     expect(await readLockfile(file)).toBeUndefined();
     await mkdir(file);
-    await expect(readLockfile(file)).rejects.toThrow(/is not a regular file/);
+    await expect(readLockfile(file)).rejects.toThrow(/skills-lock\.json: is a folder; a lockfile is a regular file in the project/);
+    const good = path.join(dir, 'good.json');
+    await writeFile(good, serializeLockfile(emptyLockfile()));
+    const linked = path.join(dir, 'linked.json');
+    await symlink(good, linked);
+    await expect(readLockfile(linked)).rejects.toThrow(/linked\.json: is a symbolic link; a lockfile is a regular file in the project/);
     const big = path.join(dir, 'big.json');
     await writeFile(big, '');
     await truncate(big, MAX_LOCKFILE_BYTES + 1);
     await expect(readLockfile(big)).rejects.toThrow(new RegExp(`big\\.json: is ${MAX_LOCKFILE_BYTES + 1} bytes; a lockfile is at most ${MAX_LOCKFILE_BYTES}`));
   });
 
-  it('a lockfile that is a symbolic link to a FIFO is refused at once, never waited on for a writer', async () => {
+  it('a lockfile that is a FIFO is refused at once, never waited on for a writer', async () => {
     const dir = await temps.make();
-    const fifo = path.join(dir, 'fifo');
-    execFileSync('mkfifo', [fifo]);
     const file = path.join(dir, 'skills-lock.json');
-    await symlink(fifo, file);
+    execFileSync('mkfifo', [file]);
     const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 2 s'), 2_000).unref());
     try {
       const outcome = await Promise.race([readLockfile(file).then(() => 'read', (error: Error) => error.message), timeout]);
@@ -355,7 +359,7 @@ describe('readLockfile', () => {
     } finally {
       // A reader blocked in open(2) is let go by a writer opening the other end.
       try {
-        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+        closeSync(openSync(file, constants.O_WRONLY | constants.O_NONBLOCK));
       } catch {
         // No reader waits: nothing to let go.
       }
