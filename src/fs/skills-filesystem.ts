@@ -77,7 +77,7 @@ export class SkillsFilesystem implements FilesystemCore {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
     this.now = options.now ?? Date.now;
     this.mountedAtMs = this.now();
-    const approved = options.approvals && new ApprovedView(this.catalogs, options.approvals);
+    const approved = options.approvals && new ApprovedView(this.catalogs, options.approvals, options.log);
     this.hasApprovedView = approved !== undefined;
     // What the kernel holds depends on what this filesystem reported (the versions), so the
     // record stays here; the views that serve bytes read it to keep within the size it clamps to.
