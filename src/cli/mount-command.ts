@@ -27,7 +27,7 @@ import { lockedApprovals } from '../team/locked-approvals.js';
 import { readLockfile } from '../team/lockfile.js';
 import { PolicedApprovals, permittedApprovals } from '../team/policed-approvals.js';
 import { loadPolicy, type Policy } from '../team/policy.js';
-import { defaultSkillTexts } from '../team/skill-texts.js';
+import { defaultSkillTexts, keptSkillTextsIn } from '../team/skill-texts.js';
 import { readMountFile } from '../fuse/mount-read.js';
 import { StartupProgress } from './progress.js';
 import { escapeForLog } from '../format/escape.js';
@@ -207,7 +207,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     store: defaultLinkStore(process.env, homedir()),
     approvals: () => permittedApprovals(approvals.all(), config.servers, policy).approvals,
     lockedApprovals: (file) => lockedApprovals(file, config.servers, policy, 'link'),
-    content: catalogContent(catalogs),
+    content: catalogContent(catalogs, keptSkillTextsIn(defaultSkillTexts(process.env, homedir()))),
     log,
   });
   approvals.onChange(() => links?.changed());
