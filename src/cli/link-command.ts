@@ -32,7 +32,7 @@ import { approvalOfLocked } from '../team/locked-skills.js';
 import { permittedApprovals } from '../team/policed-approvals.js';
 import { lockedKey, lockfilePath, readLockfile } from '../team/lockfile.js';
 import { loadPolicy, type Policy } from '../team/policy.js';
-import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
+import { defaultSkillTexts, keepSkillText, keptSkillTextsIn } from '../team/skill-texts.js';
 import { comparisonProblem, compareProject } from './outdated-command.js';
 
 export interface LinkOptions {
@@ -178,7 +178,7 @@ class ServersOnDemand implements ContentSource {
   async read(approval: Approval, file: EntryFile): Promise<Buffer | undefined> {
     if (this.source === undefined) {
       const { core } = await this.started();
-      this.source = catalogContent(core.catalogs);
+      this.source = catalogContent(core.catalogs, keptSkillTextsIn(defaultSkillTexts(this.options.env, this.options.home)));
     }
     return this.source.read(approval, file);
   }

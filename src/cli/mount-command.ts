@@ -28,6 +28,7 @@ import { approvedSource, mountableServers } from '../team/view-approvals.js';
 import { lockedApprovals } from '../team/locked-approvals.js';
 import { permittedApprovals } from '../team/policed-approvals.js';
 import { loadPolicy } from '../team/policy.js';
+import { defaultSkillTexts, keptSkillTextsIn } from '../team/skill-texts.js';
 import { readMountFile } from '../fuse/mount-read.js';
 import { serviceNotifier } from '../fuse/service-notify.js';
 import { signalReady } from './background-mount.js';
@@ -215,7 +216,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     store: defaultLinkStore(process.env, homedir()),
     approvals: () => permittedApprovals(approvals.all(), config.servers, policy).approvals,
     lockedApprovals: { configuration: configurationOf(options, { env: process.env, home: homedir() }), read: (file) => lockedApprovals(file, config.servers, policy, 'link') },
-    content: catalogContent(catalogs),
+    content: catalogContent(catalogs, keptSkillTextsIn(defaultSkillTexts(process.env, homedir()))),
     log,
   });
   approvals.onChange(() => links?.changed());

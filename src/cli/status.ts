@@ -7,6 +7,7 @@ import { SkillsMountError } from '../errors.js';
 import { readMountFile } from '../fuse/mount-read.js';
 import { escapeForLog } from '../format/escape.js';
 import type { ServerApprovals } from '../fs/approved-view.js';
+import { APPROVED_DIR } from '../fs/mount-layout.js';
 import type { MountStatus } from '../fs/skills-json.js';
 
 export const DEFAULT_PROBE_TIMEOUT_MS = 2_000;
@@ -229,6 +230,8 @@ function approvalsNote(approvals: ServerApprovals): string {
     const more = approvals.changedSinceApproval - approvals.changed.length;
     note.push(`changed since approval: ${skills.join('; ')}${more > 0 ? ` and ${more} more` : ''}`);
   }
+  // A lock's skills this machine cannot serve whole: left out of the approved view, with link's reason.
+  for (const skill of approvals.notShown ?? []) note.push(`${escapeForLog(skill.path)} not shown in ${APPROVED_DIR}: ${escapeForLog(skill.reason)}`);
   return note.join('; ');
 }
 

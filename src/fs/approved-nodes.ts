@@ -1,10 +1,11 @@
 // The approved view, `_approved` and `_approved/<label>/<path>`: the files of each skill whose
 // current resources set a person approved (approved-view.ts decides which), served only while the
-// server serves exactly the approved bytes. Its index, `_approved/skills.json`, is a document's.
-import { IntegrityError, NotFoundError, SkillsMountError } from '../errors.js';
-import { verifyContent, type VerifiedContent } from '../catalog/verified-content.js';
+// server serves exactly the approved bytes (a lock's version: or while a verified copy is held
+// here). Its index, `_approved/skills.json`, is a document's.
+import { IntegrityError, NotFoundError } from '../errors.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
-import type { ApprovedFile, ApprovedNode, ApprovedView } from './approved-view.js';
+import { lockedFileContent } from '../team/locked-content.js';
+import type { ApprovedNode, ApprovedView } from './approved-view.js';
 import type { KernelHold } from './reported-versions.js';
 import { APPROVED_DIR, SKILLS_JSON } from './mount-layout.js';
 import { APPROVALS_CACHE_SECONDS, MOUNT_DIRECTORY, XATTR, bufferSource, isADirectory, labelled, notADirectory, type NodeProvider, type NodeStat, type OpenedFile, type ViewPath } from './node-provider.js';
@@ -43,7 +44,8 @@ export class ApprovedNodes implements NodeProvider {
     const { catalog, node } = found;
     const file = node.file;
     const reported = this.hold.reported(at.path);
-    const content = this.view.keepsVersions ? await this.keptOrServed(catalog, found.path, file) : await catalog.read(found.path, file.digest);
+    // A locked file: the server's bytes while they are the locked version, else a copy held here (locked-content.ts).
+    const content = this.view.keepsVersions ? await lockedFileContent(catalog, file, this.view.source) : await catalog.read(found.path, file.digest);
     this.hold.refuseClipped(at.path, reported, content);
     // The catalog verified the bytes against the entry held now; the view serves only the approved ones.
     if (content.digest !== file.digest) {
@@ -53,32 +55,6 @@ export class ApprovedNodes implements NodeProvider {
       });
     }
     return { bytes: bufferSource(content.bytes), digest: content.digest };
-  }
-
-  /**
-   * A locked file: as the server serves it while that is the locked version; else the version this
-   * machine verified before (memory, the disk cache, a kept SKILL.md), checked against the lock's
-   * digest and size. Never the server's other bytes.
-   */
-  private async keptOrServed(catalog: ServerCatalog, path: string, file: ApprovedFile): Promise<VerifiedContent> {
-    const served = await catalog.read(path, file.digest).catch((error: unknown) => {
-      if (error instanceof SkillsMountError) return error;
-      throw error;
-    });
-    if (!(served instanceof SkillsMountError) && served.digest === file.digest) {
-      if (isSkillMd(file.uri)) await this.view.source.keepSkillText?.(file.digest, served.bytes);
-      return served;
-    }
-    const kept = (await catalog.keptVersion(file.uri, file.digest, file.sizeBytes)) ?? (await this.keptSkillMd(catalog, file));
-    if (kept !== undefined) return kept;
-    const now = served instanceof SkillsMountError ? served.message : `the server serves ${served.digest} now`;
-    throw new IntegrityError(`${catalog.label}: ${file.uri}: locked as ${file.digest}, which this machine has not kept, and ${now}; not served in ${APPROVED_DIR}`, { server: catalog.label, uri: file.uri });
-  }
-
-  private async keptSkillMd(catalog: ServerCatalog, file: ApprovedFile): Promise<VerifiedContent | undefined> {
-    if (!isSkillMd(file.uri)) return undefined;
-    const bytes = await this.view.source.keptSkillText?.(file.digest);
-    return bytes === undefined ? undefined : verifyContent(catalog.label, { uri: file.uri, bytes, mimeType: undefined }, { digest: file.digest, sizeBytes: file.sizeBytes });
   }
 
   async xattrs(at: ViewPath): Promise<Record<string, string>> {
@@ -104,8 +80,4 @@ export class ApprovedNodes implements NodeProvider {
     if (!node) throw new NotFoundError(`${at.path}: not in the approved view (not approved, or changed since approval)`);
     return { catalog: under.catalog, path: under.rest, node };
   }
-}
-
-function isSkillMd(uri: string): boolean {
-  return uri.endsWith('/SKILL.md');
 }

@@ -1,7 +1,9 @@
 // What the approvals imply for the mount: the approved view's tree (`_approved/<label>/...`:
 // the files of each skill whose current resources set equals the approved one, and nothing
 // else), its skills.json, each skill's approval state for skills.json and status.json, and the
-// per-skill records `skills-mount approve` shows a person. No FUSE, no I/O but the ledger's.
+// per-skill records `skills-mount approve` shows a person. A lock's version is shown only when this
+// machine can serve it whole (locked-content.ts judges, as for `link`). No FUSE, no I/O but the
+// ledger's and that judgment's (a copy held in the disk cache is read to be verified).
 import { approvalState, NestedSkills, permissionFields, type ApprovalState, type FileDifference } from '../approvals/approval-check.js';
 import type { ApprovalsSource } from '../approvals/approval-ledger.js';
 import type { Approval } from '../approvals/approval-store.js';
@@ -9,6 +11,9 @@ import { resourcesDigest } from '../catalog/resources-digest.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import { skillDirectory, type ManifestFile, type SkillRecord } from '../catalog/skill-record.js';
 import { uriToSegments } from '../catalog/uri-path.js';
+import { escapeForLog } from '../format/escape.js';
+import type { Log } from '../log.js';
+import { lockedVersionProblem } from '../team/locked-content.js';
 import { APPROVED_DIR, directoryOfInspectName, inspectFileName } from './mount-layout.js';
 
 /** A file of the approved view: served only while the catalog serves exactly these bytes. */
@@ -54,12 +59,16 @@ export interface ServerApprovals {
   changedSinceApproval: number;
   /** The skills changed since approval (at most MAX_CHANGED_SHOWN), with what differs. */
   changed: Array<{ name: string; path: string; differing: Array<FileDifference & { path?: string }> }>;
+  /** A lock's skills left out of the approved view, because this machine cannot serve every file of the locked version. */
+  notShown?: Array<{ name: string; path: string; reason: string }>;
 }
 
 const MAX_CHANGED_SHOWN = 20;
 
 interface LabelTree {
   version: number;
+  /** The count of lock judgments settled when the tree was built. */
+  judged: number;
   /** What the tree was built from, per approval: the held entry and its rejection. Rebuilt when any differs. */
   basis: Array<SkillRecord | undefined>;
   rejections: Array<string | undefined>;
@@ -68,14 +77,29 @@ interface LabelTree {
   skills: Array<{ record: SkillRecord | undefined; approval: Approval }>;
 }
 
+/** Whether this machine can serve a locked version whole, judged against one held entry (and its rejection). */
+interface LockJudgment {
+  record: SkillRecord | undefined;
+  rejection: string | undefined;
+  /** Why it cannot (undefined: it can), once settled. */
+  problem: Promise<string | undefined>;
+  settled?: { problem: string | undefined };
+}
+
 export class ApprovedView {
   private readonly trees = new Map<string, LabelTree>();
+  /** Per locked approval, the latest judgment of whether its version can be served whole here. */
+  private readonly judgments = new WeakMap<Approval, LockJudgment>();
+  private judgedCount = 0;
+  /** The reason last logged per locked skill (label NUL URI), so each change is logged once. */
+  private readonly loggedProblems = new Map<string, string>();
   /** Per label: its skills as NestedSkills, at the catalog's skillRecordsVersion they were made at. */
   private readonly nestedByLabel = new Map<string, { version: number; nested: NestedSkills }>();
 
   constructor(
     private readonly catalogs: ReadonlyMap<string, ServerCatalog>,
     private readonly ledger: ApprovalsSource,
+    private readonly log: Log = () => {},
   ) {}
 
   /** True while the ledger watches the approvals file, so every change is reported as it happens: the kernel may hold the view for long. */
@@ -93,9 +117,13 @@ export class ApprovedView {
     return this.ledger;
   }
 
-  /** Re-reads the approvals file if it changed (at most every 100 ms); call before answering from the view. */
-  refresh(): Promise<void> {
-    return this.ledger.refresh();
+  /**
+   * Re-reads the approvals file if it changed (at most every 100 ms), and judges each locked
+   * version whose entry changed since; call before answering from the view.
+   */
+  async refresh(): Promise<void> {
+    await this.ledger.refresh();
+    if (this.ledger.keepsVersions) await this.judgeLocked();
   }
 
   /**
@@ -105,7 +133,9 @@ export class ApprovedView {
    * a reader next looks at the view.
    */
   judge(label: string): void {
-    this.treeOf(label);
+    // A lock's version: whether it can still be served whole is judged (and logged) now.
+    if (this.ledger.keepsVersions) void this.judgeLocked().catch((error: unknown) => this.log(`lock: cannot judge the locked versions of ${label}: ${(error as Error).message}`));
+    else this.treeOf(label);
   }
 
   /** The node at `path` under `_approved/<label>/` ("" is the label directory), or undefined. */
@@ -158,7 +188,10 @@ export class ApprovedView {
     let approved = 0;
     let changedSinceApproval = 0;
     const changed: ServerApprovals['changed'] = [];
+    const notShown: NonNullable<ServerApprovals['notShown']> = [];
     for (const approval of approvals) {
+      const problem = this.ledger.keepsVersions ? this.lockProblem(label, approval) : undefined;
+      if (problem !== undefined) notShown.push({ name: approval.name, path: directoryOfUri(approval.skillUri), reason: problem });
       const record = catalog.skillRecord(approval.skillUri);
       if (!record) continue;
       const state = this.stateOf(label, record);
@@ -168,7 +201,7 @@ export class ApprovedView {
         if (changed.length < MAX_CHANGED_SHOWN) changed.push({ name: record.name, path: skillDirectory(record), differing: withPaths(state.differing) });
       }
     }
-    return { approved, changedSinceApproval, changed };
+    return { approved, changedSinceApproval, changed, ...(notShown.length > 0 ? { notShown } : {}) };
   }
 
   /** What `skills-mount approve` shows a person and stores: the skill at `directory` under `label` as held now. */
@@ -255,6 +288,58 @@ export class ApprovedView {
     return { state: 'changed-since-approval', differing: state.state === 'changed-since-approval' ? state.differing : [], revokedAt };
   }
 
+  /**
+   * Why the locked `approval` is left out of the view: its judgment against the entry held now,
+   * or, until that has settled, that it is still being judged (refresh awaits every judgment).
+   */
+  private lockProblem(label: string, approval: Approval): string | undefined {
+    const judgment = this.judgments.get(approval);
+    const catalog = this.catalogs.get(label);
+    const current = judgment !== undefined && judgment.record === catalog?.skillRecord(approval.skillUri) && judgment.rejection === catalog?.rejection(approval.skillUri);
+    if (!current || judgment.settled === undefined) return 'not yet judged';
+    return judgment.settled.problem;
+  }
+
+  /** Judges every locked version whose held entry changed since its last judgment (locked-content.ts decides), and waits for all under way. */
+  private async judgeLocked(): Promise<void> {
+    const pending: Array<Promise<unknown>> = [];
+    for (const [label, catalog] of this.catalogs) {
+      for (const approval of this.ledger.approvalsOf(label)) {
+        const record = catalog.skillRecord(approval.skillUri);
+        const rejection = catalog.rejection(approval.skillUri);
+        let judgment = this.judgments.get(approval);
+        if (judgment === undefined || judgment.record !== record || judgment.rejection !== rejection) {
+          // A judgment that fails leaves the skill out, saying why.
+          const problem = lockedVersionProblem(catalog, approval, this.ledger).catch((error: unknown) => `${label}: cannot tell whether it can be served: ${(error as Error).message}`);
+          const made: LockJudgment = (judgment = { record, rejection, problem });
+          this.judgments.set(approval, made);
+          void problem.then((settled) => {
+            made.settled = { problem: settled };
+            if (this.judgments.get(approval) === made) this.judged(label, approval, settled);
+          });
+        }
+        if (judgment.settled === undefined) pending.push(judgment.problem);
+      }
+    }
+    await Promise.all(pending);
+  }
+
+  /** A settled judgment: the trees are built anew, and a locked skill left out (or shown again) is logged, with link's reason. */
+  private judged(label: string, approval: Approval, problem: string | undefined): void {
+    this.judgedCount += 1;
+    const key = `${label}\0${approval.skillUri}`;
+    const logged = this.loggedProblems.get(key);
+    if (problem === logged) return;
+    const skill = `${label}/${escapeForLog(approval.name)}`;
+    if (problem === undefined) {
+      this.loggedProblems.delete(key);
+      this.log(`lock: ${skill} is shown in ${APPROVED_DIR} again: every file of its locked version can be served`);
+    } else {
+      this.loggedProblems.set(key, problem);
+      this.log(`lock: ${skill} is not shown in ${APPROVED_DIR}: ${escapeForLog(problem)}`);
+    }
+  }
+
   /** The label's approved tree, rebuilt only when the approvals or one of their skills' entries changed. */
   private treeOf(label: string): LabelTree | undefined {
     const catalog = this.catalogs.get(label);
@@ -263,13 +348,14 @@ export class ApprovedView {
     const basis = approvals.map((approval) => catalog.skillRecord(approval.skillUri));
     const rejections = approvals.map((approval) => catalog.rejection(approval.skillUri));
     const known = this.trees.get(label);
-    if (known && known.version === this.ledger.version && sameItems(known.basis, basis) && sameItems(known.rejections, rejections)) return known;
+    if (known && known.version === this.ledger.version && known.judged === this.judgedCount && sameItems(known.basis, basis) && sameItems(known.rejections, rejections)) return known;
     const nodes = new Map<string, ApprovedNode>([['', { kind: 'directory', children: [] }]]);
     const skills: LabelTree['skills'] = [];
     for (const [index, approval] of approvals.entries()) {
       const record = basis[index];
       if (this.ledger.keepsVersions) {
-        // The locked files, whatever the server lists now: served from what this machine verified before when it moved on.
+        // The locked files, whatever the server lists now: shown only when every one can be served, from what this machine verified before when it moved on.
+        if (this.lockProblem(label, approval) !== undefined) continue;
         skills.push({ record, approval });
         for (const file of lockedFiles(approval)) addFile(nodes, file);
         continue;
@@ -279,7 +365,7 @@ export class ApprovedView {
       for (const file of record.files as ManifestFile[]) addFile(nodes, file);
     }
     skills.sort((a, b) => (a.approval.skillUri < b.approval.skillUri ? -1 : a.approval.skillUri > b.approval.skillUri ? 1 : 0));
-    const tree = { version: this.ledger.version, basis, rejections, nodes, skills };
+    const tree = { version: this.ledger.version, judged: this.judgedCount, basis, rejections, nodes, skills };
     this.trees.set(label, tree);
     return tree;
   }

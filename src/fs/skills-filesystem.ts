@@ -79,7 +79,7 @@ export class SkillsFilesystem implements FilesystemCore {
     this.catalogs = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
     this.now = options.now ?? Date.now;
     this.mountedAtMs = this.now();
-    const approved = options.approvals && new ApprovedView(this.catalogs, options.approvals);
+    const approved = options.approvals && new ApprovedView(this.catalogs, options.approvals, options.log);
     this.approvedView = approved;
     this.hasApprovedView = approved !== undefined;
     // What the kernel holds depends on what this filesystem reported (the versions), so the

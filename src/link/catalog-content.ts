@@ -7,10 +7,13 @@ import type { Approval } from '../approvals/approval-store.js';
 import type { ServerCatalog } from '../catalog/server-catalog.js';
 import { uriToSegments } from '../catalog/uri-path.js';
 import { NotFoundError } from '../errors.js';
+import { lockedFileContent, type KeptSkillTexts } from '../team/locked-content.js';
+import { isLockedApproval } from '../team/locked-skills.js';
 import type { EntryFile } from './entry-objects.js';
 import type { ContentSource } from './link-sync.js';
 
-export function catalogContent(catalogs: readonly ServerCatalog[]): ContentSource {
+/** `texts`: the SKILL.md texts of locked versions kept on this machine, one of the copies a locked version is had from. */
+export function catalogContent(catalogs: readonly ServerCatalog[], texts: KeptSkillTexts = {}): ContentSource {
   const byLabel = new Map(catalogs.map((catalog) => [catalog.label, catalog]));
   return {
     serves: (label) => byLabel.has(label),
@@ -19,6 +22,8 @@ export function catalogContent(catalogs: readonly ServerCatalog[]): ContentSourc
       const catalog = byLabel.get(approval.label);
       const segments = uriToSegments(file.uri);
       if (catalog === undefined || 'problem' in segments) return undefined;
+      // A locked version: by the same rule as the mount's approved view, or refused with its reason.
+      if (isLockedApproval(approval)) return (await lockedFileContent(catalog, file, texts)).bytes;
       try {
         return (await catalog.read(segments.join('/'))).bytes;
       } catch (error) {

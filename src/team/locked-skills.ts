@@ -67,6 +67,11 @@ export function approvalOfLocked(skill: LockedSkill): Approval {
   };
 }
 
+/** Whether `approval` is a locked entry's (approvalOfLocked): its version is the lock's, had from a copy held here when the server moved on (locked-content.ts). */
+export function isLockedApproval(approval: Approval): boolean {
+  return approval.approvedAt === LOCKED_AT;
+}
+
 /** What `record` (served now) changes against the locked `skill`. */
 export function driftOf(skill: LockedSkill, record: InspectRecord): Drift | { problem: string } {
   if (record.cannotApprove !== null) return { problem: `the server's version cannot be locked: ${record.cannotApprove}` };

@@ -37,6 +37,11 @@ export async function keptSkillText(dir: string, digest: string): Promise<Buffer
   }
 }
 
+/** The texts kept in `dir`, read only: for an outlet that serves a locked SKILL.md from them (locked-content.ts). */
+export function keptSkillTextsIn(dir: string): { keptSkillText(digest: string): Promise<Buffer | undefined> } {
+  return { keptSkillText: (digest) => keptSkillText(dir, digest) };
+}
+
 function fileName(digest: string): string | undefined {
   const match = /^sha256:([0-9a-f]{64})$/.exec(digest);
   return match === null ? undefined : `sha256-${match[1]}`;

@@ -1,8 +1,9 @@
 // `skills-mount MNT --lock FILE` through a real kernel mount: `_approved/` shows exactly the
 // locked versions; when the server moves on, the locked bytes stay served from what this machine
 // verified before (memory, then the disk cache and the kept SKILL.md texts after a restart), never
-// the server's other bytes; a version this machine never read is refused, not replaced; and the
-// lockfile's own change reaches `_approved/` at once.
+// the server's other bytes; a version this machine cannot serve whole is left out of `_approved/`,
+// with the reason `link` gives, in the log and `status`; and the lockfile's own change reaches
+// `_approved/` at once.
 import { spawn } from 'node:child_process';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -41,7 +42,13 @@ async function world(): Promise<World> {
   return { dir, served, project, env, config: { team: serveEntry(served) } };
 }
 
-function cli(w: World, ...args: string[]): Promise<{ code: number | null; out: string }> {
+/** Another HOME on the same machine: its own data and cache (an empty disk cache, no kept texts). */
+function freshHome(w: World, name: string): NodeJS.ProcessEnv {
+  const home = path.join(w.dir, name);
+  return { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'), XDG_CACHE_HOME: path.join(home, 'cache') };
+}
+
+function cli(w: Pick<World, 'env'>, ...args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [SKILLS_MOUNT, ...args], { env: w.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -51,18 +58,37 @@ function cli(w: World, ...args: string[]): Promise<{ code: number | null; out: s
   });
 }
 
-async function lock(w: World, ...paths: string[]): Promise<void> {
+/** The lock's configuration, as a file `lock` and `link` read. */
+async function lockConfig(w: World): Promise<string> {
   const configPath = path.join(w.dir, 'lock-config.json');
   await writeFile(configPath, JSON.stringify({ mcpServers: w.config }));
+  return configPath;
+}
+
+async function lock(w: World, ...paths: string[]): Promise<void> {
+  const configPath = await lockConfig(w);
   const result = await cli(w, 'lock', ...paths, '--project', w.project, '--config', configPath, '--yes');
   expect(result.code, result.out).toBe(0);
 }
 
-async function mountWithLock(w: World): Promise<RunningMount> {
+/** A mount with --lock under `w.dir/<name>` (its disk cache is that mountpoint's own), as the user of `env`. */
+async function mountWithLock(w: World, name = `m${mounts.length}`, env = w.env): Promise<RunningMount> {
   // The mount's own config file, the lock's server entry: the same command line, so the same identity.
-  const mount = await startMount({ dir: path.join(w.dir, `m${mounts.length}`), config: w.config, env: w.env, diskCache: true, args: ['--lock', path.join(w.project, 'skills-lock.json')] });
+  const mount = await startMount({ dir: path.join(w.dir, name), config: w.config, env, diskCache: true, args: ['--lock', path.join(w.project, 'skills-lock.json')] });
   mounts.push(mount);
   return mount;
+}
+
+async function stopMount(mount: RunningMount): Promise<void> {
+  await mount.stop();
+  mounts.splice(mounts.indexOf(mount), 1);
+}
+
+/** The skill paths `_approved/skills.json` lists. */
+async function approvedIndex(mount: RunningMount): Promise<string[]> {
+  const { stdout } = await cat(path.join(mount.mountpoint, '_approved', 'skills.json'));
+  const index = JSON.parse(stdout) as { servers: Array<{ skills: Array<{ path: string }> }> };
+  return index.servers.flatMap((server) => server.skills.map((skill) => skill.path));
 }
 
 async function cat(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -106,17 +132,18 @@ describe('the mount with --lock', () => {
     expect((await cat(path.join(again, 'references', 'tone.md'))).stdout).toBe('Tone: version one.\n');
     expect((await cat(path.join(mount.mountpoint, 'team', 'guide', 'references', 'tone.md'))).stdout).toBe('Tone: version two.\n');
 
-    // A lock of a version this machine never read, the server serving another: refused, never replaced.
+    // A lock of a version this machine never read all of, the server serving another: left out, never replaced.
     await lock(w, 'team/other');
     await until(() => approvedNames(mount), (names) => names.join() === 'guide,other', 5_000, 'other in the approved view');
     // (lock read its SKILL.md, and keeps it; its notes.md nobody on this machine has read.)
     await writeSkill(w.served, 'other', { description: 'Locked later', files: { 'notes.md': 'Notes: changed before anyone read them.\n' } });
     await until(async () => (await cat(path.join(mount.mountpoint, 'team', 'other', 'notes.md'))).stdout, (text) => text.includes('changed before'), 10_000, 'the full view shows the change');
-    expect((await cat(path.join(mount.mountpoint, '_approved', 'team', 'other', 'SKILL.md'))).stdout).toMatch(/Locked later/);
-    const refused = await cat(path.join(mount.mountpoint, '_approved', 'team', 'other', 'notes.md'));
-    expect(refused.code).not.toBe(0);
-    expect(refused.stdout).toBe('');
-    expect(mount.log()).toMatch(/locked as sha256:[0-9a-f]{64}, which this machine has not kept/);
+    await until(() => approvedNames(mount), (names) => names.join() === 'guide', 5_000, 'other left out of the approved view');
+    expect(mount.log()).toMatch(/team\/other is not shown in _approved: team: skill:\/\/other\/notes\.md: locked as sha256:[0-9a-f]{64}, which this machine has not kept/);
+    // The server back at the locked version: shown again.
+    await writeSkill(w.served, 'other', { description: 'Locked later', files: { 'notes.md': 'Notes: version one.\n' } });
+    await until(() => approvedNames(mount), (names) => names.join() === 'guide,other', 10_000, 'other shown again');
+    expect((await cat(path.join(mount.mountpoint, '_approved', 'team', 'other', 'notes.md'))).stdout).toBe('Notes: version one.\n');
 
     // The lockfile replaced (as git does, by a rename): the approved view follows within a second.
     const lockfile = path.join(w.project, 'skills-lock.json');
@@ -129,5 +156,49 @@ describe('the mount with --lock', () => {
     await rename(written, lockfile);
     await until(() => approvedNames(mount), (names) => names.join() === 'guide', 1_000, 'other gone from the approved view within 1 s');
     console.log(`mount --lock: a replaced lockfile reached _approved/ in ${Date.now() - started} ms`);
+  }, 90_000);
+
+  it('leaves out a locked skill this machine cannot serve whole, with the reason link gives, in the log and status; shows it where a verified copy is held', async () => {
+    const w = await world();
+    await writeSkill(w.served, 'pdf', { description: 'Fills PDF forms', files: { 'forms.md': 'Forms: version one.\n' } });
+    await lock(w, 'team/pdf');
+    // One machine reads every locked file while the server serves them: its disk cache holds them.
+    await mkdir(path.join(w.dir, 'kept'), { recursive: true });
+    const reader = await mountWithLock(w, 'kept');
+    expect((await cat(path.join(reader.mountpoint, '_approved', 'team', 'pdf', 'forms.md'))).stdout).toBe('Forms: version one.\n');
+    await stopMount(reader);
+
+    // The server changes forms.md; a fresh HOME (empty disk cache, no kept texts) mounts with --lock.
+    await writeSkill(w.served, 'pdf', { description: 'Fills PDF forms', files: { 'forms.md': 'Forms: version two.\n' } });
+    const fresh = freshHome(w, 'fresh-home');
+    await mkdir(path.join(w.dir, 'fresh'), { recursive: true });
+    const mount = await mountWithLock(w, 'fresh', fresh);
+    expect((await cat(path.join(mount.mountpoint, 'team', 'pdf', 'forms.md'))).stdout).toBe('Forms: version two.\n');
+    expect(await approvedNames(mount)).toEqual([]);
+    expect(await approvedIndex(mount)).toEqual([]);
+    expect((await cat(path.join(mount.mountpoint, '_approved', 'team', 'pdf', 'SKILL.md'))).code).not.toBe(0);
+    const reason = /team\/pdf is not shown in _approved: (team: skill:\/\/pdf\/forms\.md: locked as sha256:[0-9a-f]{64}, which this machine has not kept, and the server serves sha256:[0-9a-f]{64} now)/.exec(mount.log())?.[1];
+    expect(reason, mount.log()).toBeDefined();
+
+    // `link` on that machine refuses pdf, with the same reason.
+    const linked = await cli({ env: fresh }, 'link', 'claude-code', '--project', w.project, '--config', await lockConfig(w));
+    expect(linked.out).toContain(`team/pdf is not linked: ${reason!}`);
+
+    // `status` says so too, as text and as JSON.
+    const status = await cli({ env: fresh }, 'status', mount.mountpoint);
+    expect(status.out).toContain(`pdf not shown in _approved: ${reason!}`);
+    const json = JSON.parse((await cli({ env: fresh }, 'status', mount.mountpoint, '--json')).out) as { mounts: Array<{ servers: Array<{ approvals?: { notShown?: unknown } }> }> };
+    expect(json.mounts[0]!.servers[0]!.approvals?.notShown).toEqual([{ name: 'pdf', path: 'pdf', reason }]);
+    await stopMount(mount);
+
+    // Where the locked forms.md is held verified (the first machine's disk cache), pdf is shown and every file reads.
+    const held = await mountWithLock(w, 'kept');
+    expect(await approvedNames(held)).toEqual(['pdf']);
+    expect(await approvedIndex(held)).toEqual(['_approved/team/pdf']);
+    const pdf = path.join(held.mountpoint, '_approved', 'team', 'pdf');
+    expect((await cat(path.join(pdf, 'SKILL.md'))).stdout).toMatch(/Fills PDF forms/);
+    expect((await cat(path.join(pdf, 'forms.md'))).stdout).toBe('Forms: version one.\n');
+    expect((await cat(path.join(held.mountpoint, 'team', 'pdf', 'forms.md'))).stdout).toBe('Forms: version two.\n');
+    expect(held.log()).not.toMatch(/is not shown in _approved/);
   }, 90_000);
 });

@@ -16,6 +16,8 @@ import { directoryOfInspectName, inspectFileName } from '../../src/fs/mount-layo
 import { SkillsFilesystem } from '../../src/fs/skills-filesystem.js';
 import { MemorySkillSource, skillMarkdown } from '../support/memory-skill-source.js';
 import { TempDirs } from '../support/temp-dir.js';
+import { LockLedger } from '../../src/team/lock-ledger.js';
+import { approvalOfLocked, lockedSkillOf } from '../../src/team/locked-skills.js';
 import { pollUntil } from '../support/poll.js';
 
 const dirs = new TempDirs('approved-view-');
@@ -181,6 +183,47 @@ describe('the approved view', () => {
     clock.ms += 50;
     await view.refresh();
     expect(tree(view, 'docs')).toEqual([]);
+  });
+});
+
+describe('a lock in the approved view', () => {
+  it('shows a locked skill only while every file of its version can be served verified; else leaves it out with the reason, logged once and in the figures', async () => {
+    const { dir, catalogs, sources, view: personal } = await fixture();
+    const locked = approvalOfLocked(lockedSkillOf('docs', 'guide', personal.inspect('docs', 'guide')!, { allowedTools: false, exec: false }));
+    const logged: string[] = [];
+    const log = (line: string) => logged.push(line);
+    const ledger = await LockLedger.open(path.join(dir, 'skills-lock.json'), async () => ({ approvals: [locked], problems: [] }), path.join(dir, 'texts'), log);
+    const view = new ApprovedView(new Map(catalogs.map((catalog) => [catalog.label, catalog])), ledger, log);
+    const files = ['guide', 'guide/SKILL.md', 'guide/refs', 'guide/refs/tone.md'];
+    await view.refresh();
+    expect(tree(view, 'docs').sort()).toEqual(files);
+
+    // The server moves on before this machine read tone.md: no verified copy of the locked one is held.
+    const source = sources[0]!;
+    const catalog = catalogs[0]!;
+    source.changeFile('skill://guide/refs/tone.md', 'Be kind.\n');
+    await catalog.refresh();
+    await view.refresh();
+    expect(tree(view, 'docs')).toEqual([]);
+    expect(view.skills()).toEqual([{ label: 'docs', skills: [] }]);
+    const reason = expect.stringMatching(/^docs: skill:\/\/guide\/refs\/tone\.md: locked as sha256:[0-9a-f]{64}, which this machine has not kept, and the server serves sha256:[0-9a-f]{64} now$/);
+    expect(view.serverApprovals('docs')!.notShown).toEqual([{ name: 'guide', path: 'guide', reason }]);
+    await view.refresh();
+    expect(logged.filter((line) => line.includes('is not shown'))).toEqual([expect.stringMatching(/^lock: docs\/guide is not shown in _approved: docs: skill:\/\/guide\/refs\/tone\.md: locked as /)]);
+
+    // Back at the locked version, read once (so held in memory), then moved on again: shown, from the copy held.
+    source.changeFile('skill://guide/refs/tone.md', 'Be brief.\n');
+    await catalog.refresh();
+    await view.refresh();
+    expect(tree(view, 'docs').sort()).toEqual(files);
+    expect(logged.at(-1)).toBe('lock: docs/guide is shown in _approved again: every file of its locked version can be served');
+    await catalog.read('guide/refs/tone.md');
+    source.changeFile('skill://guide/refs/tone.md', 'Be kind.\n');
+    await catalog.refresh();
+    await view.refresh();
+    expect(tree(view, 'docs').sort()).toEqual(files);
+    expect(view.serverApprovals('docs')!.notShown).toBeUndefined();
+    ledger.close();
   });
 });
 
