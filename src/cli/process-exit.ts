@@ -1,12 +1,12 @@
 // Ending the process without losing what it printed: process.exit() drops whatever stdout and
 // stderr still hold for a pipe (past the 64 KiB a pipe takes, a slow reader gets a cut report), so
-// every command ends through exitAfterDrain. A reader that went away (EPIPE) ends nothing with a
-// throw; one that stops reading altogether is waited for only so long.
+// every command ends through exitAfterDrain. A reader that went away (EPIPE) ends the command
+// quietly, not with a throw; one that stops reading altogether is waited for only so long.
 
 type OutputStream = NodeJS.WriteStream & { _handle?: { writeQueueSize?: number } };
 
 /** How long a stream may take none of its queued bytes before the process exits without them. */
-export const OUTPUT_STALL_MS = 60_000;
+const OUTPUT_STALL_MS = 60_000;
 /** The same when the person asked to exit now (a second Ctrl-C). */
 const HURRIED_STALL_MS = 1_000;
 
@@ -63,7 +63,7 @@ function drained(stream: OutputStream, stallMs: number): Promise<string | undefi
     const watch = setInterval(() => {
       const now = queued();
       if (now !== last) [last, lastProgressAt] = [now, Date.now()];
-      else if (Date.now() - lastProgressAt >= stallMs) done(`nothing read for ${stallMs / 1000} s, ${stream.writableLength} bytes left unwritten`);
+      else if (Date.now() - lastProgressAt >= stallMs) done(`nothing read for ${stallMs / 1000} s, ${queued()} bytes left unwritten`);
     }, Math.min(250, stallMs));
     // Writes complete in order: this one's callback runs once everything queued before it went (or failed).
     stream.write('', () => done(fate.failure === undefined || fate.closed ? undefined : `not written whole (${fate.failure})`));
