@@ -119,7 +119,7 @@ function withLocked(lock: Lockfile, entry: LockEntry): Lockfile {
   const named = Object.hasOwn(lock.servers, label) ? lock.servers[label] : undefined;
   if (named !== undefined && others.length > 0 && !sameIdentity(named, server)) {
     throw new SkillPathError(
-      `${given}: the lock names server "${label}" as ${describeIdentity(named)}, and ${others.map((skill) => escapeForLog(lockedKey(skill))).join(', ')} were locked from it; the configuration here has another server by that label (configure "${label}" as the lock names it, or unlock those first)`,
+      `${given}: the lock names server "${label}" as ${describeIdentity(named)}, and ${others.map((skill) => escapeForLog(lockedKey(skill))).join(', ')} were locked from it; the configuration here has another server by that label: ${describeIdentity(identityOf(server))} (configure "${label}" as the lock names it, or unlock those first)`,
     );
   }
   return { servers: { ...lock.servers, [label]: identityOf(server) }, skills: [...lock.skills.filter((skill) => lockedKey(skill) !== lockedKey(locked)), locked] };

@@ -33,6 +33,7 @@ import { readMountFile } from '../fuse/mount-read.js';
 import { serviceNotifier } from '../fuse/service-notify.js';
 import { signalReady } from './background-mount.js';
 import { StartupProgress } from './progress.js';
+import { exitAfterDrain } from './process-exit.js';
 import { escapeForLog } from '../format/escape.js';
 import { warmUpFrontmatterParser } from '../format/frontmatter.js';
 
@@ -176,7 +177,7 @@ export async function runMount(options: MountOptions): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) {
       log(`${signal} again: exiting now`);
-      process.exit(1);
+      return exitAfterDrain(1, { hurried: true });
     }
     stopping = true;
     progress?.finish();
@@ -190,7 +191,7 @@ export async function runMount(options: MountOptions): Promise<void> {
     links?.close();
     for (const catalog of catalogs) catalog.close();
     await Promise.race([Promise.all([...sources.map((source) => source.close()), diskCache?.close(), approvals.idle()]), delay(4_000)]);
-    process.exit(0);
+    return exitAfterDrain(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -5,7 +5,7 @@
 // approvals of the approved view (`approve`, `revoke`, `approvals`), a project's lockfile (`lock`,
 // `unlock`, `outdated`, `update`, `verify --project`), puts approved or locked skills into coding
 // agents' own skills folders (`link`, `unlink`, `verify --links`), and says what this machine offers (`doctor`).
-// Dispatches; each command lives in its module.
+// Dispatches; each command lives in its module, and ends through exitAfterDrain (a slow pipe gets all of it).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { ConfigError } from '../errors.js';
 import { routeSdkLines } from '../log.js';
 import { escapeForLog } from '../format/escape.js';
 import { parseCommandLine, type Command } from './command-line.js';
+import { exitAfterDrain, watchOutputStreams } from './process-exit.js';
 import { PACKAGE_ROOT } from '../config/config.js';
 import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
 import { runCacheCommand } from './cache-command.js';
@@ -34,20 +35,22 @@ import { unmount } from './unmount.js';
 async function main(argv: string[]): Promise<void> {
   // The SDK writes its own lines to the console: from the start, they go through the same redaction and escaping.
   routeSdkLines();
+  // A reader that goes away (`| head`) ends what it reads, never the command with a throw.
+  watchOutputStreams();
   let command: Command;
   try {
     command = parseCommandLine(argv);
   } catch (error) {
     process.stderr.write(`skills-mount: ${(error as Error).message}\n\n${USAGE}Run skills-mount --help for options and examples.\n`);
-    process.exit(2);
+    return exitAfterDrain(2);
   }
   switch (command.command) {
     case 'help':
       process.stdout.write(HELP);
-      return process.exit(0);
+      return exitAfterDrain(0);
     case 'version':
       process.stdout.write(`skills-mount ${packageVersion()}\n`);
-      return process.exit(0);
+      return exitAfterDrain(0);
     case 'status': {
       const report = await collectStatus(command.mountpoint);
       const links = await linkedRoots(process.env, homedir());
@@ -56,15 +59,15 @@ async function main(argv: string[]): Promise<void> {
       if (links.length > 0) report.links = links.map(({ root, harnesses, scope, entries, problems }) => ({ root, harnesses, scope, problems, entries: Object.entries(entries).map(([name, entry]) => ({ name, label: entry.label, skillUri: entry.skillUri, qualified: entry.qualified })) }));
       process.stdout.write(command.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatusText(report));
       // Exit explicitly: nothing may keep this process waiting on a mount.
-      return process.exit(report.mounts.every((mount) => mount.state === 'ok') ? 0 : 1);
+      return exitAfterDrain(report.mounts.every((mount) => mount.state === 'ok') ? 0 : 1);
     }
     case 'unmount':
       process.stdout.write(`${await unmount(command.mountpoint)}\n`);
-      return process.exit(0);
+      return exitAfterDrain(0);
     case 'cache': {
       const { text, exitCode } = await runCacheCommand(command);
       process.stdout.write(text);
-      return process.exit(exitCode);
+      return exitAfterDrain(exitCode);
     }
     case 'approve':
     case 'revoke': {
@@ -75,53 +78,53 @@ async function main(argv: string[]): Promise<void> {
         const changes = [...report.added.map((name) => `+${name}`), ...report.replaced.map((name) => `~${name}`), ...report.removed.map((name) => `-${name}`)];
         if (changes.length > 0) process.stdout.write(`linked ${report.root}: ${changes.join(' ')}\n`);
       }
-      return process.exit(code);
+      return exitAfterDrain(code);
     }
     case 'link':
-      return process.exit(await runLink(command.options, processIo()));
+      return exitAfterDrain(await runLink(command.options, processIo()));
     case 'unlink':
-      return process.exit(await runUnlink(command, processIo()));
+      return exitAfterDrain(await runUnlink(command, processIo()));
     case 'approvals':
-      return process.exit(await runApprovals(command.json, terminalIo()));
+      return exitAfterDrain(await runApprovals(command.json, terminalIo()));
     case 'lock':
-      return process.exit(await runLock(command.options, terminalIo()));
+      return exitAfterDrain(await runLock(command.options, terminalIo()));
     case 'unlock':
-      return process.exit(await runUnlock(command, terminalIo()));
+      return exitAfterDrain(await runUnlock(command, terminalIo()));
     case 'outdated':
-      return process.exit(await runOutdated(command.options, terminalIo()));
+      return exitAfterDrain(await runOutdated(command.options, terminalIo()));
     case 'update':
-      return process.exit(await runUpdate(command.options, terminalIo()));
+      return exitAfterDrain(await runUpdate(command.options, terminalIo()));
     case 'verify-project': {
       const { text, exitCode } = await runVerifyProject(command, processIo());
       process.stdout.write(text);
-      return process.exit(exitCode);
+      return exitAfterDrain(exitCode);
     }
     case 'login':
-      return process.exit(await runLogin(command.options, processLoginIo()));
+      return exitAfterDrain(await runLogin(command.options, processLoginIo()));
     case 'logout':
-      return process.exit(await runLogout(command.options, processLoginIo()));
+      return exitAfterDrain(await runLogout(command.options, processLoginIo()));
     case 'mount':
-      if (command.options.background) return process.exit(await mountInBackground(argv, { mountpoint: command.options.mountpoint, logFile: command.options.logFile, startupTimeoutMs: command.options.startupTimeoutMs }));
+      if (command.options.background) return exitAfterDrain(await mountInBackground(argv, { mountpoint: command.options.mountpoint, logFile: command.options.logFile, startupTimeoutMs: command.options.startupTimeoutMs }));
       return runMount(command.options);
     case 'serve':
-      return process.exit(await runServe(command.options));
+      return exitAfterDrain(await runServe(command.options));
     case 'snapshot':
-      return process.exit(await runSnapshot(command.options));
+      return exitAfterDrain(await runSnapshot(command.options));
     case 'verify-links': {
       const { text, exitCode } = await runVerifyLinks(command.json, processIo());
       process.stdout.write(text);
-      return process.exit(exitCode);
+      return exitAfterDrain(exitCode);
     }
     case 'doctor': {
       const { text, exitCode } = await runDoctor(command.options);
       process.stdout.write(text);
-      return process.exit(exitCode);
+      return exitAfterDrain(exitCode);
     }
     case 'verify': {
       // Lines of the servers verify lists (--against-server), escaped as the snapshot's are.
       const { text, exitCode } = await runVerify(command.options, (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`));
       process.stdout.write(text);
-      return process.exit(exitCode);
+      return exitAfterDrain(exitCode);
     }
   }
 }
@@ -135,5 +138,5 @@ function packageVersion(): string {
 main(process.argv.slice(2)).catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`skills-mount: ${message}\n`);
-  process.exit(error instanceof ConfigError ? 2 : 1);
+  void exitAfterDrain(error instanceof ConfigError ? 2 : 1);
 });

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { routeSdkLines } from '../log.js';
 import { parseAuth, parseHostPort } from './http-options.js';
+import { exitAfterDrain, watchOutputStreams } from './process-exit.js';
 import { checkAuthBinding, DEFAULT_CACHE_SCOPE, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE_MS, DEFAULT_TTL_MS, serveHttp, SkillsService, SkillTree, type DiscoveryProtocol, type Log, type ResourceAuthOptions } from '../server/index.js';
 
 const USAGE = `usage: skills-serve DIR [options]
@@ -134,12 +135,13 @@ function positiveInteger(flag: string, value: string | undefined, fallback: numb
 async function main(): Promise<void> {
   // The SDK writes its own lines to the console: from the start, they go through the same redaction and escaping.
   routeSdkLines();
+  watchOutputStreams('skills-serve');
   let options: Options | 'help';
   try {
     options = parseOptions(process.argv.slice(2));
   } catch (error) {
     process.stderr.write(`skills-serve: error: ${(error as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    return exitAfterDrain(2);
   }
   if (options === 'help') {
     process.stdout.write(USAGE);
@@ -152,7 +154,7 @@ async function main(): Promise<void> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`skills-serve: error: ${error.message}\n`);
-    process.exit(2);
+    return exitAfterDrain(2);
   }
   const service = new SkillsService(tree, {
     protocol: options.protocol,
@@ -178,7 +180,7 @@ async function main(): Promise<void> {
       .finally(() => {
         service.close();
         tree.close();
-        process.exit(0);
+        void exitAfterDrain(0);
       });
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
@@ -198,5 +200,5 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   process.stderr.write(`skills-serve: fatal: ${(error as Error).stack ?? String(error)}\n`);
-  process.exit(1);
+  void exitAfterDrain(1);
 });

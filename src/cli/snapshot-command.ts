@@ -19,6 +19,7 @@ import { writeSnapshot, type SnapshotResult } from '../snapshot/snapshot-writer.
 import type { SnapshotOptions } from './command-line.js';
 import { loadMountConfig } from '../config/config.js';
 import { SnapshotProgress, StartupProgress } from './progress.js';
+import { exitAfterDrain } from './process-exit.js';
 import { startServerCore, type ServerCore } from '../in-process/server-core.js';
 
 const MIB = 1024 * 1024;
@@ -47,7 +48,8 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   const stop = (signal: string) => {
     if (stopping) {
       log(`${signal} again: exiting now`);
-      process.exit(1);
+      void exitAfterDrain(1, { hurried: true });
+      return;
     }
     stopping = true;
     log(`${signal}: stopping; the published snapshot stays as it is`);

@@ -3,8 +3,9 @@
 // (SKILL.md: to what the transform makes of the approved SKILL.md, which itself hashes to the
 // approved digest) and has the mode the grants allow; nothing else is in it; its SKILL.md says
 // what entry-transform.ts says it must, and only that, to every YAML reader harnesses use. An entry whose approval no longer holds is
-// named too (the next sync removes it). Reads; changes nothing.
-import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
+// named too (the next sync removes it), and so is a link into the store that link did not record
+// (an extra entry a harness would load). Reads; changes nothing.
+import { lstat, readFile, readdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { Approval } from '../approvals/approval-store.js';
 import { sha256Digest } from '../format/digest.js';
@@ -75,8 +76,34 @@ export async function verifyLinks(store: string, approvals: readonly Approval[],
     if (scope.complete) {
       for (const [key, approval] of holds) if (!present.has(key)) problem('', `${approval.label} ${approval.skillUri} (${approval.name}) is ${source} and not linked here`);
     }
+    for (const { name, target } of await extraEntries(store, root)) {
+      const made = source === 'locked' ? 'not an entry of the lock' : 'not an entry link made';
+      // Only a link in the form link makes is link's to remove; any other is left to the person.
+      const fate = objectOfTarget(store, target) === undefined ? 'link leaves what it did not make: remove it' : 'the next sync removes it';
+      problem(name, `extra: ${made} (it links into link's store: ${target}): ${fate}`);
+    }
   }
   return report;
+}
+
+/**
+ * The root's entries that lead into the store (by their text or once resolved) and that link did
+ * not record: a harness loads them as it loads link's own. Folders and links elsewhere (the
+ * person's own skills) are not link's, and not named.
+ */
+async function extraEntries(store: string, root: LinkedRoot): Promise<Array<{ name: string; target: string }>> {
+  const stores = [path.resolve(store), await realpath(store).catch(() => path.resolve(store))];
+  const intoStore = (where: string) => stores.some((dir) => where === dir || where.startsWith(`${dir}${path.sep}`));
+  const extra: Array<{ name: string; target: string }> = [];
+  for (const entry of await readdir(root.root, { withFileTypes: true }).catch(() => [])) {
+    if (!entry.isSymbolicLink() || Object.hasOwn(root.entries, entry.name)) continue;
+    const at = path.join(root.root, entry.name);
+    const target = await readlink(at).catch(() => undefined);
+    if (target === undefined) continue;
+    const resolved = await realpath(at).catch(() => undefined);
+    if (intoStore(path.resolve(root.root, target)) || (resolved !== undefined && intoStore(resolved))) extra.push({ name: entry.name, target });
+  }
+  return extra.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** What is wrong with one entry version against its entry.json. */

@@ -7,7 +7,7 @@ import type { LabelledServer } from '../config/config.js';
 import { escapeForLog } from '../format/escape.js';
 import { errorMessage } from '../private-files.js';
 import { approvalOfLocked } from './locked-skills.js';
-import { describeIdentity, LockfileError, lockedKey, readLockfile, sameIdentity, type Lockfile } from './lockfile.js';
+import { describeIdentity, identityOf, LockfileError, lockedKey, readLockfile, sameIdentity, type Lockfile } from './lockfile.js';
 import type { Policy } from './policy.js';
 
 export interface LockedApprovals {
@@ -43,7 +43,7 @@ export async function lockedApprovals(lockfile: string, servers: readonly Labell
       continue;
     }
     if (!sameIdentity(identity, server.config)) {
-      refuse(`the lock names server "${skill.server}" as ${describeIdentity(identity)}; the configuration here has another server by that label`);
+      refuse(`the lock names server "${skill.server}" as ${describeIdentity(identity)}; the configuration here has another server by that label: ${describeIdentity(identityOf(server.config))}`);
       continue;
     }
     // The machine's policy wins over a project's lock: the skill and the grants the lock gives are judged as a person's would be.
