@@ -26,6 +26,7 @@ const { parseOptions } = await import('./lib/options.mjs');
 const { SKILLS_MOUNT, SKILLS_SERVE } = await import('./lib/paths.mjs');
 const { buildLinkRows, buildRows } = await import('./lib/report.mjs');
 const { renderTable } = await import('./lib/table.mjs');
+const { buildServeRows } = await import('./lib/serve-report.mjs');
 const { buildTeamRows } = await import('./lib/team-report.mjs');
 const { measureApproved } = await import('./workloads/approved.mjs');
 const { bigFiles, measureBigReads } = await import('./workloads/big-file.mjs');
@@ -41,6 +42,7 @@ const { countRequests } = await import('./workloads/requests.mjs');
 const { measureRestart } = await import('./workloads/restart.mjs');
 const { measureRoundTrip } = await import('./workloads/round-trip.mjs');
 const { measureScaling } = await import('./workloads/scaling.mjs');
+const { measureServe, SERVE_PROFILES } = await import('./workloads/serve.mjs');
 const { measureSnapshot } = await import('./workloads/snapshot.mjs');
 const { measureTeam, TEAM_MAX_RUNS } = await import('./workloads/team.mjs');
 
@@ -153,6 +155,10 @@ try {
   log(`team lockfile: ${profile.link.skills} locked skills, link --project cold and unchanged, outdated, lock; no mount`);
   const team = await measureTeam({ workDir, catalog: linkCatalog, runs: Math.min(profile.runs, TEAM_MAX_RUNS), lockRuns: 1, log });
   await rm(linkDir, { recursive: true, force: true });
+  // Issue 51: the verified view re-served over Streamable HTTP, in front of skills-serve --http; no mount.
+  const serveSizes = SERVE_PROFILES[options.mode];
+  log(`serve: warm and cold reads of the corpus through skills-mount serve --http, then ${serveSizes.clients} clients at once; no mount`);
+  const serve = await measureServe({ workDir, catalog: corpus, runs: Math.min(profile.runs, serveSizes.maxRuns), clients: serveSizes.clients, readsPerClient: serveSizes.readsPerClient, log });
   // A real Claude Code session (scripts/harnesses.sh installs it); not in the quick run, whose smoke test runs in every CI pass.
   let pickup;
   if (profile.pickupSamples > 0) {
@@ -176,6 +182,7 @@ try {
     ...(await diskCacheCostRows({ workDir, catalogs, runs: profile.runs, log })),
     ...buildLinkRows(link, pickup),
     ...buildTeamRows(team),
+    ...buildServeRows(serve),
   ];
   const machine = describeMachine();
   const durationMs = performance.now() - startedMs;

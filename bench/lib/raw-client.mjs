@@ -62,9 +62,12 @@ export function uriToPath(uri) {
   return uri.slice('skill://'.length).split('/').map(decodeURIComponent).join('/');
 }
 
-/** resources/read of one URI, decoded to bytes as any client would. */
-export async function readBytes(client, uri) {
-  const result = await client.readResource({ uri }, { timeout: REQUEST_TIMEOUT_MS });
+/**
+ * resources/read of one URI, decoded to bytes as any client would. `cacheMode: 'bypass'`: always
+ * asks the server (a 2026-07-28 client otherwise answers a repeat from its own cache, for ttlMs).
+ */
+export async function readBytes(client, uri, { cacheMode } = {}) {
+  const result = await client.readResource({ uri }, { timeout: REQUEST_TIMEOUT_MS, ...(cacheMode && { cacheMode }) });
   const content = result.contents.find((item) => item.uri === uri);
   if (!content) throw new Error(`resources/read ${uri}: no content for the uri`);
   return typeof content.text === 'string' ? Buffer.from(content.text, 'utf8') : Buffer.from(content.blob, 'base64');

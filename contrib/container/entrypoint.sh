@@ -1,7 +1,7 @@
 #!/bin/sh
 # The container image's entrypoint: mounts at $SKILLS_MOUNT_POINT with the config at
 # $SKILLS_MOUNT_CONFIG, extra arguments passed on (--allow-user 1000, --metrics 0.0.0.0:9464);
-# a first argument that is a command (snapshot, verify, status, ...) runs that command as given.
+# a first argument that is a command (snapshot, serve, verify, status, ...) runs that command as given.
 #   SKILLS_MOUNT_BIN     the command to run (default skills-mount), split into words
 #   SKILLS_MOUNT_POINT   where to mount (default /var/lib/skills-mount/mnt)
 #   SKILLS_MOUNT_CONFIG  the config file (default /etc/skills-mount/config.json)
@@ -17,7 +17,7 @@ set -f
 bin=${SKILLS_MOUNT_BIN:-skills-mount}
 
 case "${1:-}" in
-  snapshot | verify | status | unmount | cache | approve | revoke | approvals | --help | --version)
+  snapshot | serve | verify | status | unmount | cache | approve | revoke | approvals | --help | --version)
     # shellcheck disable=SC2086 # split on purpose, see above
     exec $bin "$@"
     ;;

@@ -4,6 +4,7 @@
 // additional properties). Knows nothing of skills-mount.
 import { DaemonSet, Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { ConfigMap, Namespace, Pod, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 interface ModelClass {
@@ -21,6 +22,7 @@ const MODELS: ReadonlyMap<string, ModelClass> = new Map<string, ModelClass>([
   ['apps/v1/DaemonSet', DaemonSet],
   ['apps/v1/Deployment', Deployment],
   ['batch/v1/Job', Job],
+  ['networking.k8s.io/v1/NetworkPolicy', NetworkPolicy],
 ]);
 
 /**

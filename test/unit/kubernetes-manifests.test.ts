@@ -12,6 +12,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { parseCommandLine } from '../../src/cli/command-line.js';
 import { loadMountConfig } from '../../src/config/config.js';
+import type { ServeOptions } from '../../src/cli/serve-command.js';
+import { lockedApprovals } from '../../src/team/locked-approvals.js';
+import { loadPolicy } from '../../src/team/policy.js';
+import { mountableServers } from '../../src/team/view-approvals.js';
 import { manifestProblems } from '../support/kubernetes-schema.js';
 import { TempDirs } from '../support/temp-dir.js';
 
@@ -21,6 +25,8 @@ const DOCKERFILE = path.join(ROOT, 'contrib', 'container', 'Dockerfile');
 const ENTRYPOINT = path.join(ROOT, 'contrib', 'container', 'entrypoint.sh');
 const DOCS = ['docs/agents.md', 'docs/service.md'];
 const IMAGE = 'ghcr.io/skills-mount/skills-mount:0.1.0';
+/** The kinds whose pod spec runs the image. */
+const RUNS_PODS = ['Pod', 'DaemonSet', 'Deployment'];
 
 const temps = new TempDirs('skills-mount-k8s-');
 afterEach(() => temps.removeAll());
@@ -124,6 +130,10 @@ describe('the Kubernetes manifests, checked against the schemas', () => {
         'contrib/kubernetes/agent-pod.yaml: Pod',
         'contrib/kubernetes/sidecar.yaml: Pod',
         'contrib/kubernetes/snapshot-pod.yaml: Pod',
+        'contrib/kubernetes/serve-deployment.yaml: ConfigMap',
+        'contrib/kubernetes/serve-deployment.yaml: Deployment',
+        'contrib/kubernetes/serve-deployment.yaml: Service',
+        'contrib/kubernetes/serve-deployment.yaml: NetworkPolicy',
         'docs/agents.md: Pod',
       ]),
     );
@@ -172,16 +182,17 @@ describe('the Kubernetes manifests, checked against the schemas', () => {
 
 describe('what each recipe must get right', () => {
   it('every container runs the one placeholder image', () => {
-    const boxes = [...recipeManifests(), ...docsManifests()].filter(({ doc }) => doc['kind'] === 'Pod' || doc['kind'] === 'DaemonSet').flatMap(({ doc }) => containersOf(podSpec(doc)));
+    const boxes = [...recipeManifests(), ...docsManifests()].filter(({ doc }) => RUNS_PODS.includes(doc['kind'] as string)).flatMap(({ doc }) => containersOf(podSpec(doc)));
     expect(boxes.length).toBeGreaterThan(5);
     for (const box of boxes) expect(box['image'], String(box['name'])).toBe(IMAGE);
   });
 
   it('the config in the ConfigMap is one skills-mount loads, its token from the Secret through ${env:DOCS_TOKEN}; every file ships the same objects', async () => {
     const manifests = recipeManifests();
-    for (const kind of ['ConfigMap', 'Secret']) {
-      const copies = manifests.filter(({ doc }) => doc['kind'] === kind).map(({ doc }) => doc);
-      expect(copies.length, kind).toBeGreaterThan(0);
+    for (const [kind, name] of [['ConfigMap', 'skills-mount-config'], ['Secret', 'skills-mount-tokens']] as const) {
+      const copies = manifests.filter(({ doc }) => doc['kind'] === kind && (doc['metadata'] as Json)['name'] === name).map(({ doc }) => doc);
+      // Every recipe file that ships configuration ships these, the same.
+      expect(copies.length, kind).toBe(new Set(manifests.filter(({ doc }) => doc['kind'] === kind).map(({ where }) => where.split(' ')[0])).size);
       for (const copy of copies) expect(copy).toEqual(copies[0]);
     }
     const configMap = named('ConfigMap', 'skills-mount-config');
@@ -198,7 +209,7 @@ describe('what each recipe must get right', () => {
       expect.objectContaining({ label: 'team', config: expect.objectContaining({ kind: 'http', oauth: expect.objectContaining({ grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertionFile: '/var/run/secrets/mcp/token' }) }) }),
     ]);
     // Every container that runs skills-mount with that config has the identity and a writable sign-in store.
-    for (const { where, doc } of manifests.filter(({ doc }) => doc['kind'] === 'Pod' || doc['kind'] === 'DaemonSet')) {
+    for (const { where, doc } of manifests.filter(({ doc }) => RUNS_PODS.includes(doc['kind'] as string))) {
       const spec = podSpec(doc);
       for (const box of containersOf(spec).filter((candidate) => ((candidate['volumeMounts'] as Json[] | undefined) ?? []).some((mount) => mount['name'] === 'config'))) {
         const mounts = (box['volumeMounts'] as Json[]).map((mount) => [mount['name'], mount['mountPath']]);
@@ -209,7 +220,7 @@ describe('what each recipe must get right', () => {
       if (identity) expect(JSON.stringify(identity), where).toContain('"serviceAccountToken":{"path":"token","audience":"https://id.team.example.com"');
     }
     // Every container that gets DOCS_TOKEN gets it from that Secret, never as a literal.
-    for (const { doc } of manifests.filter(({ doc }) => doc['kind'] === 'Pod' || doc['kind'] === 'DaemonSet')) {
+    for (const { doc } of manifests.filter(({ doc }) => RUNS_PODS.includes(doc['kind'] as string))) {
       for (const box of containersOf(podSpec(doc))) {
         const entry = ((box['env'] as Json[] | undefined) ?? []).find((candidate) => candidate['name'] === 'DOCS_TOKEN');
         if (entry) expect(entry, String(box['name'])).toEqual({ name: 'DOCS_TOKEN', valueFrom: { secretKeyRef: { name: 'skills-mount-tokens', key: 'DOCS_TOKEN' } } });
@@ -315,6 +326,105 @@ describe('what each recipe must get right', () => {
   });
 });
 
+describe('the serve Deployment (serve-deployment.yaml)', () => {
+  const manifests = () => recipeManifests().filter(({ where }) => where.startsWith('contrib/kubernetes/serve-deployment.yaml '));
+  const deployment = () => named('Deployment', 'skills-mount-serve', manifests());
+  const serveBox = () => container(podSpec(deployment()), 'skills-mount-serve');
+  const serveOptions = (): ServeOptions => {
+    const command = parseCommandLine(serveBox()['args'] as string[]);
+    expect(command.command).toBe('serve');
+    return (command as { options: ServeOptions }).options;
+  };
+  /** Where a container mounts a path: the volumeMount whose mountPath holds it. */
+  const mountHolding = (box: Json, file: string): Json | undefined =>
+    (box['volumeMounts'] as Json[]).filter((mount) => isUnder(file, mount['mountPath'] as string)).sort((a, b) => String(b['mountPath']).length - String(a['mountPath']).length)[0];
+
+  it('serves the project lock over HTTP on every address, behind --auth-issuer, with the audience the Service gives clients', () => {
+    const options = serveOptions();
+    const box = serveBox();
+    const spec = podSpec(deployment());
+    expect(options.view.kind).toBe('project');
+    expect(options.http).toEqual({ host: '0.0.0.0', port: 8931 });
+    expect(options.unauthenticatedNetwork).toBe(false);
+    expect(options.auth?.issuer).toBe('https://id.team.example.com');
+    // The lock is in the --project folder, from the ConfigMap, and only the lock is there.
+    const projectDir = (options.view as { dir: string }).dir;
+    const projectMount = mountHolding(box, path.join(projectDir, 'skills-lock.json'))!;
+    expect(projectMount['mountPath']).toBe(projectDir);
+    expect(volume(spec, projectMount['name'] as string)['configMap']).toEqual({ name: 'skills-mount-serve', items: [{ key: 'skills-lock.json', path: 'skills-lock.json' }] });
+    expect(isUnder(options.servers.configPath!, mountOf(box, 'config')['mountPath'] as string)).toBe(true);
+    // The Service: its port and name are the audience's; it sends to the container's MCP port.
+    const service = named('Service', 'skills-mount-serve', manifests());
+    const servicePort = ((service['spec'] as Json)['ports'] as Json[])[0]!;
+    expect(options.auth?.audience).toBe(`http://${String((service['metadata'] as Json)['name'])}:${String(servicePort['port'])}/mcp`);
+    const mcpPort = (box['ports'] as Json[]).find((port) => port['name'] === servicePort['targetPort'])!;
+    expect(mcpPort['containerPort']).toBe(options.http!.port);
+    expect((service['spec'] as Json)['selector']).toEqual(((deployment()['spec'] as Json)['template'] as Json)['metadata'] && ((((deployment()['spec'] as Json)['template'] as Json)['metadata'] as Json)['labels']));
+  });
+
+  it('the machine policy is one file at /etc/skills-mount/policy.json (a ConfigMap folder is 0777: a policy in it is not honoured), and with the config it keeps both servers and every locked skill', async () => {
+    const box = serveBox();
+    const spec = podSpec(deployment());
+    const policyMount = mountHolding(box, '/etc/skills-mount/policy.json')!;
+    expect(policyMount).toMatchObject({ mountPath: '/etc/skills-mount/policy.json', subPath: 'policy.json', readOnly: true });
+    expect(volume(spec, policyMount['name'] as string)['configMap']).toMatchObject({ name: 'skills-mount-serve' });
+    // Nothing is mounted at /etc/skills-mount itself: the image's folder (root, 0755) holds the policy.
+    expect((box['volumeMounts'] as Json[]).map((mount) => mount['mountPath'])).not.toContain('/etc/skills-mount');
+
+    const data = named('ConfigMap', 'skills-mount-serve', manifests())['data'] as Record<string, string>;
+    const dir = await temps.make();
+    const configFile = path.join(dir, 'config.json');
+    await writeFile(configFile, (named('ConfigMap', 'skills-mount-config', manifests())['data'] as Json)['config.json'] as string);
+    await writeFile(path.join(dir, 'policy.json'), data['policy.json']!);
+    await writeFile(path.join(dir, 'skills-lock.json'), data['skills-lock.json']!);
+    const policy = await loadPolicy({ env: {}, home: dir, machinePath: path.join(dir, 'policy.json'), userPath: path.join(dir, 'no-user-policy.json'), ownerUidOf: () => 0 });
+    expect(policy.inForce).toBe(true);
+    const lines: string[] = [];
+    const config = mountableServers(await loadMountConfig({ configPath: configFile, env: { DOCS_TOKEN: 'x' } }), policy, (line) => lines.push(line), 'not served');
+    expect(config.servers.map((server) => server.label)).toEqual(['docs', 'team']);
+    expect(lines).toEqual([]);
+    const locked = await lockedApprovals(path.join(dir, 'skills-lock.json'), config.servers, policy, 'view');
+    expect(locked.problems).toEqual([]);
+    expect(locked.approvals?.map((approval) => approval.skillUri)).toEqual(['skill://acme/billing/refunds/SKILL.md', 'skill://hello-mount/SKILL.md']);
+  });
+
+  it('health and metrics on the --metrics port: probes at /healthz, Prometheus annotations naming it', () => {
+    const options = serveOptions();
+    const box = serveBox();
+    expect(options.metrics).toEqual({ host: '0.0.0.0', port: 9464 });
+    const port = (box['ports'] as Json[]).find((candidate) => candidate['containerPort'] === options.metrics!.port)!;
+    expect(port).toBeDefined();
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect((box[probe] as Json)['httpGet'], probe).toEqual({ path: '/healthz', port: port['name'] });
+    const annotations = (((deployment()['spec'] as Json)['template'] as Json)['metadata'] as Json)['annotations'];
+    expect(annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(options.metrics!.port), 'prometheus.io/path': '/metrics' });
+  });
+
+  it('runs with no privilege: non-root, read-only root filesystem, the disk cache and the kept texts on emptyDirs, resources requested', () => {
+    const spec = podSpec(deployment());
+    const box = serveBox();
+    expect(JSON.stringify(deployment())).not.toMatch(/hostPath|\/dev\/fuse|"privileged"|hostNetwork|hostPID|SYS_ADMIN/);
+    expect(spec['securityContext']).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(box['securityContext']).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(Number((box['securityContext'] as Json)['runAsUser'])).toBeGreaterThan(0);
+    expect(serveOptions().diskCache).toBeDefined();
+    for (const variable of ['XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_CONFIG_HOME']) {
+      const mount = mountHolding(box, envValue(box, variable)!)!;
+      expect(volume(spec, mount['name'] as string)['emptyDir'], variable).toBeDefined();
+    }
+    expect((box['resources'] as Json)['requests']).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
+    expect((deployment()['spec'] as Json)['replicas']).toBeGreaterThan(1);
+  });
+
+  it('the NetworkPolicy selects the gateway\'s pods and names its two ports', () => {
+    const policy = named('NetworkPolicy', 'skills-mount-serve', manifests())['spec'] as Json;
+    const labels = (((deployment()['spec'] as Json)['template'] as Json)['metadata'] as Json)['labels'];
+    expect((policy['podSelector'] as Json)['matchLabels']).toEqual(labels);
+    const named_ = (serveBox()['ports'] as Json[]).map((port) => port['name']);
+    const ports = (policy['ingress'] as Json[]).flatMap((rule) => (rule['ports'] as Json[]).map((port) => port['port']));
+    expect(ports.sort()).toEqual([...named_].sort());
+  });
+});
+
 describe('the container image', () => {
   const dockerfile = readFileSync(DOCKERFILE, 'utf8');
   // Continuation lines joined, comments dropped: one instruction per line.
@@ -396,6 +506,7 @@ describe('the entrypoint', () => {
     const mountpoint = path.join(dir, 'mnt');
     for (const argv of [
       ['snapshot', '/skills/current', '--config', '/etc/skills-mount/config.json', '--watch'],
+      ['serve', '--http', '0.0.0.0:8931', '--project', '/etc/skills-mount/project', '--auth-issuer', 'https://id.example.com'],
       ['verify', '/skills/current', '--json'],
       ['status', '--json'],
       ['unmount', '/var/lib/skills-mount/mnt'],
