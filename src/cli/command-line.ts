@@ -164,11 +164,9 @@ function parseMount(given: readonly string[]): Command {
   if (values.version) return { command: 'version' };
   const serverFlags = (values.server as string[] | undefined) ?? [];
   // CONFIG MOUNTPOINT: how mount.fuse3 runs it for `mount -t fuse.skills-mount` (fstab): CONFIG is --config.
-  const fstabForm = positionals.length === 2;
-  if (fstabForm) {
-    if (values.config !== undefined || serverFlags.length > 0) throw new ConfigError(`CONFIG MOUNTPOINT (the fstab form) names its servers by CONFIG: drop --config and --server`);
-    values.config = positionals.shift();
-  }
+  // With --config or --server, two words are a mistake (an unquoted --server value, most often), said below.
+  const fstabForm = positionals.length === 2 && values.config === undefined && serverFlags.length === 0;
+  if (fstabForm) values.config = positionals.shift();
   if (values['log-file'] !== undefined && !fstabForm) throw new ConfigError('--log-file goes with the fstab form (CONFIG MOUNTPOINT), whose daemon runs in the background');
   if (positionals.length !== 1) {
     if (positionals.length === 0) throw new ConfigError('MOUNTPOINT is required');

@@ -28,6 +28,7 @@ describe('command line', () => {
         allowUser: undefined,
         metrics: undefined,
         verbose: true,
+        background: false,
       },
     });
   });
