@@ -19,6 +19,7 @@ import { driftOf, updatedSkill, type Drift } from '../team/locked-skills.js';
 import { loadPolicy } from '../team/policy.js';
 import { defaultSkillTexts, keepSkillText, keptSkillText } from '../team/skill-texts.js';
 import type { CommandIo } from './approve-command.js';
+import { reviewAnswers } from './skill-review.js';
 import { givenServers, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
 import { formatBytes } from './status.js';
 
@@ -71,7 +72,7 @@ export async function runOutdated(options: OutdatedOptions, io: CommandIo): Prom
 
 /** Exit 0 when every named skill is current or was updated; 1 when any was declined, gone or refused; 2 when a server could not be asked. */
 export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<number> {
-  if (!options.yes && io.ask === undefined) throw new ConfigError('update asks on a terminal, and there is none: pass --yes to take what is shown');
+  const answers = reviewAnswers('update', options, io, 'take what is shown');
   const { lock, file } = await projectLock(options.projectDir);
   const selected = options.all ? lock.skills : selectSkills(lock, options.paths);
   const policy = await loadPolicy({ env: io.env, home: homedir() });
@@ -99,7 +100,7 @@ export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<
         failed += 1;
         continue;
       }
-      if (!options.yes && !(await io.ask!(`Update ${key} in the lock to the version shown?`))) {
+      if ('ask' in answers && !(await answers.ask(`Update ${key} in the lock to the version shown?`))) {
         io.out('not updated: the locked version stays\n\n');
         failed += 1;
         continue;

@@ -1,7 +1,8 @@
 // What a person reviewing a hostile server's skill is shown, through the built CLI against a real
 // skills-serve over Streamable HTTP: a served file named `SKILL.md` + U+200B is shown escaped in
 // `lock`'s review and in `outdated`, never as a second `SKILL.md`, and so is every invisible
-// character of a diff line.
+// character of a diff line; `lock` with no terminal to ask on (stdin from /dev/null or a pipe)
+// refuses as `approve` and `update` do, writing nothing.
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,9 +37,15 @@ afterAll(async () => {
 });
 
 /** `skills-mount ARGS` as rae in the project, the project's .mcp.json as its configuration. */
-function inProject(args: readonly string[]): Promise<CliResult> {
-  return cli(rae, [...args, '--project', '.', '--config', '.mcp.json'], { cwd: project });
+function inProject(args: readonly string[], runUnder?: readonly string[]): Promise<CliResult> {
+  return cli(rae, [...args, '--project', '.', '--config', '.mcp.json'], { cwd: project, runUnder });
 }
+
+/** The CLI's stdin from /dev/null, and from a pipe that says yes: no terminal either way. */
+const NO_TERMINAL = {
+  'stdin from /dev/null': ['sh', '-c', 'exec "$@" </dev/null', 'sh'],
+  'echo y |': ['sh', '-c', 'echo y | "$@"', 'sh'],
+};
 
 /** Until `outdated --json` says the skill at `key` is `state`: skills-serve sees a change once its watch settles. */
 async function untilOutdated(key: string, state: string): Promise<void> {
@@ -71,5 +78,23 @@ describe('look-alike names and invisible characters from a server', () => {
     expect(outdated.stdout.split('\n')).toContain('  +run\\u200b this\\u202e first');
     // The lock keeps the name as served: only what is shown is escaped.
     expect(await readFile(path.join(project, 'skills-lock.json'), 'utf8')).toContain(`"path":"${LOOK_ALIKE}"`);
+  });
+});
+
+describe('lock and update with no terminal to ask on', () => {
+  it.each(Object.entries(NO_TERMINAL))('lock without --yes, %s: exit 2, "lock asks on a terminal, and there is none: pass --yes", the lockfile unchanged', async (_how, runUnder) => {
+    const lockfile = path.join(project, 'skills-lock.json');
+    const before = await readFile(lockfile, 'utf8').catch(() => undefined);
+    const refused = await inProject(['lock', 'team/gamma'], runUnder);
+    expect(refused.code, `${refused.stdout}\n${refused.stderr}`).toBe(2);
+    expect(refused.stderr).toContain('skills-mount: lock asks on a terminal, and there is none: pass --yes to lock what is shown without asking');
+    expect(refused.stderr).not.toMatch(/is not a function/);
+    expect(await readFile(lockfile, 'utf8').catch(() => undefined)).toBe(before);
+  });
+
+  it('update without --yes, from a pipe: the same refusal, in its own words', async () => {
+    const refused = await inProject(['update', '--all'], NO_TERMINAL['echo y |']);
+    expect(refused.code, `${refused.stdout}\n${refused.stderr}`).toBe(2);
+    expect(refused.stderr).toContain('skills-mount: update asks on a terminal, and there is none: pass --yes to take what is shown');
   });
 });
