@@ -81,7 +81,7 @@ export async function runOutdated(options: OutdatedOptions, io: CommandIo): Prom
   else {
     const shown = new ShownLines(options.full);
     const text = comparisons.map((comparison) => describeComparison(comparison, shown)).join('');
-    const leftOut = shown.leftOut === 0 ? '' : `${shown.leftOut} line${shown.leftOut === 1 ? '' : 's'} left out: --full prints them all, --json has everything\n`;
+    const leftOut = shown.leftOut === 0 ? '' : `${counted(shown.leftOut, 'line')} left out: --full prints them all, --json has everything\n`;
     io.out(text + leftOut + summary(comparisons));
   }
   return exitCodeOf(comparisons);
@@ -106,7 +106,7 @@ export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<
       // Each skill is judged on its own: a bound of its own.
       const shown = new ShownLines(options.full);
       io.out(describeComparison(comparison, shown));
-      if (shown.leftOut > 0) io.out(`(${shown.leftOut} line${shown.leftOut === 1 ? '' : 's'} of ${key}'s changes left out: --full prints them all)\n`);
+      if (shown.leftOut > 0) io.out(`(${counted(shown.leftOut, 'line')} of ${key}'s changes left out: --full prints them all)\n`);
       if (comparison.state !== 'changed') {
         if (comparison.state === 'unavailable') unavailable += 1;
         else failed += 1;
@@ -274,19 +274,24 @@ function describeComparison(comparison: SkillComparison, shown: ShownLines): str
     const sizes = file.change === 'changed' ? `${formatBytes(file.lockedBytes!)} -> ${formatBytes(file.servedBytes!)}` : formatBytes((file.change === 'added' ? file.servedBytes : file.lockedBytes)!);
     lines.push(`  ${file.change.padEnd(8)} ${shown.escaped(file.path)}  ${sizes}`);
   }
-  if (files.cut > 0) lines.push(`  ... ${files.cut} more file${files.cut === 1 ? '' : 's'} left out`);
+  if (files.cut > 0) lines.push(`  ... ${counted(files.cut, 'more file')} left out`);
   for (const field of drift.newPermissionFields) lines.push(`  ! ${escapeForLog(field.field)}: ${escapeForLog(field.value)}  (new in this version: an update never grants it)`);
   // Server text, line by line: its line structure kept, no control character reaching the terminal.
   const diff = shown.take(comparison.diff.split('\n').filter((line, index, all) => line !== '' || index < all.length - 1), DIFF_LINES_SHOWN);
   for (const line of diff.shown) lines.push(`  ${shown.escaped(line)}`);
-  if (diff.cut > 0) lines.push(`  ... ${diff.cut} more line${diff.cut === 1 ? '' : 's'} of this diff left out`);
+  if (diff.cut > 0) lines.push(`  ... ${counted(diff.cut, 'more line')} of this diff left out`);
   return `${lines.join('\n')}\n`;
 }
 
 function summary(comparisons: readonly SkillComparison[]): string {
   const count = (state: SkillComparison['state']) => comparisons.filter((comparison) => comparison.state === state).length;
   const parts = [`${count('current')} current`, `${count('changed')} changed`, ...(count('gone') ? [`${count('gone')} not served as locked`] : []), ...(count('unavailable') ? [`${count('unavailable')} not asked`] : [])];
-  return `${comparisons.length} locked skill${comparisons.length === 1 ? '' : 's'}: ${parts.join(', ')}\n`;
+  return `${counted(comparisons.length, 'locked skill')}: ${parts.join(', ')}\n`;
+}
+
+/** "1 line", "3 lines". */
+function counted(count: number, what: string): string {
+  return `${count} ${what}${count === 1 ? '' : 's'}`;
 }
 
 function comparisonJson(comparison: SkillComparison): Record<string, unknown> {
