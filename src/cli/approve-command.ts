@@ -1,27 +1,25 @@
 // `skills-mount approve PATH...`, `revoke PATH...` and `approvals`: a person approves a skill
 // as the mount holds it (SEP-2640 "Content-bound approval"). The skill is read from its
 // `.inspect/<label>/` record (a running mount's file, or with --config/--server the same record
-// from servers started here: skill-records.ts), shown with everything that widens what an agent
-// may do called out, and stored bound to its whole resources set; on a mount the daemon re-reads
+// from servers started here: skill-records.ts), shown and asked about as skill-review.ts does for
+// approve, lock and update, and stored bound to its whole resources set; on a mount the daemon re-reads
 // the approvals file, and the command waits until the approved view shows the change.
 import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { approvalInputFor, hiddenPermissionFields, looksLikeScript, type HiddenPermissionField } from '../approvals/approval-check.js';
+import { approvalInputFor } from '../approvals/approval-check.js';
 import { ApprovalStore, defaultApprovalsPath, type Approval } from '../approvals/approval-store.js';
-import { ConfigError } from '../errors.js';
 import { escapeForLog } from '../format/escape.js';
-import { FrontmatterError, frontmatterBlock } from '../format/frontmatter.js';
-import { frontmatterReadings } from '../format/frontmatter-readings.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { APPROVED_DIR, INSPECT_DIR, SKILLS_JSON, inspectFileName } from '../fs/mount-layout.js';
 import { skillsMounts } from '../fuse/index.js';
 import type { ServerSelection } from '../config/server-selection.js';
 import { mountListingState, readMountFile } from '../fuse/mount-read.js';
 import { startServerRecords } from '../in-process/server-records.js';
-import { SkillPathError, type FoundSkill, type SkillLocation, type SkillRecords } from '../in-process/skill-records.js';
-import { formatBytes, table } from './status.js';
+import { SkillPathError, type SkillLocation, type SkillRecords } from '../in-process/skill-records.js';
+import { askToApprove, describeGrants, describeSkill, forEachSkill, otherReadings, reviewAnswers, type ReviewIo } from './skill-review.js';
+import { table } from './status.js';
 import { loadMountConfig, type LabelledServer } from '../config/config.js';
 import { loadPolicy, type Policy } from '../team/policy.js';
 
@@ -29,10 +27,6 @@ const READ_TIMEOUT_MS = 5_000;
 /** The daemon re-reads the approvals file within 100 ms of a change. */
 const VIEW_WAIT_MS = 5_000;
 const VIEW_POLL_MS = 100;
-/** Script-like files named in the list describeSkill shows; the rest are counted. */
-const SCRIPTS_SHOWN = 5;
-/** What an exec grant does, in the words of the prompt and the listing. */
-const EXEC_EFFECT = 'files starting with #! become executable in linked entries; the mount itself stays noexec';
 
 /** A skill directory on a running mount, as a PATH argument names it. */
 export interface MountLocation extends SkillLocation {
@@ -59,10 +53,7 @@ export interface RevokeOptions {
   servers: ServerSelection | undefined;
 }
 
-export interface CommandIo {
-  out: (text: string) => void;
-  /** Asks a yes/no question on the terminal; undefined when there is no terminal to ask on. */
-  ask: ((question: string) => Promise<boolean>) | undefined;
+export interface CommandIo extends ReviewIo {
   env: NodeJS.ProcessEnv;
   /** Diagnostics (the servers started with --config or --server): one line each, on stderr. */
   log: (line: string) => void;
@@ -98,7 +89,7 @@ function recordsFor(request: { paths: readonly string[]; servers: ServerSelectio
  * the skills (default: as `options` says, on a mount or from servers started here).
  */
 export async function runApprove(options: ApproveOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
-  if (!options.yes && io.ask === undefined) throw new ConfigError('approve asks on a terminal, and there is none: pass --yes to approve what is shown without asking');
+  const answers = reviewAnswers('approve', options, io, 'approve what is shown without asking');
   const store = await ApprovalStore.load(approvalsFile(io.env));
   const policy = await loadPolicy({ env: io.env, home: homedir() });
   const policyServer = policyServers(policy);
@@ -109,7 +100,7 @@ export async function runApprove(options: ApproveOptions, io: CommandIo, records
     const skillMdDigest = Array.isArray(record.files) ? record.files.find((file) => file.uri === record.uri)?.digest : undefined;
     const refusal = policy.inForce && server === undefined ? `a policy is in force and no configured server is labelled ${location.label}` : server && policy.checkSkill(server, { path: location.directory, skillDigest: skillMdDigest, resourcesDigest: record.resourcesDigest }, 'approve')?.message;
     if (refusal) throw new SkillPathError(`${given}: not approved: ${refusal}`);
-    const answer = await askToApprove('Approve', location, record, options, io);
+    const answer = await askToApprove('Approve', location, record, answers);
     if (answer === undefined) {
       io.out('not approved\n\n');
       return false;
@@ -143,44 +134,6 @@ function policyServers(policy: Policy): (label: string, selection: ServerSelecti
   };
 }
 
-/** What a person said to a skill shown to them: the grants given, and what it asked for. */
-export interface ApprovalAnswer {
-  allowedTools: boolean;
-  exec: boolean;
-  /** The skill has an allowed-tools field. */
-  asksTools: boolean;
-  /** The skill has files that look like scripts. */
-  hasScripts: boolean;
-}
-
-/**
- * Asks whether to `verb` the skill shown (undefined: declined), then each grant it could widen;
- * with --yes, the flags answer. Shared by approve, lock and update.
- */
-export async function askToApprove(verb: string, location: SkillLocation, record: InspectRecord, options: { yes: boolean; grantAllowedTools: boolean; grantExec: boolean }, io: CommandIo): Promise<ApprovalAnswer | undefined> {
-  const allowedTools = record.permissionFields.find((field) => field.effect === 'tool-permission');
-  const approved = options.yes || (await io.ask!(`${verb} ${location.label}/${location.directory} as shown above?`));
-  if (!approved) return undefined;
-  let grant = false;
-  if (allowedTools) {
-    grant = options.yes ? options.grantAllowedTools : await io.ask!(`Also grant its allowed-tools (${escapeForLog(allowedTools.value)})?`);
-  }
-  // On a terminal, asked where something looks like a script (a question about nothing would be noise);
-  // --yes --grant-exec is the person's word whatever the files are called (a #! file named bin/tool).
-  const hasScripts = scriptFiles(location, record).length > 0;
-  let exec = false;
-  if (options.yes) exec = options.grantExec;
-  else if (hasScripts) exec = await io.ask!(`Also let its scripts run (${EXEC_EFFECT})?`);
-  return { allowedTools: grant, exec, asksTools: allowedTools !== undefined, hasScripts };
-}
-
-/** " with its allowed-tools (exec not granted for its scripts)": the grants given and withheld, for the summary line. */
-export function describeGrants(answer: ApprovalAnswer): string {
-  const granted = [...(answer.allowedTools ? ['its allowed-tools'] : []), ...(answer.exec ? ['exec for its scripts'] : [])];
-  const withheld = [...(answer.asksTools && !answer.allowedTools ? ['allowed-tools not granted'] : []), ...(answer.hasScripts && !answer.exec ? ['exec not granted for its scripts'] : [])];
-  return `${granted.length > 0 ? ` with ${granted.join(' and ')}` : ''}${withheld.length > 0 ? ` (${withheld.join('; ')})` : ''}`;
-}
-
 /** `revoke PATH...`, or `revoke --label L --uri U` for a skill no mount shows any more. `records` as for runApprove. */
 export async function runRevoke(request: RevokeOptions, io: CommandIo, records?: SkillRecords): Promise<number> {
   const store = await ApprovalStore.load(approvalsFile(io.env));
@@ -194,29 +147,6 @@ export async function runRevoke(request: RevokeOptions, io: CommandIo, records?:
     io.out(`revoked ${location.label}/${location.directory}: ${await whenRevoked()}\n`);
     return true;
   });
-}
-
-/**
- * Runs `handle` on the skill each PATH names, with its record as `records` finds it. A PATH
- * that fails is reported (followed by `gap`) and counted, and the others go on. Resolves the
- * exit code: 0 when `handle` said true for every PATH. Closes `records`.
- */
-export async function forEachSkill(paths: readonly string[], records: SkillRecords, io: CommandIo, gap: string, handle: (skill: FoundSkill & { given: string }) => Promise<boolean>): Promise<number> {
-  let failed = 0;
-  try {
-    for (const given of paths) {
-      try {
-        if (!(await handle({ given, ...(await records.find(given)) }))) failed += 1;
-      } catch (error) {
-        if (!(error instanceof SkillPathError) && !(error instanceof ConfigError)) throw error;
-        io.out(`skills-mount: ${error.message}\n${gap}`);
-        failed += 1;
-      }
-    }
-  } finally {
-    await records.close();
-  }
-  return failed === 0 ? 0 : 1;
 }
 
 /** `approvals [--json]`: what is stored, for every mount (the state on a mount is in its skills.json and `status`). */
@@ -345,69 +275,3 @@ async function waitForView(location: MountLocation, given: string, done: (approv
     await new Promise((resolve) => setTimeout(resolve, VIEW_POLL_MS));
   }
 }
-
-/** The skill's files that look like scripts (looksLikeScript), relative to its directory; none when its files are not listed. */
-function scriptFiles(location: SkillLocation, record: InspectRecord): string[] {
-  if (!Array.isArray(record.files)) return [];
-  const prefix = `${location.directory}/`;
-  return record.files.map((file) => (file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path)).filter(looksLikeScript);
-}
-
-/** The permission fields YAML readers other than the verified one find in the SKILL.md, or why it could not be read. */
-export async function otherReadings(skillMd: FoundSkill['skillMd']): Promise<HiddenPermissionField[] | string> {
-  const read = await skillMd();
-  if ('problem' in read) return read.problem;
-  try {
-    return hiddenPermissionFields(frontmatterReadings(frontmatterBlock(read.text)));
-  } catch (error) {
-    if (error instanceof FrontmatterError) return error.message;
-    throw error;
-  }
-}
-
-/**
- * The skill as a person needs to judge it; every string from the server escaped. `hidden`: the
- * permission fields only other YAML readers find in its SKILL.md (or why it could not be read).
- */
-export function describeSkill(location: SkillLocation, record: InspectRecord, hidden: readonly HiddenPermissionField[] | string = []): string {
-  const lines = [`${location.label}/${location.directory} ${location.where}`];
-  const field = (name: string, value: string) => lines.push(`  ${name.padEnd(12)} ${value}`);
-  field('name', escapeForLog(record.name));
-  field('uri', escapeForLog(record.uri));
-  field('description', escapeForLog(record.description));
-  if (Array.isArray(record.files)) {
-    const total = record.files.reduce((sum, file) => sum + file.sizeBytes, 0);
-    field('files', `${record.files.length}, ${formatBytes(total)} (set ${record.resourcesDigest})`);
-    const prefix = `${location.directory}/`;
-    const rows = record.files.map((file) => [escapeForLog(file.path.startsWith(prefix) ? file.path.slice(prefix.length) : file.path), formatBytes(file.sizeBytes), file.digest]);
-    lines.push(...table(rows, [1]).map((row) => `    ${row}`));
-  } else {
-    field('files', record.files === 'dynamic' ? '"dynamic": the server publishes no digests' : 'not listed (index generation)');
-  }
-  field('nested', record.nestedSkills.length === 0 ? 'none' : `${record.nestedSkills.map(escapeForLog).join(', ')} (each needs its own approval)`);
-  for (const permission of record.permissionFields) {
-    const effect =
-      permission.effect === 'tool-permission'
-        ? 'widens the tools an agent may use; granted only if you say so'
-        : 'asks the host to run code; approving the skill never grants it';
-    lines.push(`  ! ${permission.field}: ${escapeForLog(permission.value)}  (${effect})`);
-  }
-  // Never granted (no grant covers what the verified reading lacks) and never linked; shown because a harness would read it.
-  if (typeof hidden === 'string') lines.push(`  ! frontmatter: not checked against other YAML readers (${escapeForLog(hidden)})`);
-  else for (const field of hidden) {
-    lines.push(`  ! ${escapeForLog(field.field)}: ${escapeForLog(field.value)}  (hidden: only ${field.readers.join('; ')} read it; never granted, held back from linked entries)`);
-  }
-  const scripts = scriptFiles(location, record);
-  if (scripts.length > 0) {
-    const named = scripts.slice(0, SCRIPTS_SHOWN).map(escapeForLog).join(', ') + (scripts.length > SCRIPTS_SHOWN ? `, and ${scripts.length - SCRIPTS_SHOWN} more` : '');
-    lines.push(`  ! scripts: ${named}  (run only if you let them: ${EXEC_EFFECT})`);
-  }
-  const approval = record.approval;
-  if (approval === null) field('approval', 'none');
-  else if (approval.state === 'changed-since-approval') {
-    const differing = (approval.differing ?? []).map((d) => `${escapeForLog(d.path ?? d.uri)} ${d.change}`).join(', ');
-    field('approval', `changed since approval on ${approval.approvedAt}: ${differing || 'the server changed it and went back to the approved files; an approval does not outlive a change'}`);
-  } else field('approval', `${approval.state} (${approval.approvedAt})`);
-  return `${lines.join('\n')}\n`;
-}
-

@@ -33,8 +33,8 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
        skills-mount lock LABEL/SKILLDIR... --project DIR [--config FILE | --server ...]
                     [--yes [--grant-allowed-tools] [--grant-exec]]
        skills-mount unlock LABEL/SKILLDIR... --project DIR
-       skills-mount outdated --project DIR [--config FILE | --server ...] [--json]
-       skills-mount update LABEL/SKILLDIR... | --all --project DIR [--config FILE | --server ...] [--yes]
+       skills-mount outdated --project DIR [--config FILE | --server ...] [--json | --full]
+       skills-mount update LABEL/SKILLDIR... | --all --project DIR [--config FILE | --server ...] [--yes] [--full]
        skills-mount verify --project DIR [--json] [--against-server [--config FILE] [--server ...]]
        skills-mount unmount MOUNTPOINT
        skills-mount doctor [--config FILE] [--server ...] [--only ...] [--json]
@@ -184,9 +184,13 @@ Commands:
                           takes skills out of the lockfile
   outdated --project DIR  each locked skill against its server now: files added, removed and
                           changed, permission fields the new version adds, a diff of SKILL.md.
+                          The text shows at most 200 lines of a diff and 2,000 file and diff
+                          lines in all (1,000 characters a line), and counts what it left out;
+                          --full prints every line, --json has everything.
                           Exit 0 all current, 1 some differ, 2 a server could not be asked
   update PATH... | --all --project DIR
-                          shows that, asks, and locks the served version; never widens a grant
+                          shows that (bounded per skill; --full: all of it), asks, and locks
+                          the served version; never widens a grant
   verify --project DIR    the project's linked folders equal its lock exactly (every entry,
                           every file's digest, nothing missing or extra; writes nothing):
                           CI's frozen check. --against-server: the servers still serve it too

@@ -14,7 +14,8 @@ import type { ServerConfig } from '../config/server-config.js';
 import { lockedSkillOf } from '../team/locked-skills.js';
 import { loadPolicy } from '../team/policy.js';
 import { defaultSkillTexts, keepSkillText } from '../team/skill-texts.js';
-import { askToApprove, describeGrants, describeSkill, forEachSkill, otherReadings, type CommandIo } from './approve-command.js';
+import type { CommandIo } from './approve-command.js';
+import { askToApprove, describeGrants, describeSkill, forEachSkill, otherReadings, reviewAnswers } from './skill-review.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { ConfigError } from '../errors.js';
 import { givenGrants, givenServers, GRANT_OPTIONS, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
@@ -44,6 +45,7 @@ export function parseUnlock(argv: readonly string[]): { command: 'unlock'; paths
 
 /** Exit 0 when every PATH was locked, 1 when any failed, was refused or declined. */
 export async function runLock(options: LockOptions, io: CommandIo): Promise<number> {
+  const answers = reviewAnswers('lock', options, io, 'lock what is shown without asking');
   const file = lockfilePath(options.projectDir);
   await requireOwnFolder(options.projectDir);
   // A lockfile that cannot be read is fixed first: nothing is added to a file this command would have to rewrite blind.
@@ -65,7 +67,7 @@ export async function runLock(options: LockOptions, io: CommandIo): Promise<numb
     const draft = lockedSkillOf(location.label, location.directory, record, { allowedTools: false, exec: false });
     const skillRefusal = policy.checkSkill(server, { path: draft.path, skillDigest: draft.skillDigest, resourcesDigest: draft.resourcesDigest }, 'lock');
     if (skillRefusal !== undefined) throw new SkillPathError(`${given}: ${skillRefusal.message}`);
-    const answer = await askToApprove('Lock', location, record, options, io);
+    const answer = await askToApprove('Lock', location, record, answers);
     if (answer === undefined) {
       io.out('not locked\n\n');
       return false;

@@ -1,14 +1,15 @@
 // `skills-mount outdated --project DIR` and `update LABEL/SKILLDIR... | --all --project DIR`: each
 // locked skill against what its server serves now (the configured servers, started here): the
 // files added, removed and changed, the permission fields the new version adds, and a unified diff
-// of SKILL.md. `update` shows that, asks, and rewrites the lock entry; it never widens a grant.
-// Until then the locked version is the one `link` and the mount keep serving.
+// of SKILL.md, bounded in text (a server's change can be any size) and whole in --json or --full.
+// `update` shows that, asks, and rewrites the lock entry; it never widens a grant. Until then the
+// locked version is the one `link` and the mount keep serving.
 import { homedir } from 'node:os';
 import { createTwoFilesPatch } from 'diff';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import type { ServerSelection } from '../config/server-selection.js';
 import { labelledSkillPath } from '../config/server-selection.js';
-import { escapeForLog } from '../format/escape.js';
+import { escapeForLog, escapeWithin } from '../format/escape.js';
 import type { InspectRecord } from '../fs/approved-view.js';
 import { startServerRecords } from '../in-process/server-records.js';
 import { SkillPathError, type SkillRecords } from '../in-process/skill-records.js';
@@ -19,14 +20,24 @@ import { driftOf, updatedSkill, type Drift } from '../team/locked-skills.js';
 import { loadPolicy } from '../team/policy.js';
 import { defaultSkillTexts, keepSkillText, keptSkillText } from '../team/skill-texts.js';
 import type { CommandIo } from './approve-command.js';
+import { reviewAnswers } from './skill-review.js';
 import { givenServers, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
 import { formatBytes } from './status.js';
 
 type ServerRecords = Awaited<ReturnType<typeof startServerRecords>>;
 
+/** Lines of one file's diff a text report shows (--full: all). */
+const DIFF_LINES_SHOWN = 200;
+/** File and diff lines the whole text report shows (--full: all); new permission fields are always shown. */
+const REPORT_LINES_SHOWN = 2_000;
+/** Characters of one file name or diff line a text report shows (--full: escapeForLog's cap). */
+const LINE_CHARS_SHOWN = 1_000;
+
 export interface OutdatedOptions {
   projectDir: string;
   json: boolean;
+  /** Every line of the text report: no file's diff and no report cut short. */
+  full: boolean;
   servers: ServerSelection;
 }
 
@@ -36,22 +47,24 @@ export interface UpdateOptions {
   all: boolean;
   projectDir: string;
   yes: boolean;
+  /** Every line of each skill's changes, as for outdated. */
+  full: boolean;
   servers: ServerSelection;
 }
 
 export function parseOutdated(argv: readonly string[]): { command: 'outdated'; options: OutdatedOptions } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, json: { type: 'boolean' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, json: { type: 'boolean' }, full: { type: 'boolean' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
   if (values.help) return { command: 'help' };
   if (positionals.length > 0) throw new ConfigError(`outdated takes no PATH (it checks every locked skill), got ${positionals.join(' ')}`);
-  return { command: 'outdated', options: { projectDir: projectOption(values, 'outdated'), json: (values.json as boolean | undefined) ?? false, servers: givenServers(values) } };
+  return { command: 'outdated', options: { projectDir: projectOption(values, 'outdated'), json: (values.json as boolean | undefined) ?? false, full: (values.full as boolean | undefined) ?? false, servers: givenServers(values) } };
 }
 
 export function parseUpdate(argv: readonly string[]): { command: 'update'; options: UpdateOptions } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, all: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, all: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' }, full: { type: 'boolean' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
   if (values.help) return { command: 'help' };
   const all = (values.all as boolean | undefined) ?? false;
   if (all === (positionals.length > 0)) throw new ConfigError('update takes LABEL/SKILLDIR... of locked skills, or --all (not both)');
-  return { command: 'update', options: { paths: positionals, all, projectDir: projectOption(values, 'update'), yes: (values.yes as boolean | undefined) ?? false, servers: givenServers(values) } };
+  return { command: 'update', options: { paths: positionals, all, projectDir: projectOption(values, 'update'), yes: (values.yes as boolean | undefined) ?? false, full: (values.full as boolean | undefined) ?? false, servers: givenServers(values) } };
 }
 
 /** One locked skill against its server now. */
@@ -65,13 +78,18 @@ export type SkillComparison =
 export async function runOutdated(options: OutdatedOptions, io: CommandIo): Promise<number> {
   const { file, comparisons } = await compareProject(options.projectDir, options.servers, io);
   if (options.json) io.out(`${JSON.stringify({ lockfile: file, skills: comparisons.map(comparisonJson) }, null, 2)}\n`);
-  else io.out(comparisons.map(describeComparison).join('') + summary(comparisons));
+  else {
+    const shown = new ShownLines(options.full);
+    const text = comparisons.map((comparison) => describeComparison(comparison, shown)).join('');
+    const leftOut = shown.leftOut === 0 ? '' : `${counted(shown.leftOut, 'line')} left out: --full prints them all, --json has everything\n`;
+    io.out(text + leftOut + summary(comparisons));
+  }
   return exitCodeOf(comparisons);
 }
 
 /** Exit 0 when every named skill is current or was updated; 1 when any was declined, gone or refused; 2 when a server could not be asked. */
 export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<number> {
-  if (!options.yes && io.ask === undefined) throw new ConfigError('update asks on a terminal, and there is none: pass --yes to take what is shown');
+  const answers = reviewAnswers('update', options, io, 'take what is shown');
   const { lock, file } = await projectLock(options.projectDir);
   const selected = options.all ? lock.skills : selectSkills(lock, options.paths);
   const policy = await loadPolicy({ env: io.env, home: homedir() });
@@ -85,7 +103,10 @@ export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<
         io.out(`${key}: current\n`);
         continue;
       }
-      io.out(describeComparison(comparison));
+      // Each skill is judged on its own: a bound of its own.
+      const shown = new ShownLines(options.full);
+      io.out(describeComparison(comparison, shown));
+      if (shown.leftOut > 0) io.out(`(${counted(shown.leftOut, 'line')} of ${key}'s changes left out: --full prints them all)\n`);
       if (comparison.state !== 'changed') {
         if (comparison.state === 'unavailable') unavailable += 1;
         else failed += 1;
@@ -99,7 +120,7 @@ export async function runUpdate(options: UpdateOptions, io: CommandIo): Promise<
         failed += 1;
         continue;
       }
-      if (!options.yes && !(await io.ask!(`Update ${key} in the lock to the version shown?`))) {
+      if ('ask' in answers && !(await answers.ask(`Update ${key} in the lock to the version shown?`))) {
         io.out('not updated: the locked version stays\n\n');
         failed += 1;
         continue;
@@ -218,27 +239,59 @@ async function compareOne(skill: LockedSkill, records: SkillRecords, texts: stri
   return { skill, state: 'changed', drift, record: found.record, diff };
 }
 
-function describeComparison(comparison: SkillComparison): string {
+/** How much of the changes a text report still shows, and how many lines it has left out. */
+class ShownLines {
+  leftOut = 0;
+  private reportLinesLeft: number;
+
+  constructor(private readonly full: boolean) {
+    this.reportLinesLeft = full ? Infinity : REPORT_LINES_SHOWN;
+  }
+
+  /** The first of `lines` the report still has room for (at most `bound`), and how many it leaves out. */
+  take<T>(lines: readonly T[], bound = Infinity): { shown: readonly T[]; cut: number } {
+    const shown = lines.slice(0, Math.min(this.full ? Infinity : bound, this.reportLinesLeft));
+    this.reportLinesLeft -= shown.length;
+    this.leftOut += lines.length - shown.length;
+    return { shown, cut: lines.length - shown.length };
+  }
+
+  /** A server's string as one line of the report shows it. */
+  escaped(text: string): string {
+    return this.full ? escapeForLog(text) : escapeWithin(text, LINE_CHARS_SHOWN);
+  }
+}
+
+function describeComparison(comparison: SkillComparison, shown: ShownLines): string {
   const key = escapeForLog(lockedKey(comparison.skill));
   if (comparison.state === 'current') return `${key}: current\n`;
   if (comparison.state === 'gone') return `${key}: not served as locked: ${comparison.reason}\n`;
   if (comparison.state === 'unavailable') return `${key}: could not be asked: ${comparison.reason}\n`;
   const { drift } = comparison;
   const lines = [`${key}: the server serves another version (locked set ${comparison.skill.resourcesDigest}, served ${drift.served.resourcesDigest})`];
-  for (const file of drift.files) {
+  const files = shown.take(drift.files);
+  for (const file of files.shown) {
     const sizes = file.change === 'changed' ? `${formatBytes(file.lockedBytes!)} -> ${formatBytes(file.servedBytes!)}` : formatBytes((file.change === 'added' ? file.servedBytes : file.lockedBytes)!);
-    lines.push(`  ${file.change.padEnd(8)} ${escapeForLog(file.path)}  ${sizes}`);
+    lines.push(`  ${file.change.padEnd(8)} ${shown.escaped(file.path)}  ${sizes}`);
   }
+  if (files.cut > 0) lines.push(`  ... ${counted(files.cut, 'more file')} left out`);
   for (const field of drift.newPermissionFields) lines.push(`  ! ${escapeForLog(field.field)}: ${escapeForLog(field.value)}  (new in this version: an update never grants it)`);
   // Server text, line by line: its line structure kept, no control character reaching the terminal.
-  for (const line of comparison.diff.split('\n').filter((line, index, all) => line !== '' || index < all.length - 1)) lines.push(`  ${escapeForLog(line)}`);
+  const diff = shown.take(comparison.diff.split('\n').filter((line, index, all) => line !== '' || index < all.length - 1), DIFF_LINES_SHOWN);
+  for (const line of diff.shown) lines.push(`  ${shown.escaped(line)}`);
+  if (diff.cut > 0) lines.push(`  ... ${counted(diff.cut, 'more line')} of this diff left out`);
   return `${lines.join('\n')}\n`;
 }
 
 function summary(comparisons: readonly SkillComparison[]): string {
   const count = (state: SkillComparison['state']) => comparisons.filter((comparison) => comparison.state === state).length;
   const parts = [`${count('current')} current`, `${count('changed')} changed`, ...(count('gone') ? [`${count('gone')} not served as locked`] : []), ...(count('unavailable') ? [`${count('unavailable')} not asked`] : [])];
-  return `${comparisons.length} locked skill${comparisons.length === 1 ? '' : 's'}: ${parts.join(', ')}\n`;
+  return `${counted(comparisons.length, 'locked skill')}: ${parts.join(', ')}\n`;
+}
+
+/** "1 line", "3 lines". */
+function counted(count: number, what: string): string {
+  return `${count} ${what}${count === 1 ? '' : 's'}`;
 }
 
 function comparisonJson(comparison: SkillComparison): Record<string, unknown> {

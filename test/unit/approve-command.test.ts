@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApprovalStore } from '../../src/approvals/approval-store.js';
-import { describeSkill, locateSkill, runApprovals, runApprove, runRevoke, type ApproveOptions, type CommandIo } from '../../src/cli/approve-command.js';
+import { locateSkill, runApprovals, runApprove, runRevoke, type ApproveOptions, type CommandIo } from '../../src/cli/approve-command.js';
+import { describeSkill } from '../../src/cli/skill-review.js';
 import { SkillPathError, type SkillRecords } from '../../src/in-process/skill-records.js';
 import type { InspectRecord } from '../../src/fs/approved-view.js';
 import { TempDirs } from '../support/temp-dir.js';
