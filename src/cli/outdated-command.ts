@@ -15,7 +15,7 @@ import { startServerRecords } from '../in-process/server-records.js';
 import { SkillPathError, type SkillRecords } from '../in-process/skill-records.js';
 import { ConfigError } from '../errors.js';
 import { changeLockfile } from '../team/lockfile-store.js';
-import { describeIdentity, lockedKey, lockfilePath, readLockfile, sameIdentity, type LockedSkill, type Lockfile } from '../team/lockfile.js';
+import { describeIdentity, identityOf, lockedKey, lockfilePath, readLockfile, sameIdentity, type LockedSkill, type Lockfile } from '../team/lockfile.js';
 import { driftOf, updatedSkill, type Drift } from '../team/locked-skills.js';
 import { loadPolicy } from '../team/policy.js';
 import { defaultSkillTexts, keepSkillText, keptSkillText } from '../team/skill-texts.js';
@@ -205,7 +205,7 @@ async function withComparisons<T>(
         continue;
       }
       if (!sameIdentity(identity, server.config)) {
-        comparisons.push({ skill, state: 'unavailable', reason: `the configuration's "${skill.server}" is not the server the lock names (${describeIdentity(identity)})` });
+        comparisons.push({ skill, state: 'unavailable', reason: `the lock names server "${skill.server}" as ${describeIdentity(identity)}; the configuration here has another server by that label: ${describeIdentity(identityOf(server.config))}` });
         continue;
       }
       comparisons.push(await compareOne(skill, records, texts));

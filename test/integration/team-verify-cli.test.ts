@@ -124,5 +124,11 @@ describe('a label the lock gives another server is refused naming both (item 10)
     expect(locked.stdout).toContain(
       `skills-mount: crew/y: the lock names server "crew" as ${elsewhere}, and crew/x were locked from it; the configuration here has another server by that label: ${process.execPath} ${SKILLS_SERVE} ${served} (configure "crew" as the lock names it, or unlock those first)`,
     );
+
+    // outdated cannot compare such a skill, and says so naming both servers too.
+    const outdated = await cli(who, ['outdated', '--project', project, '--json']);
+    expectCode(outdated, 2);
+    expect(outdated.stdout).toContain(JSON.stringify(`the lock names server "crew" as ${elsewhere}; the configuration here has another server by that label: ${server.url}`).slice(1, -1));
+    expect(outdated.stdout + outdated.stderr).not.toMatch(/SECRET|token=/);
   });
 });
