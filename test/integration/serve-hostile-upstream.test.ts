@@ -6,6 +6,7 @@
 // serve (--all, HTTP and stdio, both eras) the same client never gets a byte that fails its own
 // check: each lie is an error or an absent skill, and every honest file (the liar's honest skill,
 // the other server's skills, read after the lies) arrives verified and equal to the upstream bytes.
+// A skill whose SKILL.md lied leaves skills/list once a read found out, with a list_changed.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,8 @@ import type { Client } from '@modelcontextprotocol/client';
 import { SkillsClient, SkillVerificationError } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListeningServer } from '../support/http-server.js';
-import { connectHttp, connectStdioNode, EXAMPLES, type ClientEra } from '../support/server-harness.js';
+import { waitFor } from '../support/poll.js';
+import { connectHttp, connectStdioNode, EXAMPLES, listAllSkills, type ClientEra } from '../support/server-harness.js';
 import { connectServeStdio, gatewayWorld, startServeHttp, type GatewayWorld } from '../support/serve-gateway.js';
 import { skillMd } from '../support/skill-builder.js';
 import { TempDirs } from '../support/temp-dir.js';
@@ -160,6 +162,25 @@ describe('a lying upstream behind skills-mount serve', () => {
       await expectNoLieGetsThrough(client, `http ${era}`);
     } finally {
       await client.close();
+    }
+  });
+
+  it('a skill whose SKILL.md lied leaves skills/list once a read found out, and a connected client is told (list_changed)', async () => {
+    const connected = await connectServeStdio(world, ['--all'], 'legacy');
+    try {
+      let changes = 0;
+      connected.client.setNotificationHandler('notifications/resources/list_changed', () => void changes++);
+      const listed = async (): Promise<string[]> => (await listAllSkills(connected.client)).skills.map((skill) => skill.uri);
+      const liars = ['skill://liar/md-digest/SKILL.md', 'skill://liar/md-frontmatter/SKILL.md'];
+      // Nothing is fetched before a client asks: the lies are not known yet.
+      expect(await listed()).toEqual(expect.arrayContaining(liars));
+      for (const uri of liars) await expect(connected.client.readResource({ uri })).rejects.toThrow(/mismatch/);
+      const startedAt = Date.now();
+      await waitFor(async () => changes > 0 && (await listed()).every((uri) => !liars.includes(uri)), 5_000, 'the lying skills to leave skills/list, with a list_changed');
+      console.log(`rejected skills left skills/list ${Date.now() - startedAt} ms after the reads, ${changes} list_changed`);
+      expect(await listed()).toEqual(expect.arrayContaining(['skill://liar/honest/SKILL.md', 'skill://liar/ref-digest/SKILL.md', 'skill://liar/ref-size/SKILL.md']));
+    } finally {
+      await connected.close();
     }
   });
 
