@@ -5,10 +5,9 @@
 // conformance errors", one verified report per served skill. Any failed check fails the test.
 // A missing Inspector skips here and fails by name in CI (CI=true). Needs the build.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListeningServer } from '../support/http-server.js';
 import { inspectorPrefix, inspectorVerify, INSPECTOR_VERSION, isInspectorInstalled, type VerifyRun } from '../support/inspector.js';
 import { CORPUS, EXAMPLES } from '../support/server-harness.js';
-import { approveEverything, gatewayWorld, serveCommand, startServeHttp, type GatewayWorld } from '../support/serve-gateway.js';
+import { gatewayForDescribe, SERVED_VIEWS, serveCommand } from '../support/serve-gateway.js';
 import { TempDirs } from '../support/temp-dir.js';
 import { node24 } from './suite.js';
 
@@ -20,11 +19,6 @@ const targets = [
   { label: 'examples/skills', dir: EXAMPLES, skills: 5 },
   ...(CORPUS ? [{ label: 'SKILLS_MOUNT_CORPUS', dir: CORPUS, skills: 11 }] : []),
 ];
-const VIEWS = [
-  { view: '--all', args: ['--all'], approve: false },
-  { view: 'the approved view, every skill approved', args: [], approve: true },
-];
-
 const temps = new TempDirs('skills-mount-serve-inspector-');
 afterAll(() => temps.removeAll());
 
@@ -51,23 +45,14 @@ if (!isInspectorInstalled()) {
   }, 180_000);
 
   describe.each(targets)('the Inspector against skills-mount serve in front of skills-serve on $label', ({ label, dir, skills }) => {
-    describe.each(VIEWS)('$view', ({ view, args, approve }) => {
-      let world: GatewayWorld;
-      let served: ListeningServer | undefined;
-      beforeAll(async () => {
-        world = await gatewayWorld(await temps.make(), { docs: dir });
-        if (approve) await approveEverything(world);
-        served = await startServeHttp(world, [...args, '--verbose']);
-      }, 180_000);
-      afterAll(async () => {
-        await served?.stop();
-      });
+    describe.each(SERVED_VIEWS)('$view', ({ view, args, approve }) => {
+      const { world, served } = gatewayForDescribe(temps, dir, { args: [...args, '--verbose'], approve });
 
       it.each(ERAS)('over stdio ($era): verifies every skill, no conformance errors', async ({ era, handshake, other }) => {
-        const serve = serveCommand(world, [...args, '--verbose']);
+        const serve = serveCommand(world(), [...args, '--verbose']);
         // The Inspector hands its stdio server only the variables it is given: serve's HOME and XDG folders.
         const passed = Object.entries(serve.env).filter(([key]) => key === 'HOME' || key.startsWith('XDG_')).flatMap(([key, value]) => ['-e', `${key}=${value}`]);
-        const run = await inspectorVerify(node, ['--protocol-era', era, ...passed, '--', ...serve.argv], world.who.env);
+        const run = await inspectorVerify(node, ['--protocol-era', era, ...passed, '--', ...serve.argv], world().who.env);
         expectClean(run, skills, `${label}, ${view}, stdio ${era}`);
         // serve's log reaches the Inspector's stderr: the era it spoke.
         expect(run.stderr).toMatch(handshake);
@@ -75,10 +60,10 @@ if (!isInspectorInstalled()) {
       });
 
       it.each(ERAS)('over Streamable HTTP ($era): verifies every skill, no conformance errors', async ({ era, handshake, other }) => {
-        const before = served!.log().length;
-        const run = await inspectorVerify(node, ['--protocol-era', era, '--transport', 'http', '--server-url', served!.url], world.who.env);
+        const before = served().log().length;
+        const run = await inspectorVerify(node, ['--protocol-era', era, '--transport', 'http', '--server-url', served().url], world().who.env);
         expectClean(run, skills, `${label}, ${view}, http ${era}`);
-        const logged = served!.log().slice(before);
+        const logged = served().log().slice(before);
         expect(logged).toMatch(handshake);
         expect(logged).not.toMatch(other);
       });

@@ -4,10 +4,9 @@
 // reads every listed file, verified by the client itself (size, digest, frontmatter) and equal to
 // the upstream file on disk. Nothing of ours on the client side. Needs the build.
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListeningServer } from '../support/http-server.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { connectHttp, CORPUS, EXAMPLES, type ClientEra } from '../support/server-harness.js';
-import { approveEverything, connectServeStdio, gatewayWorld, startServeHttp, type GatewayWorld } from '../support/serve-gateway.js';
+import { connectServeStdio, gatewayForDescribe, SERVED_VIEWS } from '../support/serve-gateway.js';
 import { listAndVerify } from '../support/skills-client-check.js';
 import { TempDirs } from '../support/temp-dir.js';
 
@@ -18,11 +17,6 @@ const targets = [
   // skills-serve refuses claude-api (1,068-character description): 11 of 12.
   ...(CORPUS ? [{ label: 'SKILLS_MOUNT_CORPUS', dir: CORPUS, skills: 11, files: undefined }] : []),
 ];
-const VIEWS = [
-  { view: '--all', args: ['--all'], approve: false },
-  { view: 'the approved view, every skill approved', args: [], approve: true },
-];
-
 const temps = new TempDirs('skills-mount-serve-sdk-');
 afterAll(() => temps.removeAll());
 
@@ -39,20 +33,11 @@ describe.each(targets)('SkillsClient against skills-mount serve in front of skil
     else expect(counts.files).toBeGreaterThan(counts.skills);
   };
 
-  describe.each(VIEWS)('$view', ({ view, args, approve }) => {
-    let world: GatewayWorld;
-    let served: ListeningServer | undefined;
-    beforeAll(async () => {
-      world = await gatewayWorld(await temps.make(), { docs: dir });
-      if (approve) await approveEverything(world);
-      served = await startServeHttp(world, args);
-    }, 180_000);
-    afterAll(async () => {
-      await served?.stop();
-    });
+  describe.each(SERVED_VIEWS)('$view', ({ view, args, approve }) => {
+    const { world, served } = gatewayForDescribe(temps, dir, { args, approve });
 
     it.each(ERAS)('over stdio (%s): lists every skill and verifies every listed file', async (era) => {
-      const connected = await connectServeStdio(world, args, era);
+      const connected = await connectServeStdio(world(), args, era);
       try {
         expect(connected.client.getNegotiatedProtocolVersion()).toBe(era === 'modern' ? '2026-07-28' : '2025-11-25');
         expectCounts(await listAndVerify(connected.client, fileOf), `${view}, stdio ${era}`);
@@ -62,7 +47,7 @@ describe.each(targets)('SkillsClient against skills-mount serve in front of skil
     });
 
     it.each(ERAS)('over Streamable HTTP (%s): lists every skill and verifies every listed file', async (era) => {
-      const client = await connectHttp(served!.url, era);
+      const client = await connectHttp(served().url, era);
       try {
         expect(client.getNegotiatedProtocolVersion()).toBe(era === 'modern' ? '2026-07-28' : '2025-11-25');
         expectCounts(await listAndVerify(client, fileOf), `${view}, http ${era}`);

@@ -3,9 +3,11 @@
 // HTTP (the URL it prints) or as a host's stdio server; and every skill of its --all view approved
 // with `skills-mount approve`, so the default (approved) view serves the same skills.
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { startListening, SKILLS_SERVE, type ListeningServer } from './http-server.js';
 import { connectStdioNode, listAllSkills, type ClientEra, type Connected } from './server-harness.js';
 import { cli, person, SKILLS_MOUNT, writeConfig, type Person } from './team-lock-world.js';
+import type { TempDirs } from './temp-dir.js';
 
 export interface GatewayWorld {
   who: Person;
@@ -57,6 +59,30 @@ export async function approveEverything(world: GatewayWorld): Promise<string[]> 
   const result = await cli(world.who, ['approve', ...paths, '--config', world.config, '--yes'], { timeoutMs: 120_000 });
   if (result.code !== 0) throw new Error(`approve ${paths.join(' ')} exited ${result.code}:\n${result.stdout}${result.stderr}`);
   return paths;
+}
+
+/** The views the client tests serve: --all, and the default one with every skill approved by the CLI. */
+export const SERVED_VIEWS: ReadonlyArray<{ view: string; args: readonly string[]; approve: boolean }> = [
+  { view: '--all', args: ['--all'], approve: false },
+  { view: 'the approved view, every skill approved', args: [], approve: true },
+];
+
+/**
+ * In the enclosing describe: a world in a new temp dir whose server "docs" is `skills-serve DIR`,
+ * every skill approved when `approve`, and serve (`args`) on HTTP from before its tests to after.
+ */
+export function gatewayForDescribe(temps: TempDirs, dir: string, { args, approve }: { args: readonly string[]; approve: boolean }): { world(): GatewayWorld; served(): ListeningServer } {
+  let world: GatewayWorld | undefined;
+  let served: ListeningServer | undefined;
+  beforeAll(async () => {
+    world = await gatewayWorld(await temps.make(), { docs: dir });
+    if (approve) await approveEverything(world);
+    served = await startServeHttp(world, args);
+  }, 180_000);
+  afterAll(async () => {
+    await served?.stop();
+  });
+  return { world: () => world!, served: () => served! };
 }
 
 function definedOnly(env: NodeJS.ProcessEnv): Record<string, string> {
