@@ -30,6 +30,9 @@ fi
 # example OAuth server, and Glewlwyd unpacked from Debian without its maintainer scripts. If this
 # fails the tests still run: with CI=true the missing provider fails by name.
 scripts/idp-interop.sh || echo "test: scripts/idp-interop.sh failed: the Glewlwyd interop tests fail by name in CI" >&2
+# The Inspector CLI (pinned, into .cache/inspector: it pulls vite and react) that test/conformance/serve-inspector.test.ts
+# runs. If this fails the tests still run: with CI=true the missing Inspector fails by name.
+scripts/inspector.sh || echo "test: scripts/inspector.sh failed: the Inspector tests fail by name in CI" >&2
 node24="$(scripts/node24.sh)"
 if [ -n "${SKILLS_MOUNT_CORPUS:-}" ]; then
   if [ ! -d "$SKILLS_MOUNT_CORPUS" ]; then echo "test: SKILLS_MOUNT_CORPUS=$SKILLS_MOUNT_CORPUS is not a directory" >&2; exit 1; fi

@@ -161,6 +161,9 @@ export class GatewayTree implements ServedTree {
       handle = await core.open(file.path);
     } catch (error) {
       if (!(error instanceof NotFoundError)) log(`[${origin.label}] ${escapeForLog(origin.uri)}: not served: ${escapeForLog((error as Error).message)}`);
+      // A SKILL.md that failed verification rejects its skill in the catalog, which reports no
+      // change: the view is read again, so the skill leaves skills/list and clients are told.
+      if (error instanceof IntegrityError) this.schedule();
       throw error;
     }
     try {

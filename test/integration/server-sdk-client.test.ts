@@ -1,13 +1,11 @@
 // The SDK v2's own SkillsClient as a third-party host of skills-serve: over stdio and HTTP,
 // 2025 and 2026-07-28, it lists every skill and reads and verifies (size, digest,
 // frontmatter) every listed file. Nothing of ours on the client side.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/client';
-import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServe, type ListeningServer } from '../support/http-server.js';
 import { connectHttp, connectStdio, CORPUS, EXAMPLES, type ClientEra } from '../support/server-harness.js';
+import { listAndVerify } from '../support/skills-client-check.js';
 
 const ERAS: ClientEra[] = ['legacy', 'modern'];
 const targets = [
@@ -16,35 +14,13 @@ const targets = [
   ...(CORPUS ? [{ label: 'SKILLS_MOUNT_CORPUS', dir: CORPUS, skills: 11 }] : []),
 ];
 
-/** Lists with SkillsClient and reads every listed file through it; returns the counts. */
-async function listAndVerify(client: Client, dir: string): Promise<{ skills: number; files: number }> {
-  const skills = new SkillsClient(client);
-  expect(skills.supported).toBe(true);
-  expect(skills.directoryRead).toBe(true);
-  const listing = await skills.list();
-  expect(listing.invalid).toEqual([]);
-  let files = 0;
-  for (const skill of listing.skills) {
-    const root = skill.uri.slice(0, -'SKILL.md'.length);
-    expect(skill.resources).not.toBe('dynamic');
-    for (const resource of skill.resources === 'dynamic' ? [] : skill.resources) {
-      const ref = resource.uri.slice(root.length);
-      const file = ref === 'SKILL.md' ? await skills.read(skill) : await skills.read(skill, ref);
-      expect(file.verified, resource.uri).toBe(true);
-      const onDisk = await readFile(join(dir, resource.uri.slice('skill://'.length)));
-      expect(Buffer.from(file.bytes).equals(onDisk), resource.uri).toBe(true);
-      files++;
-    }
-  }
-  return { skills: listing.skills.length, files };
-}
-
 describe.each(targets)('SkillsClient against skills-serve on $label', ({ label, dir, skills }) => {
+  const fileOf = (uri: string): string => join(dir, uri.slice('skill://'.length));
   describe.each(ERAS)('over stdio (%s)', (era) => {
     it('lists every skill and verifies every listed file', async () => {
       const connected = await connectStdio([dir], era);
       try {
-        const counts = await listAndVerify(connected.client, dir);
+        const counts = await listAndVerify(connected.client, fileOf);
         console.log(`SkillsClient ${label} stdio ${era}: ${counts.skills} skills, ${counts.files} files verified`);
         expect(counts.skills).toBe(skills);
       } finally {
@@ -66,7 +42,7 @@ describe.each(targets)('SkillsClient against skills-serve on $label', ({ label, 
       const client = await connectHttp(served!.url, era);
       try {
         expect(client.getNegotiatedProtocolVersion()).toBe(era === 'modern' ? '2026-07-28' : '2025-11-25');
-        const counts = await listAndVerify(client, dir);
+        const counts = await listAndVerify(client, fileOf);
         console.log(`SkillsClient ${label} http ${era}: ${counts.skills} skills, ${counts.files} files verified`);
         expect(counts.skills).toBe(skills);
       } finally {

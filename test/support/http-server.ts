@@ -21,11 +21,13 @@ export interface ListeningServer {
 export interface ListenOptions {
   /** How long the server may take to say it listens (default 15 s); then it is stopped. */
   timeoutMs?: number;
+  /** The server's whole environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Spawns `node ...args` and resolves once its stderr says "listening on http://…". */
-export async function startListening(args: string[], { timeoutMs = 15_000 }: ListenOptions = {}): Promise<ListeningServer> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startListening(args: string[], { timeoutMs = 15_000, env }: ListenOptions = {}): Promise<ListeningServer> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -131,8 +131,13 @@ export async function connectInMemory(
 }
 
 /** skills-serve as a child process on stdio. */
-export async function connectStdio(args: string[], era: ClientEra = 'legacy'): Promise<Connected> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...args], stderr: 'pipe' });
+export function connectStdio(args: string[], era: ClientEra = 'legacy'): Promise<Connected> {
+  return connectStdioNode([CLI, ...args], era);
+}
+
+/** `node ...args` (a script and its arguments) as a child process on stdio, in `env` (default: the SDK's few inherited variables). */
+export async function connectStdioNode(args: string[], era: ClientEra = 'legacy', env?: Record<string, string>): Promise<Connected> {
+  const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe', ...(env && { env }) });
   const logs: string[] = [];
   transport.stderr?.on('data', (chunk: Buffer) => logs.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
   const client = newClient(era);
