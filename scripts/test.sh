@@ -30,6 +30,8 @@ fi
 # example OAuth server, and Glewlwyd unpacked from Debian without its maintainer scripts. If this
 # fails the tests still run: with CI=true the missing provider fails by name.
 scripts/idp-interop.sh || echo "test: scripts/idp-interop.sh failed: the Glewlwyd interop tests fail by name in CI" >&2
+# The OCI image tests push to and pull from a real registry (skopeo, umoci, docker-registry); with CI=true a missing one fails by name.
+scripts/oci-tools.sh || echo "test: scripts/oci-tools.sh failed: the OCI registry tests fail by name in CI" >&2
 node24="$(scripts/node24.sh)"
 if [ -n "${SKILLS_MOUNT_CORPUS:-}" ]; then
   if [ ! -d "$SKILLS_MOUNT_CORPUS" ]; then echo "test: SKILLS_MOUNT_CORPUS=$SKILLS_MOUNT_CORPUS is not a directory" >&2; exit 1; fi
