@@ -132,15 +132,14 @@ function diskTree(fs: SnapshotFs, dir: string, note: (absolute: string, stats: S
   const at = (relative: string): string => (relative === '' ? dir : `${dir}/${relative}`);
   return {
     async list(relative) {
-      const listed: Array<{ name: string; node: TreeNode }> = [];
+      const listed: Array<{ name: string; node: TreeNode; visited: () => void }> = [];
       for (const entry of await fs.readdir(at(relative))) {
         const absolute = `${at(relative)}/${entry.name}`;
         const stats = await fs.lstat(absolute);
         if (stats === undefined) continue;
-        note(absolute, stats);
         const mode = stats.mode & 0o7777;
         const node: TreeNode = stats.isDirectory() ? { kind: 'directory', mode } : stats.isFile() ? { kind: 'file', mode, sizeBytes: stats.size } : { kind: 'other', mode, description: kindOf(stats) };
-        listed.push({ name: entry.name, node });
+        listed.push({ name: entry.name, node, visited: () => note(absolute, stats) });
       }
       return listed;
     },

@@ -12,8 +12,8 @@ export type TreeNode = { mode: number } & ({ kind: 'directory' } | { kind: 'file
 
 /** A tree to check, by paths relative to its root ('' is the root). */
 export interface TreeSource {
-  /** The names in a folder, with what each is. */
-  list(relative: string): Promise<Array<{ name: string; node: TreeNode }>>;
+  /** The names in a folder, with what each is; `visited` is called as the check comes to it (in walk order, depth first). */
+  list(relative: string): Promise<Array<{ name: string; node: TreeNode; visited?: () => void }>>;
   read(relative: string): Promise<Buffer>;
   root(): Promise<TreeNode | undefined>;
 }
@@ -30,9 +30,10 @@ export async function treeProblems(source: TreeSource, manifest: SnapshotManifes
   const seen = new Set<string>();
   const problems: VerifyProblem[] = [];
   const visit = async (relative: string): Promise<void> => {
-    for (const { name, node } of await source.list(relative)) {
+    for (const { name, node, visited } of await source.list(relative)) {
       const child = relative === '' ? name : `${relative}/${name}`;
       if (child === MANIFEST_NAME) continue;
+      visited?.();
       if (node.kind === 'directory') {
         if (!expectedDirectories.has(child)) problems.push({ path: child, kind: 'extra', detail: 'a directory the manifest does not list' });
         else {
