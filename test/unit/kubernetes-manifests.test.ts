@@ -124,6 +124,7 @@ describe('the Kubernetes manifests, checked against the schemas', () => {
         'contrib/kubernetes/agent-pod.yaml: Pod',
         'contrib/kubernetes/sidecar.yaml: Pod',
         'contrib/kubernetes/snapshot-pod.yaml: Pod',
+        'contrib/kubernetes/image-volume-pod.yaml: Pod',
         'docs/agents.md: Pod',
       ]),
     );
@@ -312,6 +313,22 @@ describe('what each recipe must get right', () => {
       // The agent cannot read the snapshot containers' environment (the token) in the shared pid namespace.
       expect((agent['securityContext'] as Json)['runAsUser']).not.toBe((first!['securityContext'] as Json)['runAsUser']);
     }
+  });
+});
+
+describe('the image volume pod', () => {
+  it('mounts the skills image by digest, IfNotPresent, read-only at the harness root the agent reads; nothing privileged, no hostPath, no skills-mount', () => {
+    const doc = named('Pod', 'agent-with-skills-image');
+    const spec = podSpec(doc);
+    expect(JSON.stringify(doc)).not.toMatch(/hostPath|\/dev\/fuse|"privileged"|SYS_ADMIN/);
+    const skills = volume(spec, 'skills')['image'] as Json;
+    expect(skills['reference']).toMatch(/^[\w.-]+(?::\d+)?\/[\w./-]+@sha256:[0-9a-f]{64}$/);
+    expect(skills['pullPolicy']).toBe('IfNotPresent');
+    const box = container(spec, 'agent');
+    const home = ((box['env'] as Json[]).find((entry) => entry['name'] === 'HOME') as Json)['value'] as string;
+    // The layer of snapshot --oci --for claude-code is Claude Code's user skills root.
+    expect(mountOf(box, 'skills')).toMatchObject({ mountPath: path.join(home, '.claude', 'skills'), readOnly: true });
+    expect(containersOf(spec).every((candidate) => !JSON.stringify(candidate['args'] ?? []).includes('skills-mount'))).toBe(true);
   });
 });
 
