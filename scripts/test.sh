@@ -33,6 +33,8 @@ scripts/idp-interop.sh || echo "test: scripts/idp-interop.sh failed: the Glewlwy
 # The Inspector CLI (pinned, into .cache/inspector: it pulls vite and react) that test/conformance/serve-inspector.test.ts
 # runs. If this fails the tests still run: with CI=true the missing Inspector fails by name.
 scripts/inspector.sh || echo "test: scripts/inspector.sh failed: the Inspector tests fail by name in CI" >&2
+# The OCI image tests push to and pull from a real registry (skopeo, umoci, docker-registry); with CI=true a missing one fails by name.
+scripts/oci-tools.sh || echo "test: scripts/oci-tools.sh failed: the OCI registry tests fail by name in CI" >&2
 node24="$(scripts/node24.sh)"
 if [ -n "${SKILLS_MOUNT_CORPUS:-}" ]; then
   if [ ! -d "$SKILLS_MOUNT_CORPUS" ]; then echo "test: SKILLS_MOUNT_CORPUS=$SKILLS_MOUNT_CORPUS is not a directory" >&2; exit 1; fi

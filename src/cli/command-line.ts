@@ -67,6 +67,10 @@ export interface SnapshotOptions {
   allowSharedParent: boolean;
   protocolVersion: ProtocolVersionChoice | undefined;
   verbose: boolean;
+  /** --project DIR: the approved view shows exactly DIR/skills-lock.json's versions. */
+  projectDir: string | undefined;
+  /** --oci: DEST is an OCI image layout of the view; with `harness` (--for), laid out as that harness's skills root. */
+  oci: { harness: string | undefined } | undefined;
 }
 
 /** `verify DEST`: a snapshot (the link or a copy) re-hashed against its manifest. */
@@ -403,9 +407,19 @@ function parseSnapshot(argv: readonly string[]): Command {
     'no-disk-cache': { type: 'boolean' },
     'protocol-version': { type: 'string' },
     verbose: { type: 'boolean' },
+    project: { type: 'string' },
+    oci: { type: 'boolean' },
+    for: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return { command: 'help' };
+  const oci = (values.oci as boolean | undefined) ?? false;
+  const harness = values.for as string | undefined;
+  if (harness !== undefined && !oci) throw new ConfigError('--for HARNESS goes with --oci: it lays the image\'s layer out as that harness\'s skills root');
+  if (harness !== undefined) harnessNamed(harness);
+  if (oci && values.watch) throw new ConfigError('--oci writes one image; --watch keeps a snapshot folder current: run snapshot --oci again when the view changes (CI does it when the lockfile changes)');
+  const projectDir = values.project as string | undefined;
+  if (projectDir === '') throw new ConfigError('--project needs a DIR: the folder whose skills-lock.json decides what is written');
   if (positionals.length !== 1) throw new ConfigError(positionals.length === 0 ? 'snapshot takes a DEST: skills-mount snapshot DEST' : `snapshot takes one DEST, got ${positionals.length}: ${positionals.join(' ')}`);
   const noDiskCache = (values['no-disk-cache'] as boolean | undefined) ?? false;
   if (noDiskCache && (values['cache-dir'] !== undefined || values['disk-cache-size'] !== undefined)) {
@@ -426,12 +440,15 @@ function parseSnapshot(argv: readonly string[]): Command {
       only: (values.only as string[] | undefined) ?? [],
       timeoutMs: Math.round(positiveNumber((values.timeout as string | undefined) ?? '10', '--timeout') * 1000),
       diskCache: noDiskCache ? undefined : { root: values['cache-dir'] as string | undefined, limitBytes: Math.round(diskCacheMiB * MIB) },
-      approved: (values.approved as boolean | undefined) ?? false,
+      // A lock, and a harness's root, are approved views: only what was approved (or locked) is in them.
+      approved: values.approved === true || projectDir !== undefined || harness !== undefined,
       includeDynamic: (values['include-dynamic'] as boolean | undefined) ?? false,
       watch: (values.watch as boolean | undefined) ?? false,
       allowSharedParent: (values['allow-shared-parent'] as boolean | undefined) ?? false,
       protocolVersion,
       verbose: (values.verbose as boolean | undefined) ?? false,
+      projectDir,
+      oci: oci ? { harness } : undefined,
     },
   };
 }

@@ -9,7 +9,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--metrics [HOST:]PORT] [--verbose]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
-                    [--allow-shared-parent]
+                    [--allow-shared-parent] [--project DIR] [--oci [--for HARNESS]]
        skills-mount serve [--http [HOST:]PORT] [--config FILE | --server ...] [--only ...]
                     [--project DIR | --all [--include-dynamic]] [--audit FILE] [--metrics [HOST:]PORT]
                     [--auth-issuer URL [--auth-audience URL] [--auth-scope S]] [--unauthenticated-network]
@@ -104,8 +104,13 @@ Commands:
                           (exit 2) a DEST in a folder another user owns or can write (and
                           folders above it open to others without the sticky bit);
                           --allow-shared-parent accepts DEST's own folder writable by others
-                          (a Kubernetes emptyDir). Exit 0, or 1 when some server could not
-                          be snapshotted whole
+                          (a Kubernetes emptyDir). --project DIR: exactly DIR/skills-lock.json
+                          (an approved view). --oci: DEST is an OCI image layout of the view
+                          (linux/amd64 + linux/arm64, one reproducible tar+gzip layer with
+                          .snapshot.json; prints the image's digest; push it with skopeo
+                          copy oci:DEST docker://...); --for HARNESS: the layer is that
+                          harness's skills root, each approved skill as link writes it.
+                          Exit 0, or 1 when some server could not be snapshotted whole
   serve                   the verified view re-served as one MCP skills server (SEP-2640,
                           both eras), for hosts that speak the extension: stdio (a host
                           starts it), or Streamable HTTP with --http (port 0 picks one; the
@@ -125,7 +130,10 @@ Commands:
                           folder's own: --expect sha256:... checks it against the digest
                           snapshot printed; --against-server compares every digest with what
                           the configured servers list now. Warns when others than you and
-                          root can change the snapshot
+                          root can change the snapshot. An OCI image layout (snapshot --oci,
+                          or skopeo copy ... oci:DIR): every blob re-hashed, the chain
+                          index -> manifests -> config and layer checked, the layer's files
+                          against its manifest; --expect names the image's digest
   doctor                  what this machine offers and what to do about each piece: FUSE
                           device, fusermount3, user_allow_other, the addon and where it loads
                           from, the kernel, the config and its servers (5 s each), sign-in,

@@ -1,13 +1,22 @@
 // `skills-mount snapshot DEST`: starts every configured server, builds the same filesystem core
 // the mount serves, and writes its view to DEST as verified read-only files, published
-// atomically (src/snapshot/); with --watch, again whenever anything changes, until SIGTERM.
+// atomically (src/snapshot/); with --watch, again whenever anything changes, until SIGTERM;
+// with --oci, as an OCI image layout (src/snapshot/oci-snapshot.ts).
 // No kernel mount anywhere: the core is walked in this process. Wires; decides little.
-import { homedir } from 'node:os';
+import { mkdtemp } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApprovalLedger } from '../approvals/approval-ledger.js';
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
-import { PolicedApprovals } from '../team/policed-approvals.js';
+import type { ApprovalsSource } from '../approvals/approval-ledger.js';
+import { harnessNamed } from '../link/harness-roots.js';
+import { removeReadOnlyTree } from '../read-only-tree.js';
+import { checkLayoutDestination } from '../snapshot/oci-layout.js';
+import type { OciImage } from '../snapshot/oci-image.js';
+import { writeOciSnapshot } from '../snapshot/oci-snapshot.js';
+import { lockfilePath } from '../team/lockfile.js';
 import { loadPolicy } from '../team/policy.js';
+import { approvedSource } from '../team/view-approvals.js';
 import { DiskCache, defaultCacheRoot } from '../cache/disk-cache.js';
 import { discoveryFolderProblem } from '../cache/discovery-folders.js';
 import { ConfigError } from '../errors.js';
@@ -42,7 +51,15 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     const problem = await discoveryFolderProblem(candidate, { home: homedir(), env: process.env });
     if (problem !== undefined) throw new ConfigError(`destination ${dest}: ${problem}`);
   }
-  const store = await SnapshotStore.open({ dest, log, allowSharedParent: options.allowSharedParent });
+  const harness = options.oci?.harness === undefined ? undefined : harnessNamed(options.oci.harness);
+  if (options.oci) await checkLayoutDestination(dest, { allowSharedParent: options.allowSharedParent, log });
+  const lockfile = options.projectDir === undefined ? undefined : lockfilePath(options.projectDir);
+  // An image's snapshot is written the existing way, in a private folder, then packed (src/snapshot/oci-snapshot.ts).
+  const scratch = options.oci ? await mkdtemp(path.join(tmpdir(), 'skills-mount-oci-')) : undefined;
+  const store = await SnapshotStore.open({ dest: scratch === undefined ? dest : path.join(scratch, 'view'), log, allowSharedParent: options.allowSharedParent }).catch(async (error: unknown) => {
+    if (scratch !== undefined) await removeReadOnlyTree(scratch);
+    throw error;
+  });
   const controller = new AbortController();
   let stopping = false;
   const stop = (signal: string) => {
@@ -61,12 +78,17 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   let diskCache: DiskCache | undefined;
   let core: ServerCore | undefined;
   let approvals: ApprovalLedger | undefined;
+  let viewed: ApprovalsSource | undefined;
   try {
+    // Kept per DEST, as the mount keeps it per mountpoint (an image's scratch folder is new each run).
     diskCache = options.diskCache && (await openDiskCache(options.diskCache, dest, store.snapshotsDir, log));
     approvals = await ApprovalLedger.open(defaultApprovalsPath(process.env, homedir()), log);
     const policy = await loadPolicy({ env: process.env, home: homedir() });
+    // The approved view as the policy in force lets it be shown, from the person's approvals or exactly the project's lock.
+    viewed = await approvedSource(lockfile, approvals, config.servers, policy, log, '--project');
     const servers = config.servers.length;
-    log(`snapshot of ${servers} server${servers === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/)` : ''}`);
+    const what = options.oci ? ` (an OCI image${harness ? `, laid out as ${harness.title}'s skills root` : ''})` : '';
+    log(`snapshot of ${servers} server${servers === 1 ? '' : 's'} from ${config.origin} to ${dest}${options.approved ? ` (the approved view, ${APPROVED_DIR}/${lockfile ? `: the versions locked in ${lockfile}` : ''})` : ''}${what}`);
     const startup = new StartupProgress(process.stderr, servers);
     sink = startup;
     core = await startServerCore({
@@ -76,8 +98,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
       verbose: options.verbose,
       hideDynamic: !options.includeDynamic,
       log,
-      // The approved view as the policy in force lets it be shown: what it refuses is left out, and logged.
-      approvals: policy.inForce ? new PolicedApprovals(approvals, config.servers, policy, log) : approvals,
+      approvals: viewed,
       diskCache,
       progress: startup,
     });
@@ -114,6 +135,17 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
       if (result.outcome === 'published' || !options.watch) process.stdout.write(`${result.manifestDigest}\n`);
     };
 
+    if (options.oci) {
+      const startedAtMs = Date.now();
+      const result = await once();
+      for (const failure of result.failures) log(`[${failure.label}] not snapshotted whole: ${failure.reason}`);
+      const source = viewed;
+      const image = await writeOciSnapshot({ published: await store.published(), dest, harness, approvals: () => source.all(), lockfile, log });
+      log(imageSummary(image, dest, config.servers.length - result.failures.length, config.servers.length, (Date.now() - startedAtMs) / 1000));
+      // The anchor `verify DEST --expect` takes, and what a pod pins: the image index's digest.
+      process.stdout.write(`${image.index.digest}\n`);
+      return result.failures.length > 0 ? 1 : 0;
+    }
     if (!options.watch) {
       const startedAtMs = Date.now();
       const result = await once();
@@ -148,8 +180,17 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     sink = undefined;
     // A stdio server is stopped in at most three 1 s steps (stdin, SIGTERM, SIGKILL).
     await Promise.race([Promise.all([core?.close(), diskCache?.close(), approvals?.idle()]), delay(4_000)]);
+    if (viewed !== approvals && viewed !== undefined && 'close' in viewed && typeof viewed.close === 'function') (viewed as { close(): void }).close();
     await store.close();
+    if (scratch !== undefined) await removeReadOnlyTree(scratch);
   }
+}
+
+/** "OCI image sha256:... written at /dest: 2/2 servers whole; 12 skills, 40 files; layer 1.2 MiB (gzip; 4.0 MiB as tar); 1.3 s" */
+function imageSummary(image: OciImage, dest: string, whole: number, servers: number, seconds: number): string {
+  const skills = `${image.skills.toLocaleString('en-US')} skill${image.skills === 1 ? '' : 's'}, ${image.files.toLocaleString('en-US')} files`;
+  const layer = `layer ${image.layer.digest}, ${(image.layer.size / MIB).toFixed(2)} MiB (gzip; ${(image.layer.tarBytes / MIB).toFixed(2)} MiB as tar)`;
+  return `OCI image ${image.index.digest} written at ${dest} (linux/amd64, linux/arm64): ${whole}/${servers} servers whole; ${skills}; ${layer}; ${seconds.toFixed(1)} s`;
 }
 
 /** The disk cache for DEST, as the mount keeps one per mountpoint; never inside DEST's snapshots. */

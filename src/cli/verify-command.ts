@@ -4,6 +4,9 @@
 // anchor the folder cannot forge; exit 0 when nothing differs, 1 when anything does.
 import { escapeForLog } from '../format/escape.js';
 import { modeText } from '../path-control.js';
+import { ConfigError } from '../errors.js';
+import { isImageLayout } from '../snapshot/oci-layout.js';
+import { verifyImageLayout } from '../snapshot/oci-verify.js';
 import { verifySnapshot, type VerifyReport } from '../snapshot/snapshot-verify.js';
 import type { Log } from '../log.js';
 import type { VerifyOptions } from './command-line.js';
@@ -11,10 +14,16 @@ import { againstServers } from '../in-process/verify-servers.js';
 
 /** The report as text (or JSON) and the exit code. Throws ConfigError when DEST is no snapshot. */
 export async function runVerify(options: VerifyOptions, log: Log): Promise<{ text: string; exitCode: number }> {
-  const report = await verifySnapshot(options.dest, {
-    expectDigest: options.expectDigest,
-    againstServer: options.againstServer === undefined ? undefined : againstServers(options.againstServer, log),
-  });
+  let report: VerifyReport;
+  if (await isImageLayout(options.dest)) {
+    if (options.againstServer !== undefined) throw new ConfigError(`${options.dest} is an OCI image layout: --against-server compares a snapshot folder (unpack the image, e.g. umoci unpack, and verify its rootfs)`);
+    report = await verifyImageLayout(options.dest, { expectDigest: options.expectDigest });
+  } else {
+    report = await verifySnapshot(options.dest, {
+      expectDigest: options.expectDigest,
+      againstServer: options.againstServer === undefined ? undefined : againstServers(options.againstServer, log),
+    });
+  }
   return { text: options.json ? `${JSON.stringify(report, null, 2)}\n` : renderVerifyText(report), exitCode: report.problems.length === 0 ? 0 : 1 };
 }
 
@@ -25,6 +34,7 @@ export function renderVerifyText(report: VerifyReport): string {
   const files = `${report.files.toLocaleString('en-US')} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} MiB`;
   // A folder's id is its manifest's, which anyone who wrote the folder chose.
   const id = report.id === null ? '(id unknown)' : escapeForLog(report.id);
+  if (report.image !== null) return imageText(report, report.image, lines);
   const where = report.given === 'link' ? `at ${report.dest} (the published link, to ${report.dir})` : `in ${report.dest} (a folder holding .snapshot.json, not a published link)`;
   const warning = controlWarning(report);
   if (warning !== undefined) lines.push(warning);
@@ -35,6 +45,18 @@ export function renderVerifyText(report: VerifyReport): string {
       ? `snapshot ${id} ${where}: verified (${files})${manifest}${servers}`
       : `snapshot ${id} ${where}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${files} in the manifest)${manifest}${servers}`,
   );
+  return `${lines.join('\n')}\n`;
+}
+
+/** "OCI image sha256:... in DEST: verified (N files, X MiB in its layer sha256:...; linux/amd64, linux/arm64)". */
+function imageText(report: VerifyReport, image: NonNullable<VerifyReport['image']>, lines: string[]): string {
+  const files = `${report.files.toLocaleString('en-US')} files, ${(report.bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  const layer = image.layerDigest === null ? 'no layer checked' : `its layer ${image.layerDigest}${image.harness === null ? '' : `, a ${escapeForLog(image.harness)} skills root`}`;
+  const platforms = image.platforms.map((platform) => escapeForLog(platform)).join(', ');
+  const expect = report.expectedDigest !== null && report.expectedDigest === image.indexDigest ? ', as --expect says' : '';
+  const what = `OCI image ${escapeForLog(image.indexDigest)}${expect} in ${report.dest}`;
+  const detail = `${files} in ${layer}; ${platforms || 'no platform'}${report.manifestDigest === null ? '' : `; snapshot manifest ${report.manifestDigest}`}`;
+  lines.push(report.problems.length === 0 ? `${what}: verified (${detail})` : `${what}: ${report.problems.length} problem${report.problems.length === 1 ? '' : 's'} (${detail})`);
   return `${lines.join('\n')}\n`;
 }
 

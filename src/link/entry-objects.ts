@@ -130,6 +130,17 @@ export async function readEntryRecord(store: string, key: string): Promise<Entry
 }
 
 /**
+ * One file of an entry as a harness gets it, from its approved bytes (already checked against the
+ * approval): SKILL.md with its frontmatter made by entry-transform.ts, every other file byte for
+ * byte; 0444, or 0555 for a file that starts with #! when the approval granted exec. What `link`
+ * writes, and what `snapshot --oci --for HARNESS` puts in its layer. Throws FrontmatterError.
+ */
+export function entryFileContent(spec: Pick<EntrySpec, 'entryName' | 'label' | 'skillUri' | 'grants'>, file: Pick<EntryFile, 'relative'>, approved: Buffer): { bytes: Buffer; mode: number } {
+  const bytes = file.relative === 'SKILL.md' ? transformSkillMdBytes(approved, { entryName: spec.entryName, label: spec.label, skillUri: spec.skillUri }, spec.grants) : approved;
+  return { bytes, mode: spec.grants.exec && startsWithShebang(approved) ? READ_ONLY_EXEC_MODE : READ_ONLY_FILE_MODE };
+}
+
+/**
  * Makes the object of `spec` unless it exists: reads each file, keeps only bytes whose sha256
  * and size are the approval's, transforms SKILL.md. Resolves why it could not (a file not
  * available, bytes that do not match), or undefined once the object is in place.
@@ -153,13 +164,11 @@ export async function ensureObject(store: string, spec: EntrySpec, read: ReadApp
       if (bytes === undefined) return `${file.relative} is not available now`;
       const digest = sha256Digest(bytes);
       if (digest !== file.digest || bytes.length !== file.sizeBytes) return `${file.relative}: the bytes read (${bytes.length} bytes, ${digest}) are not the approved ones (${file.sizeBytes} bytes, ${file.digest})`;
-      let written: Buffer = bytes;
+      const { bytes: written, mode } = entryFileContent(spec, file, bytes);
       if (file.relative === 'SKILL.md') {
         await writeFile(path.join(build, APPROVED_SKILL_MD), bytes, { mode: READ_ONLY_FILE_MODE });
-        written = transformSkillMdBytes(bytes, { entryName: spec.entryName, label: spec.label, skillUri: spec.skillUri }, spec.grants);
         skillMd = { digest: sha256Digest(written), sizeBytes: written.length };
       }
-      const mode = spec.grants.exec && startsWithShebang(bytes) ? READ_ONLY_EXEC_MODE : READ_ONLY_FILE_MODE;
       const where = path.join(skillDir, ...splitPath(file.relative));
       if (!made.has(path.dirname(where))) {
         await mkdir(path.dirname(where), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });

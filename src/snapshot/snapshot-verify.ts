@@ -7,20 +7,20 @@ import type { Stats } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { READ_ONLY_DIRECTORY_MODE, READ_ONLY_FILE_MODE } from '../file-modes.js';
 import { APPROVED_DIR, SKILLS_JSON } from '../fs/mount-layout.js';
 import { sha256Digest } from '../format/digest.js';
 import { currentUid, entryControl, pathControl, type ControlReason, type PathControlFinding } from '../path-control.js';
 import { errorMessage, kindOf } from '../private-files.js';
 import { nodeSnapshotFs, type SnapshotFs } from './snapshot-fs.js';
 import { asCatalogDocument, type CatalogDocument, type ServerComparison, type SnapshotSide } from './server-comparison.js';
-import { MANIFEST_NAME, parseManifest, type ManifestFile, type SnapshotManifest, type VerifyProblem } from './snapshot-manifest.js';
+import { MANIFEST_NAME, parseManifest, type SnapshotManifest, type VerifyProblem } from './snapshot-manifest.js';
+import { treeProblems, type TreeNode, type TreeSource } from './tree-check.js';
 
 export type { VerifyProblem } from './snapshot-manifest.js';
 import { resolvePublished, snapshotsDirOf } from './snapshot-store.js';
 
-/** What DEST was: the link `snapshot` publishes, or a folder holding a manifest (a copy of one). */
-export type VerifiedGiven = 'link' | 'folder';
+/** What DEST was: the link `snapshot` publishes, a folder holding a manifest (a copy of one), or an OCI image layout (`snapshot --oci`). */
+export type VerifiedGiven = 'link' | 'folder' | 'oci-layout';
 
 export interface VerifyReport {
   dest: string;
@@ -45,6 +45,8 @@ export interface VerifyReport {
   controlledByOthers: ControlledEntry[];
   /** With --against-server: the servers compared and how much; null without. */
   againstServer: Omit<ServerComparison, 'problems'> | null;
+  /** For an OCI image layout: the image index's digest (what --expect names), its layer's, its platforms, the harness it is laid out for; null otherwise. */
+  image: { indexDigest: string; layerDigest: string | null; platforms: string[]; harness: string | null } | null;
 }
 
 /** One entry someone else can change: its owner is another user, or others can write it. */
@@ -97,6 +99,7 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
     problems,
     controlledByOthers: [...controlled.values()],
     againstServer,
+    image: null,
   });
   if ((await fs.lstat(dir))?.isDirectory() !== true) {
     return report(target.id, [{ path: '', kind: 'missing', detail: `${dest} points to ${dir}, which is not a directory` }]);
@@ -115,62 +118,37 @@ export async function verifySnapshot(dest: string, options: VerifyOptions = {}):
     return report(target.id, [...problems, { path: MANIFEST_NAME, kind: 'missing', detail: `the manifest cannot be read: ${errorMessage(error)}` }]);
   }
   if (target.id !== null && manifest.id !== target.id) problems.push({ path: MANIFEST_NAME, kind: 'differs', detail: `it names snapshot ${manifest.id}, the link ${target.id}` });
-  const expectedFiles = new Map<string, ManifestFile>(manifest.files.map((file) => [file.path, file]));
-  const expectedDirectories = new Set(manifest.directories);
-  const seen = new Set<string>();
-
-  const visit = async (relative: string): Promise<void> => {
-    const absolute = relative === '' ? dir : `${dir}/${relative}`;
-    for (const entry of await fs.readdir(absolute)) {
-      const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
-      if (child === MANIFEST_NAME) continue;
-      const stats = await fs.lstat(`${dir}/${child}`);
-      if (stats === undefined) continue;
-      note(`${dir}/${child}`, stats);
-      if (stats.isDirectory()) {
-        if (!expectedDirectories.has(child)) problems.push({ path: child, kind: 'extra', detail: 'a directory the manifest does not list' });
-        else {
-          seen.add(child);
-          if ((stats.mode & 0o7777) !== READ_ONLY_DIRECTORY_MODE) problems.push({ path: child, kind: 'differs', detail: `mode ${octal(stats.mode)}, expected ${octal(READ_ONLY_DIRECTORY_MODE)}` });
-        }
-        await visit(child);
-        continue;
-      }
-      const expected = expectedFiles.get(child);
-      if (!stats.isFile()) {
-        problems.push({ path: child, kind: 'extra', detail: `${kindOf(stats)}; a snapshot holds only regular files and directories` });
-        continue;
-      }
-      if (expected === undefined) {
-        problems.push({ path: child, kind: 'extra', detail: `a file the manifest does not list (${stats.size} bytes)` });
-        continue;
-      }
-      seen.add(child);
-      const details: string[] = [];
-      if ((stats.mode & 0o7777) !== READ_ONLY_FILE_MODE) details.push(`mode ${octal(stats.mode)}, expected ${octal(READ_ONLY_FILE_MODE)}`);
-      try {
-        const bytes = await fs.readFile(`${dir}/${child}`);
-        if (bytes.length !== expected.sizeBytes) details.push(`${bytes.length} bytes, expected ${expected.sizeBytes}`);
-        const digest = sha256Digest(bytes);
-        if (digest !== expected.sha256) details.push(`hashes to ${digest}, expected ${expected.sha256}`);
-      } catch (error) {
-        details.push(`cannot be read: ${errorMessage(error)}`);
-      }
-      if (details.length > 0) problems.push({ path: child, kind: 'differs', detail: details.join('; ') });
-    }
-  };
-  await visit('');
-  const rootStats = await fs.lstat(dir);
-  if (rootStats && (rootStats.mode & 0o7777) !== READ_ONLY_DIRECTORY_MODE) problems.push({ path: '', kind: 'differs', detail: `the snapshot's root has mode ${octal(rootStats.mode)}, expected ${octal(READ_ONLY_DIRECTORY_MODE)}` });
-  for (const file of manifest.files) if (!seen.has(file.path)) problems.push({ path: file.path, kind: 'missing', detail: `listed in the manifest (${file.sizeBytes} bytes)` });
-  for (const directory of manifest.directories) if (!seen.has(directory)) problems.push({ path: directory, kind: 'missing', detail: 'a directory listed in the manifest' });
-  problems.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  problems.push(...(await treeProblems(diskTree(fs, dir, note), manifest)));
   if (options.againstServer !== undefined) {
     const { problems: differences, ...summary } = await options.againstServer({ manifest, documents: await readDocuments(fs, dir, manifest) });
     problems.push(...differences);
     againstServer = summary;
   }
   return report(target.id ?? manifest.id, problems, manifest);
+}
+
+/** The folder `dir` as a tree to check; `note` sees every entry's stats (who else controls it). */
+function diskTree(fs: SnapshotFs, dir: string, note: (absolute: string, stats: Stats | undefined) => void): TreeSource {
+  const at = (relative: string): string => (relative === '' ? dir : `${dir}/${relative}`);
+  return {
+    async list(relative) {
+      const listed: Array<{ name: string; node: TreeNode; visited: () => void }> = [];
+      for (const entry of await fs.readdir(at(relative))) {
+        const absolute = `${at(relative)}/${entry.name}`;
+        const stats = await fs.lstat(absolute);
+        if (stats === undefined) continue;
+        const mode = stats.mode & 0o7777;
+        const node: TreeNode = stats.isDirectory() ? { kind: 'directory', mode } : stats.isFile() ? { kind: 'file', mode, sizeBytes: stats.size } : { kind: 'other', mode, description: kindOf(stats) };
+        listed.push({ name: entry.name, node, visited: () => note(absolute, stats) });
+      }
+      return listed;
+    },
+    read: (relative) => fs.readFile(at(relative)),
+    async root() {
+      const stats = await fs.lstat(dir);
+      return stats && { kind: 'directory', mode: stats.mode & 0o7777 };
+    },
+  };
 }
 
 /** The snapshot's skills.json files (those the manifest lists), parsed; undefined for one that cannot be read as JSON. */
@@ -215,8 +193,4 @@ async function realpathOr(where: string): Promise<string> {
   } catch {
     return path.resolve(where);
   }
-}
-
-function octal(mode: number): string {
-  return `0${(mode & 0o7777).toString(8)}`;
 }

@@ -134,6 +134,7 @@ describe('the Kubernetes manifests, checked against the schemas', () => {
         'contrib/kubernetes/serve-deployment.yaml: Deployment',
         'contrib/kubernetes/serve-deployment.yaml: Service',
         'contrib/kubernetes/serve-deployment.yaml: NetworkPolicy',
+        'contrib/kubernetes/image-volume-pod.yaml: Pod',
         'docs/agents.md: Pod',
       ]),
     );
@@ -422,6 +423,22 @@ describe('the serve Deployment (serve-deployment.yaml)', () => {
     const named_ = (serveBox()['ports'] as Json[]).map((port) => port['name']);
     const ports = (policy['ingress'] as Json[]).flatMap((rule) => (rule['ports'] as Json[]).map((port) => port['port']));
     expect(ports.sort()).toEqual([...named_].sort());
+  });
+});
+
+describe('the image volume pod', () => {
+  it('mounts the skills image by digest, IfNotPresent, read-only at the harness root the agent reads; nothing privileged, no hostPath, no skills-mount', () => {
+    const doc = named('Pod', 'agent-with-skills-image');
+    const spec = podSpec(doc);
+    expect(JSON.stringify(doc)).not.toMatch(/hostPath|\/dev\/fuse|"privileged"|SYS_ADMIN/);
+    const skills = volume(spec, 'skills')['image'] as Json;
+    expect(skills['reference']).toMatch(/^[\w.-]+(?::\d+)?\/[\w./-]+@sha256:[0-9a-f]{64}$/);
+    expect(skills['pullPolicy']).toBe('IfNotPresent');
+    const box = container(spec, 'agent');
+    const home = ((box['env'] as Json[]).find((entry) => entry['name'] === 'HOME') as Json)['value'] as string;
+    // The layer of snapshot --oci --for claude-code is Claude Code's user skills root.
+    expect(mountOf(box, 'skills')).toMatchObject({ mountPath: path.join(home, '.claude', 'skills'), readOnly: true });
+    expect(containersOf(spec).every((candidate) => !JSON.stringify(candidate['args'] ?? []).includes('skills-mount'))).toBe(true);
   });
 });
 
