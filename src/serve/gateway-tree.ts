@@ -161,7 +161,12 @@ export class GatewayTree implements ServedTree {
     try {
       handle = await core.open(file.path);
     } catch (error) {
-      if (!(error instanceof NotFoundError)) log(`[${origin.label}] ${escapeForLog(origin.uri)}: not served: ${escapeForLog((error as Error).message)}`);
+      if (!(error instanceof NotFoundError)) {
+        log(`[${origin.label}] ${escapeForLog(origin.uri)}: not served: ${escapeForLog((error as Error).message)}`);
+        // A SKILL.md that failed verification rejects its skill, and the catalog reports no change for
+        // that: the view is read again so the skill leaves skills/list (and clients are told).
+        if (error instanceof IntegrityError) this.schedule();
+      }
       throw error;
     }
     try {
