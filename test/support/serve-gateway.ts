@@ -21,19 +21,26 @@ export async function startServe(who: Person, args: readonly string[], { timeout
   const child = spawn(process.execPath, [SKILLS_MOUNT, 'serve', ...args, '--http', http], { env: who.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       void stopChild(child);
       reject(new Error(`serve printed no URL within ${timeoutMs} ms:\n${stderr}`));
     }, timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
+    // The URL on stdout, and the log line that says how it listens (it follows the URL).
+    const check = (): void => {
       const match = /^(http:\/\/\S+)\n/m.exec(stdout);
-      if (match) {
+      if (match && stderr.includes(`listening on ${match[1]}`)) {
         clearTimeout(timer);
         resolve(match[1]!);
       }
+    };
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      check();
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      check();
     });
     void exitOf(child).then((exit) => {
       clearTimeout(timer);
