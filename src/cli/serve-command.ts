@@ -22,7 +22,7 @@ import { isLoopbackHost } from '../server/loopback.js';
 import { activationRecorder, AuditFile } from '../serve/activations.js';
 import { GatewayTree, type ServedMode } from '../serve/gateway-tree.js';
 import { ServeMetrics } from '../serve/serve-metrics.js';
-import { identityOf, lockfilePath } from '../team/lockfile.js';
+import { identityOf, LockfileError, lockfilePath } from '../team/lockfile.js';
 import { loadPolicy } from '../team/policy.js';
 import { approvedSource, mountableServers } from '../team/view-approvals.js';
 import { givenServers, parseArguments, positiveNumber, SERVER_SELECTION_OPTIONS } from './arguments.js';
@@ -144,7 +144,10 @@ export async function runServe(options: ServeOptions): Promise<number> {
     stops.push(() => approvals.idle(), () => approvals.close());
     await approvals.watch();
     const lockfile = options.view.kind === 'project' ? lockfilePath(options.view.dir) : undefined;
-    const viewed: ApprovalsSource = await approvedSource(lockfile, approvals, config.servers, policy, log, '--project');
+    const viewed: ApprovalsSource = await approvedSource(lockfile, approvals, config.servers, policy, log, '--project').catch((error: unknown) => {
+      // A lockfile the command line names that cannot be used is bad input, as a missing one is.
+      throw error instanceof LockfileError ? new ConfigError(`--project ${error.message}`, { cause: error }) : error;
+    });
     if ('close' in viewed && typeof viewed.close === 'function') stops.push(() => (viewed as { close(): void }).close());
 
     const audit = options.audit === undefined ? undefined : await AuditFile.open(path.resolve(options.audit), log);

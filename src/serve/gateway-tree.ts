@@ -98,6 +98,7 @@ export class GatewayTree implements ServedTree {
   private timer: NodeJS.Timeout | undefined;
   private building: Promise<void> | undefined;
   private again = false;
+  private opened = false;
   private closed = false;
 
   private constructor(private readonly options: GatewayTreeOptions) {}
@@ -160,10 +161,12 @@ export class GatewayTree implements ServedTree {
     try {
       handle = await core.open(file.path);
     } catch (error) {
-      if (!(error instanceof NotFoundError)) log(`[${origin.label}] ${escapeForLog(origin.uri)}: not served: ${escapeForLog((error as Error).message)}`);
-      // A SKILL.md that failed verification rejects its skill in the catalog, which reports no
-      // change: the view is read again, so the skill leaves skills/list and clients are told.
-      if (error instanceof IntegrityError) this.schedule();
+      if (!(error instanceof NotFoundError)) {
+        log(`[${origin.label}] ${escapeForLog(origin.uri)}: not served: ${escapeForLog((error as Error).message)}`);
+        // A SKILL.md that failed verification rejects its skill, and the catalog reports no change for
+        // that: the view is read again so the skill leaves skills/list (and clients are told).
+        if (error instanceof IntegrityError) this.schedule();
+      }
       throw error;
     }
     try {
@@ -202,10 +205,14 @@ export class GatewayTree implements ServedTree {
       do {
         this.again = false;
         const next = await this.build();
-        if (this.closed || next.signature === this.current.signature) continue;
+        // The first view is served as read, even an empty one: its signature equals EMPTY's, and
+        // were it not taken, the first change after it (the first approval) would tell nobody.
+        const first = !this.opened;
+        this.opened = true;
+        if (this.closed || (!first && next.signature === this.current.signature)) continue;
         const previous = this.current;
         this.current = next;
-        if (previous !== EMPTY) for (const listener of this.listeners) listener({ previous, current: next });
+        if (!first) for (const listener of this.listeners) listener({ previous, current: next });
       } while (this.again && !this.closed);
     })().finally(() => {
       this.building = undefined;

@@ -30,7 +30,8 @@
 // text-for-binary, several-contents, no-contents, other-uri, non-json, malformed-jsonrpc,
 // wrong-id, method-not-found, wrong-result-type, storm (100 list_changed, then a good
 // answer), close-stdout (stdout closed for good, the process stays alive), not-found (-32602:
-// a listed file the server no longer serves).
+// a listed file the server no longer serves), alternate (bytes that change between reads: one
+// bit flipped on the 1st, 3rd, ... read of that URI, the listed bytes on the 2nd, 4th, ...).
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { sha256 } from './digest.mjs';
@@ -112,6 +113,9 @@ function readResource(id, uri) {
       return answer(id, { contents: [good()] });
     case 'tampered':
       return answer(id, { contents: [{ uri, blob: tamper(bytes).toString('base64') }] });
+    case 'alternate':
+      file.reads = (file.reads ?? 0) + 1;
+      return answer(id, { contents: [file.reads % 2 === 0 ? good() : { uri, blob: tamper(bytes).toString('base64') }] });
     case 'short':
       return answer(id, { contents: [{ uri, blob: bytes.subarray(0, Math.max(0, bytes.length - 1)).toString('base64') }] });
     case 'long':
