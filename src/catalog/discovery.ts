@@ -178,7 +178,7 @@ export class Discovery {
     if (waitMs > 0) {
       if (!this.storm) {
         this.storm = { notifications: 1 };
-        this.log.note(`change notifications faster than one a ${intervalMs} ms: re-listing at most that often until they calm down`);
+        this.log.note(`change notifications faster than one every ${intervalMs} ms: re-listing at most that often until they calm down`);
       }
       this.notifiedRefreshTimer = setTimeout(() => {
         this.notifiedRefreshTimer = undefined;
