@@ -20,7 +20,7 @@ import { DIRECTORY_MIME_TYPE, type SkillEntry } from '../protocol/skills-wire.js
 import type { DirectoryChild, FileNode, SkillNode, TreeChange, TreeSnapshot } from '../server/skill-tree.js';
 import type { ServedTree } from '../server/served-tree.js';
 import { mimeTypeForName } from '../server/mime.js';
-import { parseSkillUri, uriForPath } from '../server/skill-uri.js';
+import { isCanonicalUri, parseSkillUri, uriForPath } from '../server/skill-uri.js';
 import type { ServerIdentity } from '../team/lockfile.js';
 
 /** What is served: the approved view (approvals or a lock), or every verified skill (--all). */
@@ -393,14 +393,6 @@ function directoriesOf(skills: readonly SkillNode[]): Map<string, DirectoryChild
   const directories = new Map<string, DirectoryChild[]>();
   for (const [rel, map] of children) directories.set(uriForPath(rel), [...map.values()].sort((a, b) => compare(a.uri, b.uri)));
   return directories;
-}
-
-function isCanonicalUri(uri: string): boolean {
-  try {
-    return new URL(uri).href === uri;
-  } catch {
-    return false;
-  }
 }
 
 function compare(a: string, b: string): number {

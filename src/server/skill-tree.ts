@@ -12,7 +12,7 @@ import { createLimiter } from '../concurrency.js';
 import { decodeText, mimeTypeForName } from './mime.js';
 import { readWithinRoot, versionKey } from './safe-read.js';
 import { scanDirectory, type ScanResult, type ScannedFile } from './scan.js';
-import { uriForPath } from './skill-uri.js';
+import { isCanonicalUri, uriForPath } from './skill-uri.js';
 import { DirectoryWatcher } from './watch.js';
 import type { Log } from '../log.js';
 import type { ServedTree } from './served-tree.js';
@@ -433,14 +433,6 @@ function sameSnapshot(a: TreeSnapshot, b: TreeSnapshot): boolean {
     for (let i = 0; i < children.length; i++) if (children[i]!.uri !== other[i]!.uri) return false;
   }
   return true;
-}
-
-function isCanonicalUri(uri: string): boolean {
-  try {
-    return new URL(uri).href === uri;
-  } catch {
-    return false;
-  }
 }
 
 function compare(a: string, b: string): number {

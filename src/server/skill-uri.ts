@@ -38,3 +38,12 @@ export function parseSkillUri(uri: string): ParsedUri {
   }
   return { ok: true, segments, canonical: SKILL_URI_PREFIX + segments.map(encodeSegment).join('/') };
 }
+
+/** Whether `uri` is already in the WHATWG form the SDK publishes and checks (it drops entries whose URIs are not). */
+export function isCanonicalUri(uri: string): boolean {
+  try {
+    return new URL(uri).href === uri;
+  } catch {
+    return false;
+  }
+}
