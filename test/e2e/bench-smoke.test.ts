@@ -55,6 +55,12 @@ const ONCE_ROWS = [
   ...[100, 300, 1000].flatMap((skills) => [`ready/${skills}`, `rss/${skills}`]),
   'ready/growth',
   'rss/per-file',
+  // Issue 51: skills-mount serve in front of skills-serve, no mount.
+  'serve/warm',
+  'serve/cold',
+  'serve/concurrent',
+  'serve/concurrent-latency',
+  'serve/rss',
 ];
 
 /** MCP content reads each request-count row must show on every backend. */
@@ -100,14 +106,14 @@ afterAll(async () => {
 });
 
 describe.skipIf(!fuseAvailable())('npm run bench -- --quick', () => {
-  it('writes every row with finite numbers on each backend measured, and the request counts are 1/0/0/0 on each', { timeout: 120_000 }, async () => {
+  it('writes every row with finite numbers on each backend measured, and the request counts are 1/0/0/0 on each', { timeout: 180_000 }, async () => {
     dir = await makeTestDir();
     const resultsFile = path.join(dir, 'results.json');
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
         [path.join(REPO, 'bench', 'run.mjs'), '--quick', '--work-dir', dir!, '--results', resultsFile],
-        { timeout: 110_000, maxBuffer: 1 << 24 },
+        { timeout: 170_000, maxBuffer: 1 << 24 },
         (error, out, err) => (error ? reject(new Error(`bench failed: ${error.message}\n${err}`)) : resolve(out)),
       ),
     );
@@ -122,6 +128,8 @@ describe.skipIf(!fuseAvailable())('npm run bench -- --quick', () => {
     const once = results.rows.filter((row) => row.backends === undefined);
     expect(perBackend.map((row) => row.id).sort()).toEqual([...BACKEND_ROWS].sort());
     expect(once.map((row) => row.id).sort()).toEqual([...ONCE_ROWS].sort());
+    // Through the gateway, every answer is the file's bytes: no error, nothing wrong, even in the smoke run.
+    expect(once.find((row) => row.id === 'serve/concurrent')?.met, 'serve/concurrent: 0 errors, 0 wrong bytes').toBe(true);
     for (const row of perBackend) {
       expect(Object.keys(row.backends!), row.id).toEqual(BACKENDS);
       expect(row.judgedBy, row.id).toBe('libfuse3');
