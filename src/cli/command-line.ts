@@ -164,9 +164,10 @@ function parseMount(given: readonly string[]): Command {
   if (values.version) return { command: 'version' };
   const serverFlags = (values.server as string[] | undefined) ?? [];
   // CONFIG MOUNTPOINT: how mount.fuse3 runs it for `mount -t fuse.skills-mount` (fstab): CONFIG is --config.
-  const fstabForm = positionals.length === 2;
+  // With --server, two words are far more often an unquoted --server command than the fstab form.
+  const fstabForm = positionals.length === 2 && serverFlags.length === 0;
   if (fstabForm) {
-    if (values.config !== undefined || serverFlags.length > 0) throw new ConfigError(`CONFIG MOUNTPOINT (the fstab form) names its servers by CONFIG: drop --config and --server`);
+    if (values.config !== undefined) throw new ConfigError(`CONFIG MOUNTPOINT (the fstab form) names its servers by CONFIG: drop --config`);
     values.config = positionals.shift();
   }
   if (values['log-file'] !== undefined && !fstabForm) throw new ConfigError('--log-file goes with the fstab form (CONFIG MOUNTPOINT), whose daemon runs in the background');
