@@ -1,9 +1,10 @@
 // The fstab form's -o options (src/cli/fstab-options.ts) and `skills-mount CONFIG MOUNTPOINT -o
 // OPTIONS` as mount.fuse3 runs it (src/cli/command-line.ts): each option becomes its flag, mount(8)'s
 // generic ones change nothing, anything else is refused by name.
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine, type MountOptions } from '../../src/cli/command-line.js';
-import { MountOptionError, mountOptionFlags } from '../../src/cli/fstab-options.js';
+import { MOUNT_OPTION_NAMES, MountOptionError, mountOptionFlags } from '../../src/cli/fstab-options.js';
 import { ConfigError } from '../../src/errors.js';
 
 function mountOptions(argv: string[]): MountOptions {
@@ -81,5 +82,24 @@ describe('skills-mount CONFIG MOUNTPOINT -o OPTIONS (the fstab form)', () => {
   it('refuses a bad -o option before anything starts', () => {
     expect(() => parseCommandLine(['c.json', '/srv/skills', '-o', 'rw,allow_other'])).toThrow(MountOptionError);
     expect(() => parseCommandLine(['c.json', '/srv/skills', '-o'])).toThrow('-o needs a list of mount options');
+  });
+});
+
+describe('docs/fstab.md', () => {
+  const doc = () => readFile(new URL('../../docs/fstab.md', import.meta.url), 'utf8');
+
+  it('its option table names exactly the options skills-mount takes', async () => {
+    const documented = [...(await doc()).matchAll(/^\| `([a-z_]+)[=`]/gm)].map((match) => match[1]);
+    expect(documented.sort()).toEqual([...MOUNT_OPTION_NAMES].sort());
+  });
+
+  it('every fstab line it shows is one skills-mount accepts, as mount.fuse3 passes it', async () => {
+    const lines = [...(await doc()).matchAll(/^(\/\S+)\s+(\/\S+)\s+fuse\.skills-mount\s+(\S+)\s+0\s+0$/gm)];
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const [, config, mountpoint, options] of lines) {
+      // mount(8) keeps x-* options for itself; the rest reach skills-mount, after its own rw.
+      const passed = options!.split(',').filter((option) => !option.startsWith('x-'));
+      expect(mountOptions([config!, mountpoint!, '-o', ['rw', ...passed, 'dev', 'suid'].join(',')])).toMatchObject({ configPath: config, mountpoint, allowUser: 'agent', only: ['docs,team'], background: true });
+    }
   });
 });
