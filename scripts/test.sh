@@ -108,14 +108,15 @@ if [ $# -eq 0 ]; then
   # its SIGKILLs, backend-fuzz random
   # operation sequences, hostile-fuzz a hostile server's faults through counted opens, addon-copies the
   # addon's reads and hashes of disk-cached copies, altered ones included, page-cache-store the bytes
-  # a first open hands to the page cache, past 1 MiB too (~160 s).
+  # a first open hands to the page cache, past 1 MiB too, service-notify the sd_notify datagrams
+  # (notifyService) a mount sends to a real socket (~180 s).
   echo "test: the libfuse3 addon under AddressSanitizer and UndefinedBehaviorSanitizer"
   started=$SECONDS
   SKILLS_FUSE_REQUIRED=1 scripts/build-native.sh --sanitize
   SKILLS_MOUNT_ADDON_TABLE=16384 SKILLS_FUSE_ADDON="$root/native/build-sanitize/skills_fuse.node" \
     SKILLS_FUSE_SANITIZER_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
     ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    SIGKILL_ROUNDS=10 node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/sigkill.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts test/e2e/addon-table.test.ts test/e2e/addon-copies.test.ts test/e2e/page-cache-store.test.ts \
+    SIGKILL_ROUNDS=10 node node_modules/vitest/vitest.mjs run test/e2e/fuse-edge.test.ts test/e2e/kernel-cache.test.ts test/e2e/sigkill.test.ts test/e2e/backend-fuzz.test.ts test/e2e/hostile-fuzz.test.ts test/e2e/addon-table.test.ts test/e2e/addon-copies.test.ts test/e2e/page-cache-store.test.ts test/e2e/service-notify.test.ts \
     --reporter=default --reporter=json --outputFile.json="$reports/sanitize.json" || status=$?
   scripts/fuse-cleanup.sh /tmp/skills-mount-test >/dev/null 2>&1 || true
   echo "test: the sanitizer pass took $((SECONDS - started)) s"

@@ -168,9 +168,12 @@ function parseMount(given: readonly string[]): Command {
   if (values.version) return { command: 'version' };
   const serverFlags = (values.server as string[] | undefined) ?? [];
   // CONFIG MOUNTPOINT: how mount.fuse3 runs it for `mount -t fuse.skills-mount` (fstab): CONFIG is --config.
-  // With --config or --server, two words are a mistake (an unquoted --server value, most often), said below.
-  const fstabForm = positionals.length === 2 && values.config === undefined && serverFlags.length === 0;
-  if (fstabForm) values.config = positionals.shift();
+  // With --server, two words are far more often an unquoted --server command than the fstab form.
+  const fstabForm = positionals.length === 2 && serverFlags.length === 0;
+  if (fstabForm) {
+    if (values.config !== undefined) throw new ConfigError(`CONFIG MOUNTPOINT (the fstab form) names its servers by CONFIG: drop --config`);
+    values.config = positionals.shift();
+  }
   if (values['log-file'] !== undefined && !fstabForm) throw new ConfigError('--log-file goes with the fstab form (CONFIG MOUNTPOINT), whose daemon runs in the background');
   if (positionals.length !== 1) {
     if (positionals.length === 0) throw new ConfigError('MOUNTPOINT is required');

@@ -32,6 +32,11 @@ const FLAGS: Record<string, { flag: string; value: 'none' | 'one' | 'list' }> = 
   verbose: { flag: '--verbose', value: 'none' },
 };
 
+/** A -o option refused: said in one line (mount(8) shows its helper's output as it is), no usage after it. */
+export class MountOptionError extends ConfigError {
+  override name = 'MountOptionError';
+}
+
 /** The names -o takes, for the help and the refusal. */
 export const MOUNT_OPTION_NAMES: readonly string[] = Object.keys(FLAGS);
 
@@ -44,16 +49,16 @@ export function mountOptionFlags(lists: readonly string[]): string[] {
     const value = equals === -1 ? undefined : option.slice(equals + 1);
     if (GENERIC.has(name) || name.startsWith('x-') || name === 'comment') continue;
     if (name === 'allow_other') {
-      throw new ConfigError('-o allow_other: a skills mount is host-private (a skill is input for its user alone); -o allow_user=NAME lets one more user read it');
+      throw new MountOptionError('-o allow_other: a skills mount is host-private (a skill is input for its user alone); -o allow_user=NAME lets one more user read it');
     }
     const known = FLAGS[name];
-    if (known === undefined) throw new ConfigError(`-o ${option}: unknown mount option "${name}" (skills-mount takes ${MOUNT_OPTION_NAMES.join(', ')}, and mount(8)'s generic ones)`);
+    if (known === undefined) throw new MountOptionError(`-o ${option}: unknown mount option "${name}" (skills-mount takes ${MOUNT_OPTION_NAMES.join(', ')}, and mount(8)'s generic ones)`);
     if (known.value === 'none') {
-      if (value !== undefined) throw new ConfigError(`-o ${option}: ${name} takes no value`);
+      if (value !== undefined) throw new MountOptionError(`-o ${option}: ${name} takes no value`);
       flags.push(known.flag);
       continue;
     }
-    if (value === undefined || value === '') throw new ConfigError(`-o ${name}: needs a value (${name}=...)`);
+    if (value === undefined || value === '') throw new MountOptionError(`-o ${name}: needs a value (${name}=...)`);
     flags.push(known.flag, known.value === 'list' ? value.split(':').join(',') : value);
   }
   return flags;

@@ -7,6 +7,7 @@ export const USAGE = `usage: skills-mount MOUNTPOINT [--config FILE] [--server L
                     [--metadata-ttl SECONDS] [--no-dynamic]
                     [--approved-only LABEL,...] [--lock FILE] [--allow-user USER]
                     [--metrics [HOST:]PORT] [--verbose]
+       skills-mount CONFIG MOUNTPOINT [-o OPTION,...] [--foreground] [--log-file FILE]
        skills-mount snapshot DEST [--config FILE] [--server ...] [--only ...] [--approved]
                     [--include-dynamic] [--watch] [--timeout SECONDS] [--cache-dir DIR] [--no-disk-cache]
                     [--allow-shared-parent] [--project DIR] [--oci [--for HARNESS]]
@@ -92,6 +93,18 @@ Mount options:
   --metrics [HOST:]PORT   Prometheus metrics at /metrics and a health check at /healthz
                           (host 127.0.0.1 unless given)
   --verbose               log every MCP request with its duration
+
+The fstab form (mount -t fuse.skills-mount CONFIG MOUNTPOINT -o OPTIONS runs it; docs/fstab.md):
+  CONFIG MOUNTPOINT       CONFIG is --config; returns 0 once the mount answers (else nonzero,
+                          saying why), the daemon going on in the background; umount stops it
+  -o OPTION,...           the mount flags but --config and --server, with _ for -:
+                          only=docs:team (":" separates a list), allow_user=agent, lock=FILE,
+                          no_disk_cache, ...; mount(8)'s own options (rw, _netdev,
+                          x-systemd.*, ...) are ignored; any other is refused by name, and
+                          allow_other too (allow_user=NAME lets one more user read)
+  --foreground            stay in the foreground (as a systemd service does)
+  --log-file FILE         (-o log=FILE) where the background daemon logs; default
+                          $XDG_STATE_HOME/skills-mount/mounts/<mountpoint>.log (~/.local/state)
 
 Commands:
   snapshot DEST           where no FUSE is: writes the mount's view to DEST as read-only

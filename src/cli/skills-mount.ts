@@ -26,6 +26,7 @@ import { HELP, USAGE } from './help.js';
 import { processLoginIo, runLogin, runLogout } from './login-command.js';
 import { runMount } from './mount-command.js';
 import { mountInBackground } from './background-mount.js';
+import { MountOptionError } from './fstab-options.js';
 import { runSnapshot } from './snapshot-command.js';
 import { runVerify } from './verify-command.js';
 import { runDoctor } from './doctor-command.js';
@@ -41,7 +42,9 @@ async function main(argv: string[]): Promise<void> {
   try {
     command = parseCommandLine(argv);
   } catch (error) {
-    process.stderr.write(`skills-mount: ${(error as Error).message}\n\n${USAGE}Run skills-mount --help for options and examples.\n`);
+    // A refused -o option is one line: mount(8) prints it as the reason the mount failed.
+    const usage = error instanceof MountOptionError ? '' : `\n${USAGE}`;
+    process.stderr.write(`skills-mount: ${(error as Error).message}\n${usage}Run skills-mount --help for options and examples.\n`);
     return exitAfterDrain(2);
   }
   switch (command.command) {

@@ -62,8 +62,10 @@ export function serviceNotifier(env: NodeJS.ProcessEnv, options: ServiceNotifier
     active: true,
     status: (text) => notify(`STATUS=${oneLine(text)}`),
     ready(status, answers) {
+      // A stop that came while mounting: the manager was told STOPPING=1, never READY=1 after it.
+      if (stopped) return;
       notify(`READY=1\nSTATUS=${oneLine(status)}`);
-      if (watchdogMs === undefined || stopped) return;
+      if (watchdogMs === undefined) return;
       // Half the interval, as sd_watchdog_enabled(3) advises; a probe still running skips a beat.
       watchdog = setInterval(() => {
         if (checking) return;

@@ -28,7 +28,9 @@ describe('command line', () => {
         allowUser: undefined,
         metrics: undefined,
         verbose: true,
+        lockfile: undefined,
         background: false,
+        logFile: undefined,
       },
     });
   });
