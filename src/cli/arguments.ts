@@ -58,3 +58,13 @@ export function givenGrants(values: Record<string, unknown>, command: string): {
   }
   return { yes, grantAllowedTools, grantExec };
 }
+
+/** "9464", ":9464", "127.0.0.1:9464", "[::1]:9464" or "0.0.0.0:9464"; loopback unless a host is given. */
+export function metricsAddress(text: string | undefined): { host: string; port: number } | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(?:(\[[0-9a-f:.]+\]|[a-z0-9.-]*):)?([0-9]{1,5})$/i.exec(text);
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port < 1 || port > 65535) throw new ConfigError(`--metrics takes [HOST:]PORT (e.g. 9464 or 127.0.0.1:9464), got "${text}"`);
+  const host = match[1] ? match[1].replace(/^\[|\]$/g, '') : '127.0.0.1';
+  return { host, port };
+}

@@ -9,6 +9,7 @@ import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
 import { parseLock, parseUnlock, type LockOptions } from './lock-command.js';
 import { parseServe, type ServeOptions } from './serve-command.js';
+import { metricsAddress } from './arguments.js';
 import { mountOptionFlags } from './fstab-options.js';
 import { parseOutdated, parseUpdate, type OutdatedOptions, type UpdateOptions } from './outdated-command.js';
 import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
@@ -260,15 +261,6 @@ function allowUserOption(text: string | undefined): string | undefined {
   return text;
 }
 
-/** "9464", ":9464", "127.0.0.1:9464", "[::1]:9464" or "0.0.0.0:9464"; loopback unless a host is given. */
-export function metricsAddress(text: string | undefined): { host: string; port: number } | undefined {
-  if (text === undefined) return undefined;
-  const match = /^(?:(\[[0-9a-f:.]+\]|[a-z0-9.-]*):)?([0-9]{1,5})$/i.exec(text);
-  const port = match ? Number(match[2]) : NaN;
-  if (!match || port < 1 || port > 65535) throw new ConfigError(`--metrics takes [HOST:]PORT (e.g. 9464 or 127.0.0.1:9464), got "${text}"`);
-  const host = match[1] ? match[1].replace(/^\[|\]$/g, '') : '127.0.0.1';
-  return { host, port };
-}
 
 function parseStatus(argv: readonly string[]): Command {
   const { values, positionals } = parse(argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });

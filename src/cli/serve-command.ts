@@ -25,8 +25,7 @@ import { ServeMetrics } from '../serve/serve-metrics.js';
 import { identityOf, LockfileError, lockfilePath } from '../team/lockfile.js';
 import { loadPolicy } from '../team/policy.js';
 import { approvedSource, mountableServers } from '../team/view-approvals.js';
-import { givenServers, parseArguments, positiveNumber, SERVER_SELECTION_OPTIONS } from './arguments.js';
-import { metricsAddress } from './command-line.js';
+import { givenServers, metricsAddress, parseArguments, positiveNumber, SERVER_SELECTION_OPTIONS } from './arguments.js';
 import { parseAuth, parseHostPort } from './http-options.js';
 
 export interface ServeOptions {

@@ -13,7 +13,7 @@ import { MODERN_REVISION } from '../protocol/revisions.js';
 import { DIRECTORY_READ_METHOD, SKILLS_GET_METHOD, SKILLS_LIST_METHOD } from '../protocol/skills-wire.js';
 import type { Log } from '../log.js';
 import type { TreeSkillSource } from './skill-source.js';
-import type { ServedRequest } from './skills-server.js';
+import type { ServedRequest } from './served-tree.js';
 
 export interface ListingOptions {
   /** Check entries as the SDK does for a custom source (false: --lenient). */

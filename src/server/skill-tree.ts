@@ -15,50 +15,11 @@ import { scanDirectory, type ScanResult, type ScannedFile } from './scan.js';
 import { isCanonicalUri, uriForPath } from './skill-uri.js';
 import { DirectoryWatcher } from './watch.js';
 import type { Log } from '../log.js';
-import type { ServedTree } from './served-tree.js';
+import type { DirectoryChild, FileNode, ServedTree, SkillNode, TreeChange, TreeSnapshot } from './served-tree.js';
+
+export type { DirectoryChild, FileNode, SkillNode, TreeChange, TreeSnapshot } from './served-tree.js';
 
 /** One line per event, without the `skills-serve:` prefix. */
-
-export interface FileNode {
-  uri: string;
-  rel: string;
-  name: string;
-  path: string;
-  size: number;
-  version: string;
-  mimeType: string;
-}
-
-export interface SkillNode {
-  /** URI of the skill's SKILL.md. */
-  uri: string;
-  rel: string;
-  frontmatter: Record<string, unknown>;
-  skillMdDigest: string;
-  /** Complete manifest: SKILL.md first, then every file below the skill root (nested skills' too). */
-  files: readonly FileNode[];
-}
-
-export interface DirectoryChild {
-  uri: string;
-  name: string;
-  mimeType: string;
-  size?: number;
-}
-
-export interface TreeSnapshot {
-  readonly files: ReadonlyMap<string, FileNode>;
-  /** Served skills, sorted by URI. */
-  readonly skills: readonly SkillNode[];
-  readonly skillsByUri: ReadonlyMap<string, SkillNode>;
-  /** Directory URI -> children sorted by URI. */
-  readonly directories: ReadonlyMap<string, readonly DirectoryChild[]>;
-}
-
-export interface TreeChange {
-  previous: TreeSnapshot;
-  current: TreeSnapshot;
-}
 
 export interface SkillTreeOptions {
   root: string;

@@ -8,7 +8,9 @@ import { INDEX_URI, SKILLS_EXTENSION } from '../protocol/skills-wire.js';
 import { registerDirectoryRead, registerListing } from './listing.js';
 import type { Log } from '../log.js';
 import { SkillTree, type SkillTreeOptions, type TreeChange } from './skill-tree.js';
-import type { ServedTree } from './served-tree.js';
+import type { ServedRequest, ServedTree } from './served-tree.js';
+
+export type { ServedRequest } from './served-tree.js';
 import { treeSkillSource, type TreeSkillSource } from './skill-source.js';
 import { parseSkillUri } from './skill-uri.js';
 import { logTraffic } from './traffic-log.js';
@@ -38,13 +40,6 @@ export interface SkillsServiceOptions {
   onServed?: (served: ServedRequest) => void;
 }
 
-/** One answered skills/get or resources/read, with the request's context (session, auth). */
-export interface ServedRequest {
-  method: 'skills/get' | 'resources/read';
-  /** The URI as the client asked for it. */
-  uri: string;
-  ctx: ServerContext;
-}
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const DEFAULT_TTL_MS = 30_000;

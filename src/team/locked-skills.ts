@@ -4,8 +4,18 @@
 import { approvalInputFor, permissionFields, type AdvertisedFile } from '../approvals/approval-check.js';
 import type { Approval } from '../approvals/approval-store.js';
 import { ConfigError } from '../errors.js';
-import type { InspectRecord } from '../fs/approved-view.js';
 import type { LockedFile, LockedSkill } from './lockfile.js';
+
+/** A skill as the person was shown it (the approved view's InspectRecord is one): what a lock entry is made of. */
+export interface ShownSkill {
+  uri: string;
+  name: string;
+  frontmatter: Record<string, unknown>;
+  files: ReadonlyArray<{ path: string; uri: string; digest: string; sizeBytes: number }> | 'dynamic' | 'unlisted';
+  resourcesDigest: string | null;
+  /** Why it cannot be approved (so not locked), or null. */
+  cannotApprove: string | null;
+}
 
 /** When a locked skill's approval was "given": a lock binds content, not a moment, so no time goes in the file. */
 const LOCKED_AT = '1970-01-01T00:00:00.000Z';
@@ -33,7 +43,7 @@ export interface Drift {
  * the person gave. Throws ConfigError when it cannot be bound to content (dynamic, unlisted, declined)
  * or a grant names what the skill lacks.
  */
-export function lockedSkillOf(label: string, directory: string, record: InspectRecord, grants: { allowedTools: boolean; exec: boolean }): LockedSkill {
+export function lockedSkillOf(label: string, directory: string, record: ShownSkill, grants: { allowedTools: boolean; exec: boolean }): LockedSkill {
   if (record.cannotApprove !== null) throw new ConfigError(`${label}/${directory}: cannot be locked: ${record.cannotApprove}`);
   const input = approvalInputFor(label, { uri: record.uri, name: record.name, frontmatter: record.frontmatter, files: record.files }, { allowedToolsApproved: grants.allowedTools, execApproved: grants.exec });
   const files = relativeFiles(directory, record.files as readonly RecordFile[]);
@@ -73,7 +83,7 @@ export function isLockedApproval(approval: Approval): boolean {
 }
 
 /** What `record` (served now) changes against the locked `skill`. */
-export function driftOf(skill: LockedSkill, record: InspectRecord): Drift | { problem: string } {
+export function driftOf(skill: LockedSkill, record: ShownSkill): Drift | { problem: string } {
   if (record.cannotApprove !== null) return { problem: `the server's version cannot be locked: ${record.cannotApprove}` };
   if (record.uri !== skill.uri) return { problem: `the server now names its SKILL.md ${record.uri}` };
   const servedFiles = relativeFiles(skill.path, record.files as readonly RecordFile[]);
@@ -104,7 +114,7 @@ export function driftOf(skill: LockedSkill, record: InspectRecord): Drift | { pr
  * allowed-tools grant stays only where the value is the one granted, and exec only where no file
  * but SKILL.md changed (any other new or changed file could be a script nobody let run).
  */
-export function updatedSkill(skill: LockedSkill, record: InspectRecord, drift: Drift): { skill: LockedSkill; dropped: string[] } {
+export function updatedSkill(skill: LockedSkill, record: ShownSkill, drift: Drift): { skill: LockedSkill; dropped: string[] } {
   const allowedTools = permissionFields(record.frontmatter).find((field) => field.effect === 'tool-permission')?.value ?? null;
   const keepTools = skill.grants.allowedTools !== null && skill.grants.allowedTools === allowedTools;
   const keepExec = skill.grants.exec && drift.files.every((file) => file.path === 'SKILL.md' || file.change === 'removed');
