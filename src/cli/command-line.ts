@@ -47,6 +47,12 @@ export interface MountOptions {
   lockfile: string | undefined;
   /** The fstab form (CONFIG MOUNTPOINT) without --foreground: return once mounted, the daemon in the background. */
   background: boolean;
+  /**
+   * The fstab form: `umount MOUNTPOINT` is how it is stopped, so the daemon ends with its mount.
+   * Otherwise a mount taken away from outside leaves the daemon running, its /healthz and
+   * watchdog saying so, for the supervisor (systemd, Kubernetes) to restart it.
+   */
+  stopWhenUnmounted: boolean;
   /** --log-file FILE (-o log=FILE): where a background daemon's lines go. */
   logFile: string | undefined;
 }
@@ -230,6 +236,7 @@ function parseMount(given: readonly string[]): Command {
       verbose: (values.verbose as boolean | undefined) ?? false,
       // As mount(8) expects of a helper: it returns once the mount is ready, the daemon going on in the background.
       background: fstabForm && !((values.foreground as boolean | undefined) ?? false),
+      stopWhenUnmounted: fstabForm,
       logFile: values['log-file'] as string | undefined,
     },
   };

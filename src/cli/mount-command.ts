@@ -233,8 +233,8 @@ export async function runMount(options: MountOptions): Promise<void> {
       negativeTimeoutSeconds: Math.min(metadataTtlSeconds, DEFAULT_CATALOG_TIMINGS.negativeTtlMs / 1000),
       ...(allowedUser ? { allowOther: { uid: allowedUser.uid, gid: allowedUser.gid } } : {}),
       ...(metrics ? { observer: metrics.fuseObserver } : {}),
-      // `umount MOUNTPOINT` (fstab's way to stop it) stops the daemon as Ctrl-C does.
-      onUnmounted: () => void stop('unmounted'),
+      // `umount MOUNTPOINT` (the fstab form's way to stop it) stops the daemon as Ctrl-C does.
+      ...(options.stopWhenUnmounted ? { onUnmounted: () => void stop('unmounted') } : {}),
       log: logError,
     });
   } finally {

@@ -30,6 +30,7 @@ describe('command line', () => {
         verbose: true,
         lockfile: undefined,
         background: false,
+        stopWhenUnmounted: false,
         logFile: undefined,
       },
     });
