@@ -7,14 +7,25 @@ import { givenGrants, GRANT_OPTIONS, parseArguments as parse, positiveNumber, SE
 import { PROTOCOL_VERSION_CHOICES, parseProtocolVersionChoice, type ProtocolVersionChoice } from '../protocol/revisions.js';
 import { HARNESSES, harnessNamed } from '../link/harness-roots.js';
 import type { LinkOptions } from './link-command.js';
-import { parseLock, parseUnlock, type LockOptions } from './lock-command.js';
-import { parseServe, type ServeOptions } from './serve-command.js';
+import { parseServe, type ServeOptions } from './serve-options.js';
+import {
+  parseDoctor,
+  parseLock,
+  parseLogin,
+  parseLogout,
+  parseOutdated,
+  parseUnlock,
+  parseUpdate,
+  type DoctorOptions,
+  type LockOptions,
+  type LoginOptions,
+  type LogoutOptions,
+  type OutdatedOptions,
+  type UpdateOptions,
+} from './command-options.js';
 import { metricsAddress } from './arguments.js';
 import { mountOptionFlags } from './fstab-options.js';
-import { parseOutdated, parseUpdate, type OutdatedOptions, type UpdateOptions } from './outdated-command.js';
 import { labelledSkillPath, type ServerSelection } from '../config/server-selection.js';
-import { parseDoctor, type DoctorOptions } from './doctor-command.js';
-import { parseLogin, parseLogout, type LoginOptions, type LogoutOptions } from './login-command.js';
 
 const MIB = 1024 * 1024;
 /** With libfuse 3 every change the mount learns of is invalidated at once: names may be kept for long. */

@@ -14,20 +14,13 @@ import { defaultLinkStore, storeFilesystem } from '../link/link-state.js';
 import { loadPolicy, type PolicyDescription } from '../team/policy.js';
 import { McpSkillSource } from '../mcp/mcp-skill-source.js';
 import { loadMountConfig, type LabelledServer, type MountConfig } from '../config/config.js';
+import { SERVER_DEADLINE_MS, type DoctorOptions } from './command-options.js';
 
-/** How long doctor waits for each server to connect and list. */
-export const SERVER_DEADLINE_MS = 5_000;
+export type { DoctorOptions } from './command-options.js';
+
 /** The kernel the mount's FUSE features need (zero-message opendir, FOPEN_CACHE_DIR: 5.1). */
 const KERNEL_NEEDED = [5, 1] as const;
 
-export interface DoctorOptions {
-  configPath: string | undefined;
-  serverFlags: string[];
-  only: string[];
-  json: boolean;
-  /** Each server's deadline. */
-  serverDeadlineMs: number;
-}
 
 /** ok: in place; fail: needed and missing (exit 1); warn: only some uses need it; skip: not checked here. */
 export type CheckStatus = 'ok' | 'fail' | 'warn' | 'skip';
@@ -80,36 +73,6 @@ export interface DoctorProbes extends PlatformProbes {
 }
 
 /** Parses `doctor [--config FILE] [--server LABEL=...]... [--only LABEL,...] [--json]`. */
-export function parseDoctor(argv: readonly string[]): { command: 'doctor'; options: DoctorOptions } | { command: 'help' } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: {
-        config: { type: 'string' },
-        server: { type: 'string', multiple: true },
-        only: { type: 'string', multiple: true },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      allowPositionals: false,
-    });
-  } catch (error) {
-    throw new ConfigError(`doctor: ${(error as Error).message}`);
-  }
-  const { values } = parsed;
-  if (values.help) return { command: 'help' };
-  return {
-    command: 'doctor',
-    options: {
-      configPath: values.config,
-      serverFlags: values.server ?? [],
-      only: (values.only ?? []).flatMap((list) => list.split(',')).map((label) => label.trim()).filter(Boolean),
-      json: values.json ?? false,
-      serverDeadlineMs: SERVER_DEADLINE_MS,
-    },
-  };
-}
 
 /** Runs every check; the config's checks after the machine's. */
 export async function runDoctorChecks(options: DoctorOptions, probes: DoctorProbes): Promise<DoctorCheck[]> {

@@ -1,6 +1,7 @@
 // The flags an MCP server over Streamable HTTP takes, shared by skills-serve and `skills-mount
 // serve`: where it listens, and the OAuth protected resource it may be.
-import { checkIssuerUrl, type ResourceAuthOptions } from '../server/index.js';
+import { checkIssuerUrl } from '../server/auth-issuer.js';
+import type { ResourceAuthOptions } from '../server/auth.js';
 import { ConfigError } from '../errors.js';
 
 /** `[HOST:]PORT` (default host 127.0.0.1; port 0 picks a free one); `flag` names it in the error. */

@@ -19,29 +19,9 @@ import { askToApprove, describeGrants, describeSkill, forEachSkill, otherReading
 import { defaultApprovalsPath } from '../approvals/approval-store.js';
 import { ConfigError } from '../errors.js';
 import { givenGrants, givenServers, GRANT_OPTIONS, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
+import { type LockOptions } from './command-options.js';
 
-export interface LockOptions {
-  paths: string[];
-  projectDir: string;
-  yes: boolean;
-  grantAllowedTools: boolean;
-  grantExec: boolean;
-  servers: ServerSelection;
-}
-
-export function parseLock(argv: readonly string[]): { command: 'lock'; options: LockOptions } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, ...GRANT_OPTIONS, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
-  if (values.help) return { command: 'help' };
-  if (positionals.length === 0) throw new ConfigError('lock takes one or more LABEL/SKILLDIR: a skill directory under its server\'s label');
-  return { command: 'lock', options: { paths: positionals, projectDir: projectOption(values, 'lock'), ...givenGrants(values, 'lock'), servers: givenServers(values) } };
-}
-
-export function parseUnlock(argv: readonly string[]): { command: 'unlock'; paths: string[]; projectDir: string } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, help: { type: 'boolean', short: 'h' } });
-  if (values.help) return { command: 'help' };
-  if (positionals.length === 0) throw new ConfigError('unlock takes one or more LABEL/SKILLDIR of locked skills');
-  return { command: 'unlock', paths: positionals, projectDir: projectOption(values, 'unlock') };
-}
+export type { LockOptions } from './command-options.js';
 
 /** Exit 0 when every PATH was locked, 1 when any failed, was refused or declined. */
 export async function runLock(options: LockOptions, io: CommandIo): Promise<number> {

@@ -29,27 +29,9 @@ import { redactSdkLinesWith } from '../log.js';
 import { jsonRpcAnswerIn } from '../mcp/error-mapping.js';
 import type { HttpServerConfig, SseServerConfig } from '../config/server-config.js';
 import { loadMountConfig } from '../config/config.js';
+import { type LoginOptions, type LogoutOptions } from './command-options.js';
 
-export interface LoginOptions {
-  labels: string[];
-  configPath: string | undefined;
-  serverFlags: string[];
-  /** Print the address and read the redirect pasted on stdin (SSH, no display). */
-  noBrowser: boolean;
-  /** How long to wait for the person to finish in the browser. */
-  waitMs: number;
-  /** Deadline for each MCP request of the check that the sign-in works. */
-  timeoutMs: number;
-  /** Deadline for each request to the authorization server (default AUTH_REQUEST_TIMEOUT_MS). */
-  authTimeoutMs?: number | undefined;
-}
-
-export interface LogoutOptions {
-  labels: string[];
-  /** --config / --server: where a client registered beforehand is configured (its credentials revoke); default the usual config file. */
-  configPath?: string | undefined;
-  serverFlags?: string[] | undefined;
-}
+export type { LoginOptions, LogoutOptions } from './command-options.js';
 
 /** What login and logout use of the process, injectable for tests. */
 export interface LoginIo {
@@ -61,50 +43,9 @@ export interface LoginIo {
   store?: TokenStore | undefined;
 }
 
-const DEFAULT_WAIT_SECONDS = 300;
 /** Sign-ins in a row for one server (a step-up asks for another): past this, the server is refusing whatever is granted. */
 const MAX_SIGN_INS = 3;
 const CLIENT_INFO = { name: 'skills-mount', version: '0.2.0' };
-
-export function parseLogin(argv: readonly string[]): { command: 'login'; options: LoginOptions } | { command: 'help' } {
-  const values = parseOptions('login', argv, {
-    config: { type: 'string' },
-    server: { type: 'string', multiple: true },
-    'no-browser': { type: 'boolean' },
-    wait: { type: 'string' },
-    timeout: { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (values.values.help) return { command: 'help' };
-  const labels = labelsOf('login', values.positionals);
-  const seconds = (flag: string, fallback: number): number => {
-    const text = values.values[flag] as string | undefined;
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`login: --${flag} must be a positive number of seconds, got "${text}"`);
-    return value;
-  };
-  return {
-    command: 'login',
-    options: {
-      labels,
-      configPath: values.values.config as string | undefined,
-      serverFlags: (values.values.server as string[] | undefined) ?? [],
-      noBrowser: (values.values['no-browser'] as boolean | undefined) ?? false,
-      waitMs: seconds('wait', DEFAULT_WAIT_SECONDS) * 1000,
-      timeoutMs: seconds('timeout', 10) * 1000,
-    },
-  };
-}
-
-export function parseLogout(argv: readonly string[]): { command: 'logout'; options: LogoutOptions } | { command: 'help' } {
-  const values = parseOptions('logout', argv, { config: { type: 'string' }, server: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } });
-  if (values.values.help) return { command: 'help' };
-  return {
-    command: 'logout',
-    options: { labels: labelsOf('logout', values.positionals), configPath: values.values.config as string | undefined, serverFlags: (values.values.server as string[] | undefined) ?? [] },
-  };
-}
 
 /** The process's own I/O: stderr for the person, stdin lines for a pasted redirect. */
 export function processLoginIo(): LoginIo {
@@ -364,16 +305,3 @@ function isJsonRpcAnswer(error: unknown): boolean {
 
 type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
 
-function parseOptions(command: string, argv: readonly string[], options: OptionSpec): { values: Record<string, unknown>; positionals: string[] } {
-  try {
-    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new ConfigError(`${command}: ${(error as Error).message.split('. ')[0] ?? 'invalid arguments'}`);
-  }
-}
-
-function labelsOf(command: string, positionals: string[]): string[] {
-  const labels = positionals.flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
-  if (labels.length === 0) throw new ConfigError(`${command} takes the LABEL of at least one server: skills-mount ${command} LABEL...`);
-  return labels;
-}

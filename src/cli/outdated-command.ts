@@ -23,6 +23,9 @@ import type { CommandIo } from './approve-command.js';
 import { reviewAnswers } from './skill-review.js';
 import { givenServers, parseArguments, projectOption, SERVER_SELECTION_OPTIONS } from './arguments.js';
 import { formatBytes } from './status.js';
+import { type OutdatedOptions, type UpdateOptions } from './command-options.js';
+
+export type { OutdatedOptions, UpdateOptions } from './command-options.js';
 
 type ServerRecords = Awaited<ReturnType<typeof startServerRecords>>;
 
@@ -32,40 +35,6 @@ const DIFF_LINES_SHOWN = 200;
 const REPORT_LINES_SHOWN = 2_000;
 /** Characters of one file name or diff line a text report shows (--full: escapeForLog's cap). */
 const LINE_CHARS_SHOWN = 1_000;
-
-export interface OutdatedOptions {
-  projectDir: string;
-  json: boolean;
-  /** Every line of the text report: no file's diff and no report cut short. */
-  full: boolean;
-  servers: ServerSelection;
-}
-
-export interface UpdateOptions {
-  /** LABEL/SKILLDIR of locked skills; empty with `all`. */
-  paths: string[];
-  all: boolean;
-  projectDir: string;
-  yes: boolean;
-  /** Every line of each skill's changes, as for outdated. */
-  full: boolean;
-  servers: ServerSelection;
-}
-
-export function parseOutdated(argv: readonly string[]): { command: 'outdated'; options: OutdatedOptions } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, json: { type: 'boolean' }, full: { type: 'boolean' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
-  if (values.help) return { command: 'help' };
-  if (positionals.length > 0) throw new ConfigError(`outdated takes no PATH (it checks every locked skill), got ${positionals.join(' ')}`);
-  return { command: 'outdated', options: { projectDir: projectOption(values, 'outdated'), json: (values.json as boolean | undefined) ?? false, full: (values.full as boolean | undefined) ?? false, servers: givenServers(values) } };
-}
-
-export function parseUpdate(argv: readonly string[]): { command: 'update'; options: UpdateOptions } | { command: 'help' } {
-  const { values, positionals } = parseArguments(argv, { project: { type: 'string' }, all: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' }, full: { type: 'boolean' }, ...SERVER_SELECTION_OPTIONS, help: { type: 'boolean', short: 'h' } });
-  if (values.help) return { command: 'help' };
-  const all = (values.all as boolean | undefined) ?? false;
-  if (all === (positionals.length > 0)) throw new ConfigError('update takes LABEL/SKILLDIR... of locked skills, or --all (not both)');
-  return { command: 'update', options: { paths: positionals, all, projectDir: projectOption(values, 'update'), yes: (values.yes as boolean | undefined) ?? false, full: (values.full as boolean | undefined) ?? false, servers: givenServers(values) } };
-}
 
 /** One locked skill against its server now. */
 export type SkillComparison =

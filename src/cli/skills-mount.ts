@@ -5,7 +5,8 @@
 // approvals of the approved view (`approve`, `revoke`, `approvals`), a project's lockfile (`lock`,
 // `unlock`, `outdated`, `update`, `verify --project`), puts approved or locked skills into coding
 // agents' own skills folders (`link`, `unlink`, `verify --links`), and says what this machine offers (`doctor`).
-// Dispatches; each command lives in its module, and ends through exitAfterDrain (a slow pipe gets all of it).
+// Dispatches; each command lives in its module, loaded only when it runs (a command's start pays
+// for no other's server or client stack), and ends through exitAfterDrain (a slow pipe gets all of it).
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -15,23 +16,8 @@ import { escapeForLog } from '../format/escape.js';
 import { parseCommandLine, type Command } from './command-line.js';
 import { exitAfterDrain, watchOutputStreams } from './process-exit.js';
 import { PACKAGE_ROOT } from '../config/config.js';
-import { runApprovals, runApprove, runRevoke, terminalIo } from './approve-command.js';
-import { runCacheCommand } from './cache-command.js';
-import { linkedRoots, processIo, runLink, runUnlink, runVerifyLinks, runVerifyProject, syncAfterApprovalChange } from './link-command.js';
-import { runLock, runUnlock } from './lock-command.js';
-import { runServe } from './serve-command.js';
-import { loadPolicy } from '../team/policy.js';
-import { runOutdated, runUpdate } from './outdated-command.js';
 import { HELP, USAGE } from './help.js';
-import { processLoginIo, runLogin, runLogout } from './login-command.js';
-import { runMount } from './mount-command.js';
-import { mountInBackground } from './background-mount.js';
 import { MountOptionError } from './fstab-options.js';
-import { runSnapshot } from './snapshot-command.js';
-import { runVerify } from './verify-command.js';
-import { runDoctor } from './doctor-command.js';
-import { collectStatus, renderStatusText } from './status.js';
-import { unmount } from './unmount.js';
 
 async function main(argv: string[]): Promise<void> {
   // The SDK writes its own lines to the console: from the start, they go through the same redaction and escaping.
@@ -55,6 +41,7 @@ async function main(argv: string[]): Promise<void> {
       process.stdout.write(`skills-mount ${packageVersion()}\n`);
       return exitAfterDrain(0);
     case 'status': {
+      const [{ collectStatus, renderStatusText }, { linkedRoots }, { loadPolicy }] = await Promise.all([import('./status.js'), import('./link-command.js'), import('../team/policy.js')]);
       const report = await collectStatus(command.mountpoint);
       const links = await linkedRoots(process.env, homedir());
       const policy = (await loadPolicy({ env: process.env, home: homedir() })).describe();
@@ -64,16 +51,20 @@ async function main(argv: string[]): Promise<void> {
       // Exit explicitly: nothing may keep this process waiting on a mount.
       return exitAfterDrain(report.mounts.every((mount) => mount.state === 'ok') ? 0 : 1);
     }
-    case 'unmount':
+    case 'unmount': {
+      const { unmount } = await import('./unmount.js');
       process.stdout.write(`${await unmount(command.mountpoint)}\n`);
       return exitAfterDrain(0);
+    }
     case 'cache': {
+      const { runCacheCommand } = await import('./cache-command.js');
       const { text, exitCode } = await runCacheCommand(command);
       process.stdout.write(text);
       return exitAfterDrain(exitCode);
     }
     case 'approve':
     case 'revoke': {
+      const [{ runApprove, runRevoke, terminalIo }, { processIo, syncAfterApprovalChange }] = await Promise.all([import('./approve-command.js'), import('./link-command.js')]);
       const code = command.command === 'approve' ? await runApprove(command, terminalIo()) : await runRevoke(command, terminalIo());
       // Every linked skills root follows before the command returns.
       const reports = await syncAfterApprovalChange(processIo(), command.servers);
@@ -83,47 +74,69 @@ async function main(argv: string[]): Promise<void> {
       }
       return exitAfterDrain(code);
     }
-    case 'link':
+    case 'link': {
+      const { processIo, runLink } = await import('./link-command.js');
       return exitAfterDrain(await runLink(command.options, processIo()));
-    case 'unlink':
+    }
+    case 'unlink': {
+      const { processIo, runUnlink } = await import('./link-command.js');
       return exitAfterDrain(await runUnlink(command, processIo()));
-    case 'approvals':
+    }
+    case 'approvals': {
+      const { runApprovals, terminalIo } = await import('./approve-command.js');
       return exitAfterDrain(await runApprovals(command.json, terminalIo()));
+    }
     case 'lock':
-      return exitAfterDrain(await runLock(command.options, terminalIo()));
-    case 'unlock':
-      return exitAfterDrain(await runUnlock(command, terminalIo()));
+    case 'unlock': {
+      const [{ runLock, runUnlock }, { terminalIo }] = await Promise.all([import('./lock-command.js'), import('./approve-command.js')]);
+      return exitAfterDrain(command.command === 'lock' ? await runLock(command.options, terminalIo()) : await runUnlock(command, terminalIo()));
+    }
     case 'outdated':
-      return exitAfterDrain(await runOutdated(command.options, terminalIo()));
-    case 'update':
-      return exitAfterDrain(await runUpdate(command.options, terminalIo()));
+    case 'update': {
+      const [{ runOutdated, runUpdate }, { terminalIo }] = await Promise.all([import('./outdated-command.js'), import('./approve-command.js')]);
+      return exitAfterDrain(command.command === 'outdated' ? await runOutdated(command.options, terminalIo()) : await runUpdate(command.options, terminalIo()));
+    }
     case 'verify-project': {
+      const { processIo, runVerifyProject } = await import('./link-command.js');
       const { text, exitCode } = await runVerifyProject(command, processIo());
       process.stdout.write(text);
       return exitAfterDrain(exitCode);
     }
     case 'login':
-      return exitAfterDrain(await runLogin(command.options, processLoginIo()));
-    case 'logout':
-      return exitAfterDrain(await runLogout(command.options, processLoginIo()));
-    case 'mount':
-      if (command.options.background) return exitAfterDrain(await mountInBackground(argv, { mountpoint: command.options.mountpoint, logFile: command.options.logFile, startupTimeoutMs: command.options.startupTimeoutMs }));
+    case 'logout': {
+      const { processLoginIo, runLogin, runLogout } = await import('./login-command.js');
+      return exitAfterDrain(command.command === 'login' ? await runLogin(command.options, processLoginIo()) : await runLogout(command.options, processLoginIo()));
+    }
+    case 'mount': {
+      if (command.options.background) {
+        const { mountInBackground } = await import('./background-mount.js');
+        return exitAfterDrain(await mountInBackground(argv, { mountpoint: command.options.mountpoint, logFile: command.options.logFile, startupTimeoutMs: command.options.startupTimeoutMs }));
+      }
+      const { runMount } = await import('./mount-command.js');
       return runMount(command.options);
-    case 'serve':
+    }
+    case 'serve': {
+      const { runServe } = await import('./serve-command.js');
       return exitAfterDrain(await runServe(command.options));
-    case 'snapshot':
+    }
+    case 'snapshot': {
+      const { runSnapshot } = await import('./snapshot-command.js');
       return exitAfterDrain(await runSnapshot(command.options));
+    }
     case 'verify-links': {
+      const { processIo, runVerifyLinks } = await import('./link-command.js');
       const { text, exitCode } = await runVerifyLinks(command.json, processIo());
       process.stdout.write(text);
       return exitAfterDrain(exitCode);
     }
     case 'doctor': {
+      const { runDoctor } = await import('./doctor-command.js');
       const { text, exitCode } = await runDoctor(command.options);
       process.stdout.write(text);
       return exitAfterDrain(exitCode);
     }
     case 'verify': {
+      const { runVerify } = await import('./verify-command.js');
       // Lines of the servers verify lists (--against-server), escaped as the snapshot's are.
       const { text, exitCode } = await runVerify(command.options, (line) => process.stderr.write(`skills-mount: ${escapeForLog(line)}\n`));
       process.stdout.write(text);
