@@ -62,10 +62,12 @@ for version in ${TEST_NODES:-20 24}; do
   # test (npm pack, an install with scripts off, the demo mounted on the prebuilt addon): one Node suffices.
   # So are the sign-in interop tests (the providers' behaviour; the sign-in code itself is tested on
   # both Nodes by test/integration/auth-*.test.ts and the conformance suite's auth scenarios).
+  # So are the conformance suite and the Inspector against skills-mount serve: both run on Node 24
+  # whatever the pass, and serve itself runs on Node 24 in its integration tests (test/integration/serve-*).
   extra=()
   if [ "$version" = 24 ]; then
     export SIGKILL_ROUNDS=10 SKILLS_MOUNT_ADDON_TABLE=16384
-    if [ $# -eq 0 ]; then extra=(--exclude test/e2e/bench-smoke.test.ts --exclude test/e2e/package-install.test.ts --exclude 'test/e2e/auth-interop-*.test.ts'); fi
+    if [ $# -eq 0 ]; then extra=(--exclude test/e2e/bench-smoke.test.ts --exclude test/e2e/package-install.test.ts --exclude 'test/e2e/auth-interop-*.test.ts' --exclude test/conformance/serve.test.ts --exclude test/conformance/serve-inspector.test.ts); fi
   else
     unset SIGKILL_ROUNDS SKILLS_MOUNT_ADDON_TABLE
   fi
@@ -83,7 +85,9 @@ if [ $# -eq 0 ]; then
   # Where Node runs but FUSE does not (macOS, Windows, a container without /dev/fuse): the tests
   # that need no FUSE (the fast project) once more with FUSE unusable: no addon
   # (SKILLS_FUSE_ADDON names nothing), no fusermount3 or fusermount on PATH, /dev/fuse treated as
-  # unusable (SKILLS_MOUNT_NO_FUSE=1, which the mount and doctor honour). Node 20 (4-7 min).
+  # unusable (SKILLS_MOUNT_NO_FUSE=1, which the mount and doctor honour). Node 20 (4-7 min). Two
+  # heavy files that never come near FUSE run in the passes above only: the OCI registry round trip
+  # and the SDK client's matrix through serve (serve without FUSE is proven by the other serve-* files here).
   echo "test: the tests that need no FUSE, with FUSE unusable (Node 20)"
   started=$SECONDS
   nofuse_bin="$(mktemp -d)"
@@ -96,7 +100,8 @@ if [ $# -eq 0 ]; then
     done
   done
   PATH="$nofuse_bin" SKILLS_FUSE_ADDON=/nonexistent/skills_fuse.node SKILLS_MOUNT_NO_FUSE=1 \
-    node node_modules/vitest/vitest.mjs run --project fast --reporter=default --reporter=json --outputFile.json="$reports/nofuse.json" || status=$?
+    node node_modules/vitest/vitest.mjs run --project fast --exclude test/integration/snapshot-oci.test.ts --exclude test/integration/serve-sdk-client.test.ts \
+    --reporter=default --reporter=json --outputFile.json="$reports/nofuse.json" || status=$?
   rm -rf "$nofuse_bin"
   echo "test: the no-FUSE pass took $((SECONDS - started)) s"
   passes+=("$reports/nofuse.json")
